@@ -1,0 +1,127 @@
+"""ember: PyTorch's autograd API on NumPy.
+
+Example:
+    >>> import ember as torch
+    >>> x = torch.ones(2, 2, requires_grad=True)
+    >>> out = ((x + 2) * (x + 2) * 3).mean()
+    >>> out.backward()
+    >>> x.grad
+    tensor([[4.5000, 4.5000],
+            [4.5000, 4.5000]])
+"""
+
+from __future__ import annotations
+
+from . import _dtype, _tensor_str
+from ._dtype import (
+    bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._tensor import Size, Tensor, device
+from ._tensor_str import get_printoptions, set_printoptions
+from . import autograd, ops  # noqa: E402  (ops attach Tensor methods on import)
+from ._creation import (
+    Generator,
+    arange,
+    as_tensor,
+    asarray,
+    bernoulli,
+    default_generator,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    get_rng_state,
+    initial_seed,
+    linspace,
+    logspace,
+    manual_seed,
+    multinomial,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_rng_state,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .ops.elementwise import *  # noqa: F403
+from .ops.elementwise import abs, pow, round  # noqa: A004  (torch shadows builtins too)
+from .ops.indexing import *  # noqa: F403
+from .ops.inplace import *  # noqa: F403
+from .ops.linalg import *  # noqa: F403
+from .ops.reduction import *  # noqa: F403
+from .ops.shape import *  # noqa: F403
+
+__version__ = "0.1.0"
+
+float32 = _dtype.float32  # re-bound after star imports, which must not shadow dtypes
+
+
+def is_tensor(obj) -> bool:
+    """True if ``obj`` is an ember Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    from .ops._core import promote_types as _pt
+
+    return _dtype.from_numpy_dtype(_pt(type1.np, type2.np))
+
+
+def result_type(tensor1, tensor2) -> dtype:
+    from .ops._core import result_type as _rt
+
+    return _dtype.from_numpy_dtype(_rt(tensor1, tensor2))
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    import numpy as _np
+
+    return _np.can_cast(from_.np, to.np, "same_kind")

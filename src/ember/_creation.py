@@ -1,0 +1,483 @@
+"""Tensor factories (tensor, zeros, arange, randn, ...) and the global random generator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtype
+from ._tensor import Tensor
+
+_wrap = Tensor._wrap
+
+# torch's default generator seed, so an unseeded run is reproducible like torch's.
+_DEFAULT_SEED = 67280421310721
+
+
+class Generator:
+    """A random number generator (NumPy PCG64 behind torch's Generator API).
+
+    Example:
+        >>> import ember
+        >>> g = ember.Generator().manual_seed(0)
+        >>> ember.rand(2, generator=g).shape
+        torch.Size([2])
+    """
+
+    def __init__(self, device: str = "cpu") -> None:
+        self._seed = _DEFAULT_SEED
+        self._rng = np.random.default_rng(self._seed)
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self._rng = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self) -> int:
+        s = int(np.random.SeedSequence().entropy) % (2**63)
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        import pickle
+
+        state = pickle.dumps(self._rng.bit_generator.state)
+        return _wrap(np.frombuffer(state, dtype=np.uint8).copy())
+
+    def set_state(self, state: Tensor) -> Generator:
+        import pickle
+
+        self._rng.bit_generator.state = pickle.loads(state._data.tobytes())  # noqa: S301
+        return self
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the global generator so ``rand``/``randn``/``randint`` are reproducible.
+
+    Example:
+        >>> import ember
+        >>> _ = ember.manual_seed(0); a = ember.rand(3)
+        >>> _ = ember.manual_seed(0); bool((a == ember.rand(3)).all())
+        True
+    """
+    return default_generator.manual_seed(seed)
+
+
+seed = default_generator.seed
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    return default_generator.get_state()
+
+
+def set_rng_state(state: Tensor) -> None:
+    default_generator.set_state(state)
+
+
+def _rng(generator):
+    return (generator or default_generator)._rng
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def _size(size) -> tuple:
+    """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))``."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = s.item()
+        if not isinstance(s, (int, np.integer)):
+            raise TypeError(
+                f"empty(): argument 'size' must be tuple of ints, but found element of type "
+                f"{type(s).__name__} at pos {len(out)}"
+            )
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _float_dtype(dtype) -> np.dtype:
+    return _dtype._default[0].np if dtype is None else _dtype.to_numpy_dtype(dtype)
+
+
+def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = _wrap(data)
+    if requires_grad:
+        t.requires_grad_(True) if data.dtype.kind in "fc" else _no_grad_dtype()
+    return t
+
+
+def _no_grad_dtype():
+    raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+
+
+def _infer_dtype(data) -> np.dtype | None:
+    """torch.tensor's inference for Python data: floats -> default, ints -> int64, bools."""
+    kinds = set()
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, bool):
+            kinds.add("b")
+        elif isinstance(x, int):
+            kinds.add("i")
+        elif isinstance(x, float):
+            kinds.add("f")
+        elif isinstance(x, complex):
+            kinds.add("c")
+        elif isinstance(x, Tensor):
+            kinds.add(x._data.dtype.kind if x._data.dtype.kind != "f" else "tf" + x._data.dtype.name)
+        elif isinstance(x, (np.ndarray, np.generic)):
+            kinds.add("np")
+    if not kinds or kinds == {"np"}:
+        return None if kinds else _dtype._default[0].np
+    if "c" in kinds:
+        return np.dtype(np.complex64 if _dtype._default[0].np == np.float32 else np.complex128)
+    if "f" in kinds:
+        return _dtype._default[0].np
+    tf = [k for k in kinds if k.startswith("tf")]
+    if tf:
+        return np.dtype(max(tf)[2:])
+    if "i" in kinds or "u" in kinds:
+        return np.dtype(np.int64)
+    if kinds == {"b"}:
+        return np.dtype(np.bool_)
+    return None
+
+
+# -- from data --------------------------------------------------------------------------
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory=False):
+    """A new tensor copying ``data`` (nested lists, numbers, arrays or tensors).
+
+    Python floats become the default dtype (float32), ints int64, bools bool.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([[1, 2], [3, 4]]).dtype
+        torch.int64
+        >>> ember.tensor([0.1, 1.0])
+        tensor([0.1000, 1.0000])
+    """
+    if isinstance(data, Tensor):
+        import warnings
+
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        arr = data._data.copy()
+    elif isinstance(data, np.ndarray):
+        arr = np.array(data, copy=True)
+        if arr.dtype not in _dtype._FROM_NP:
+            _dtype.from_numpy_dtype(arr.dtype)
+    else:
+        inferred = _infer_dtype(data)
+        arr = np.array(_unwrap_nested(data), dtype=inferred)
+        if arr.dtype == object:
+            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        if arr.dtype.kind == "U" or arr.dtype.kind == "S":
+            raise TypeError("new(): invalid data type 'str'")
+    if dtype is not None:
+        arr = arr.astype(_dtype.to_numpy_dtype(dtype), copy=False)
+    return _finish(arr, requires_grad)
+
+
+def _unwrap_nested(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        if any(isinstance(x, (list, tuple, Tensor)) for x in data):
+            return [_unwrap_nested(x) for x in data]
+    return data
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like ``tensor`` but shares memory with a Tensor or ndarray when no conversion is needed."""
+    if isinstance(data, Tensor):
+        if dtype is None or _dtype.to_numpy_dtype(dtype) == data._data.dtype:
+            return data
+        return data.to(dtype)
+    if isinstance(data, np.ndarray):
+        if dtype is None or _dtype.to_numpy_dtype(dtype) == data.dtype:
+            _dtype.from_numpy_dtype(data.dtype)
+            return _wrap(data)
+        return _wrap(data.astype(_dtype.to_numpy_dtype(dtype)))
+    return tensor(data, dtype=dtype)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``ndarray`` (dtype kept).
+
+    Example:
+        >>> import numpy as np, ember
+        >>> a = np.zeros(2); t = ember.from_numpy(a); a[0] = 5; t
+        tensor([5., 0.], dtype=torch.float64)
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dtype.from_numpy_dtype(ndarray.dtype)
+    return _wrap(ndarray)
+
+
+# -- filled -----------------------------------------------------------------------------
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros. Example: ``ember.zeros(2, 3)``.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2)
+        tensor([0., 0.])
+    """
+    return _finish(np.zeros(_size(size), dtype=_float_dtype(dtype)), requires_grad)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones.
+
+    Example:
+        >>> import ember
+        >>> ember.ones(2, 2, requires_grad=True)
+        tensor([[1., 1.],
+                [1., 1.]], requires_grad=True)
+    """
+    return _finish(np.ones(_size(size), dtype=_float_dtype(dtype)), requires_grad)
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          memory_format=None, pin_memory=False) -> Tensor:
+    """An uninitialised tensor (ember zero-fills it, so results are deterministic)."""
+    return _finish(np.zeros(_size(size), dtype=_float_dtype(dtype)), requires_grad)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False) -> Tensor:
+    """A tensor filled with ``fill_value`` (dtype inferred from it like torch).
+
+    Example:
+        >>> import ember
+        >>> ember.full((2,), 7)
+        tensor([7, 7])
+    """
+    if dtype is None:
+        dt = _infer_dtype(fill_value)
+    else:
+        dt = _dtype.to_numpy_dtype(dtype)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _finish(np.full(_size((size,)), fill_value, dtype=dt), requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, device=None,
+        requires_grad=False) -> Tensor:
+    """The identity matrix (``n`` x ``m``)."""
+    return _finish(np.eye(n, n if m is None else m, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 when all are ints.
+
+    Example:
+        >>> import ember
+        >>> ember.arange(4.0)
+        tensor([0., 1., 2., 3.])
+        >>> ember.arange(0, 3)
+        tensor([0, 1, 2])
+    """
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is not None:
+        dt = _dtype.to_numpy_dtype(dtype)
+    elif all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
+        dt = np.dtype(np.int64)
+    else:
+        dt = _dtype._default[0].np
+    start, end, step = vals
+    n = int(np.ceil((end - start) / step))
+    data = (start + np.arange(max(n, 0), dtype=np.float64) * step).astype(dt) if dt.kind == "f" \
+        else np.arange(start, end, step, dtype=dt)
+    return _finish(data, requires_grad)
+
+
+def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    return _finish(
+        np.linspace(start, end, steps, dtype=np.float64).astype(_float_dtype(dtype)),
+        requires_grad,
+    )
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, requires_grad=False):
+    return _finish(
+        np.logspace(start, end, steps, base=base).astype(_float_dtype(dtype)), requires_grad
+    )
+
+
+# -- random -----------------------------------------------------------------------------
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False) -> Tensor:
+    """Uniform samples on [0, 1).
+
+    Example:
+        >>> import ember
+        >>> ember.rand(2, 3).shape
+        torch.Size([2, 3])
+    """
+    dt = _float_dtype(dtype)
+    return _finish(_rng(generator).random(_size(size), dtype=np.float64).astype(dt), requires_grad)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False) -> Tensor:
+    """Standard normal samples.
+
+    Example:
+        >>> import ember
+        >>> ember.randn(3, requires_grad=True).requires_grad
+        True
+    """
+    dt = _float_dtype(dtype)
+    return _finish(
+        _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(dt), requires_grad
+    )
+
+
+def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
+            device=None, requires_grad=False) -> Tensor:
+    """Integers uniform on ``[low, high)`` (int64 by default).
+
+    Example:
+        >>> import ember
+        >>> ember.randint(0, 10, (3,)).dtype
+        torch.int64
+    """
+    if size is None:
+        if isinstance(high, (tuple, list)):
+            low, high, size = 0, low, high
+        else:
+            raise TypeError("randint() missing required argument 'size'")
+    elif high is None:
+        low, high = 0, low
+    dt = np.dtype(np.int64) if dtype is None else _dtype.to_numpy_dtype(dtype)
+    data = _rng(generator).integers(low, high, size=_size((size,)), dtype=np.int64).astype(dt)
+    return _finish(data, requires_grad)
+
+
+def randperm(n: int, *, generator=None, dtype=None, requires_grad=False) -> Tensor:
+    dt = np.dtype(np.int64) if dtype is None else _dtype.to_numpy_dtype(dtype)
+    return _finish(_rng(generator).permutation(n).astype(dt), requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None) -> Tensor:
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean._data if isinstance(mean, Tensor) else mean
+        s = std._data if isinstance(std, Tensor) else std
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        dt = (mean if isinstance(mean, Tensor) else std)._data.dtype
+        return _wrap((m + s * _rng(generator).standard_normal(shape)).astype(dt))
+    return _wrap(
+        (mean + std * _rng(generator).standard_normal(_size((size,)))).astype(
+            _dtype._default[0].np
+        )
+    )
+
+
+def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+    probs = input._data if p is None else np.full(input._data.shape, p)
+    return _wrap((_rng(generator).random(input._data.shape) < probs).astype(input._data.dtype))
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None):
+    probs = np.atleast_2d(input._data.astype(np.float64))
+    rng = _rng(generator)
+    rows = [
+        rng.choice(p.size, size=num_samples, replace=replacement, p=p / p.sum()) for p in probs
+    ]
+    out = np.stack(rows).astype(np.int64)
+    return _wrap(out if input._data.ndim == 2 else out[0])
+
+
+# -- *_like -----------------------------------------------------------------------------
+
+
+def _like_dtype(input: Tensor, dtype) -> np.dtype:
+    return input._data.dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
+    """Zeros with the shape (and dtype, unless given) of ``input``."""
+    return _finish(np.zeros(input._data.shape, dtype=_like_dtype(input, dtype)), requires_grad)
+
+
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
+    """Ones with the shape (and dtype, unless given) of ``input``."""
+    return _finish(np.ones(input._data.shape, dtype=_like_dtype(input, dtype)), requires_grad)
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
+    return zeros_like(input, dtype=dtype, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
+    return _finish(
+        np.full(input._data.shape, fill_value, dtype=_like_dtype(input, dtype)), requires_grad
+    )
+
+
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
+    dt = _like_dtype(input, dtype)
+    return _finish(default_generator._rng.random(input._data.shape).astype(dt), requires_grad)
+
+
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
+    dt = _like_dtype(input, dtype)
+    return _finish(
+        default_generator._rng.standard_normal(input._data.shape).astype(dt), requires_grad
+    )
+
+
+def randint_like(input, low, high=None, *, dtype=None, requires_grad=False) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    dt = _like_dtype(input, dtype)
+    return _finish(
+        default_generator._rng.integers(low, high, size=input._data.shape).astype(dt),
+        requires_grad,
+    )

@@ -1,0 +1,125 @@
+"""dtype objects that mirror ``torch.dtype`` and map onto NumPy dtypes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _tensor_str
+
+
+class dtype:
+    """A tensor element type, printed as PyTorch prints it (``torch.float32``).
+
+    Example:
+        >>> import ember
+        >>> ember.float32.is_floating_point
+        True
+    """
+
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize")
+
+    def __init__(self, name: str, np_dtype: np.dtype) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = self.np.kind == "f"
+        self.is_complex = self.np.kind == "c"
+        self.is_signed = self.np.kind in "fic"
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        # Tutorials print dtypes; users expect PyTorch's spelling.
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self) -> dtype:
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+
+float16 = dtype("float16", np.float16)
+float32 = dtype("float32", np.float32)
+float64 = dtype("float64", np.float64)
+complex64 = dtype("complex64", np.complex64)
+complex128 = dtype("complex128", np.complex128)
+uint8 = dtype("uint8", np.uint8)
+int8 = dtype("int8", np.int8)
+int16 = dtype("int16", np.int16)
+int32 = dtype("int32", np.int32)
+int64 = dtype("int64", np.int64)
+bool = dtype("bool", np.bool_)  # noqa: A001 - torch exposes ember.bool
+
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+cfloat, cdouble = complex64, complex128
+
+ALL = (float16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, bool)
+_FROM_NP = {d.np: d for d in ALL}
+_NAMES = {d.name: d for d in ALL}
+
+
+def _by_name(name: str) -> dtype:
+    return _NAMES[name]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The ember dtype for a NumPy dtype; raises TypeError for unsupported ones."""
+    try:
+        return _FROM_NP[np_dtype]
+    except KeyError:
+        pass
+    try:
+        return _FROM_NP[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
+            "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+            "uint8, and bool."
+        ) from None
+
+
+def to_numpy_dtype(d) -> np.dtype:
+    """Accept an ember dtype, a NumPy dtype or a Python type and return the NumPy dtype."""
+    if type(d) is dtype:
+        return d.np
+    if d is builtins_float:
+        return _default[0].np
+    if d is builtins_int:
+        return np.dtype(np.int64)
+    if d is builtins_bool:
+        return np.dtype(np.bool_)
+    return np.dtype(d)
+
+
+import builtins as _builtins  # noqa: E402
+
+builtins_float, builtins_int, builtins_bool = _builtins.float, _builtins.int, _builtins.bool
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """The dtype given to tensors made from Python floats (``float32`` unless changed).
+
+    Example:
+        >>> import ember
+        >>> ember.get_default_dtype()
+        torch.float32
+    """
+    return _default[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the floating dtype used for Python floats; only float32/float64 (and float16)."""
+    if type(d) is not dtype or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type")
+    _default[0] = d
+    _tensor_str.set_default_numpy_dtype(d.np)
+
+
+# torch's promotion lattice: bool < integers < floats < complex, within a category by width.
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def category(np_dtype: np.dtype) -> _builtins.int:
+    return _CATEGORY[np_dtype.kind]

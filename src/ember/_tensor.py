@@ -1,0 +1,594 @@
+"""The Tensor: an ndarray plus autograd metadata, with PyTorch's API.
+
+Operations live in ``ember.ops``; each op module attaches its Tensor methods through
+``register_methods`` so this class stays a thin container.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from . import _dtype, _tensor_str
+from ._dtype import dtype as _dtype_cls
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad, RemovableHandle
+
+_state = grad_mode.state
+_new = object.__new__
+
+_LEGACY_NAMES = {
+    "float32": "torch.FloatTensor",
+    "float64": "torch.DoubleTensor",
+    "float16": "torch.HalfTensor",
+    "int64": "torch.LongTensor",
+    "int32": "torch.IntTensor",
+    "int16": "torch.ShortTensor",
+    "int8": "torch.CharTensor",
+    "uint8": "torch.ByteTensor",
+    "bool": "torch.BoolTensor",
+    "complex64": "torch.ComplexFloatTensor",
+    "complex128": "torch.ComplexDoubleTensor",
+}
+
+
+def _legacy_type_name(np_dtype) -> str:
+    return _LEGACY_NAMES[np.dtype(np_dtype).name]
+
+
+class Size(tuple):
+    """``tensor.shape``: a tuple that prints as ``torch.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class TensorAux:
+    """Rarely used per-tensor state, allocated only for tensors that need it."""
+
+    __slots__ = ("hooks", "post_accumulate_hooks", "accumulator", "retains_grad", "base", "name")
+
+    def __init__(self) -> None:
+        self.hooks = None
+        self.post_accumulate_hooks = None
+        self.accumulator = None
+        self.retains_grad = False
+        self.base = None
+        self.name = None
+
+
+class Tensor:
+    """A multi-dimensional array that can record operations for automatic differentiation.
+
+    Example:
+        >>> import ember
+        >>> x = ember.ones(2, 2, requires_grad=True)
+        >>> y = (x + 2).mean()
+        >>> y.backward()
+        >>> x.grad
+        tensor([[0.2500, 0.2500],
+                [0.2500, 0.2500]])
+    """
+
+    __slots__ = ("_data", "_rg", "grad_fn", "_output_nr", "_version", "_grad", "_aux", "__weakref__")
+    # Make NumPy defer to Tensor in mixed expressions such as ``ndarray * Tensor``.
+    __array_priority__ = 1000
+
+    def __init__(self, *args, **kwargs) -> None:
+        # Legacy constructor: Tensor(2, 3) is uninitialised of that size, Tensor(data) copies.
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = np.array(_to_array_input(args[0]), dtype=_dtype._default[0].np)
+        else:
+            shape = args[0] if len(args) == 1 and isinstance(args[0], tuple) else args
+            data = np.zeros(tuple(shape), dtype=_dtype._default[0].np)
+        self._data = data
+        self._rg = False
+        self.grad_fn = None
+        self._output_nr = 0
+        self._version = [0]
+        self._grad = None
+        self._aux = None
+
+    @staticmethod
+    def _wrap(data: np.ndarray) -> Tensor:
+        t = _new(Tensor)
+        t._data = data
+        t._rg = False
+        t.grad_fn = None
+        t._output_nr = 0
+        t._version = [0]
+        t._grad = None
+        t._aux = None
+        return t
+
+    @staticmethod
+    def _make_result(data: np.ndarray, node) -> Tensor:
+        t = Tensor._wrap(data)
+        t.grad_fn = node
+        t._rg = True
+        return t
+
+    def _aux_(self) -> TensorAux:
+        aux = self._aux
+        if aux is None:
+            self._aux = aux = TensorAux()
+        return aux
+
+    # -- autograd attributes ------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        value = bool(value)
+        if value and self._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                "only Tensors of floating point dtype can require gradients"
+            )
+        self._rg = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place and return self.
+
+        Example:
+            >>> import ember
+            >>> ember.zeros(2).requires_grad_().requires_grad
+            True
+        """
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if self.grad_fn is None:
+            self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self.grad_fn is not None and not (self._aux is not None and self._aux.retains_grad):
+            import warnings
+
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+                "mistake, make sure you access the leaf Tensor instead. See "
+                "github.com/pytorch/pytorch/pull/30531 for more informations. (Triggered "
+                "internally at /pytorch/build/aten/src/ATen/core/TensorBody.h:494.)",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def data(self) -> Tensor:
+        """The same storage as a tensor outside autograd: changes to it are not recorded."""
+        t = Tensor._wrap(self._data)
+        return t
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    @property
+    def _version_(self) -> int:
+        return self._version[0]
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._aux is not None and self._aux.retains_grad
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _base(self) -> Tensor | None:
+        return None if self._aux is None else self._aux.base
+
+    @property
+    def name(self):
+        return None if self._aux is None else self._aux.name
+
+    def _grad_accumulator(self) -> AccumulateGrad:
+        """The leaf's AccumulateGrad node: one per tensor, alive as long as a graph uses it."""
+        aux = self._aux_()
+        ref = aux.accumulator
+        node = ref() if ref is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            aux.accumulator = weakref.ref(node)
+        return node
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward.
+
+        Example:
+            >>> import ember
+            >>> x = ember.ones(2, requires_grad=True)
+            >>> y = x * 3
+            >>> y.retain_grad()
+            >>> y.sum().backward()
+            >>> y.grad
+            tensor([1., 1.])
+        """
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return
+        aux = self._aux_()
+        if aux.retains_grad:
+            return
+        aux.retains_grad = True
+        self.grad_fn._hook_table().retain[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """Register ``hook(grad) -> Tensor | None`` called with this tensor's gradient.
+
+        A returned tensor replaces the gradient. Returns a handle with ``remove()``.
+
+        Example:
+            >>> import ember
+            >>> x = ember.ones(3, requires_grad=True)
+            >>> h = x.register_hook(lambda g: g * 2)
+            >>> x.sum().backward()
+            >>> x.grad
+            tensor([2., 2., 2.])
+        """
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
+        aux = self._aux_()
+        if aux.hooks is None:
+            aux.hooks = OrderedDict()
+        h = RemovableHandle(aux.hooks)
+        aux.hooks[h.id] = hook
+        return h
+
+    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
+        """Register ``hook(tensor)`` run after the gradient was accumulated into a leaf."""
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        aux = self._aux_()
+        if aux.post_accumulate_hooks is None:
+            aux.post_accumulate_hooks = OrderedDict()
+        h = RemovableHandle(aux.post_accumulate_hooks)
+        aux.post_accumulate_hooks[h.id] = hook
+        return h
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Compute the gradient of this tensor w.r.t. graph leaves, accumulating into ``.grad``.
+
+        Example:
+            >>> import ember
+            >>> x = ember.tensor([2.0, 3.0], requires_grad=True)
+            >>> (x * x).sum().backward()
+            >>> x.grad
+            tensor([4., 6.])
+        """
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> Tensor:
+        """A tensor sharing storage (and version counter) that is not part of the graph.
+
+        Example:
+            >>> import ember
+            >>> ember.ones(2, requires_grad=True).detach().requires_grad
+            False
+        """
+        t = Tensor._wrap(self._data)
+        t._version = self._version
+        return t
+
+    def detach_(self) -> Tensor:
+        """Detach this tensor from the graph in place, making it a leaf."""
+        self.grad_fn = None
+        self._rg = False
+        self._output_nr = 0
+        return self
+
+    # -- metadata -----------------------------------------------------------------
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape as ``torch.Size``, or the length of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        from .ops._core import normalize_dim
+
+        return self._data.shape[normalize_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self) -> _dtype_cls:
+        return _dtype.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> str:
+        return device("cpu")
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def layout(self) -> str:
+        return "torch.strided"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim: int | None = None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[dim]
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return _legacy_type_name(self._data.dtype)
+        return self.to(dtype)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def get_device(self) -> int:
+        return -1
+
+    # -- conversion to Python / NumPy ---------------------------------------------
+
+    def item(self):
+        """The value of a one-element tensor as a Python number.
+
+        Example:
+            >>> import ember
+            >>> ember.tensor([2.5]).item()
+            2.5
+        """
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        """Nested Python lists of the values (a number for a 0-d tensor)."""
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The ndarray behind this tensor (shared memory).
+
+        Example:
+            >>> import ember
+            >>> ember.ones(2).numpy()
+            array([1., 1.], dtype=float32)
+        """
+        if self._rg and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None:
+            return self._data
+        return self._data.astype(dtype)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+                if self._data.size > 1
+                else "Boolean value of Tensor with no values is ambiguous"
+            )
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._data, self._rg))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment.  If you were attempting to deepcopy a "
+                "module, this may be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
+        t = type(self).__new__(type(self))
+        Tensor.__init__(t, 0)
+        t._data = self._data.copy()
+        t._rg = self._rg
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = t
+        return t
+
+    # -- printing -----------------------------------------------------------------
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        suffixes = []
+        if self.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._rg:
+            suffixes.append("requires_grad=True")
+        return _tensor_str.format_tensor(self._data, suffixes)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self._data.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    # -- NumPy interoperability ---------------------------------------------------
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # Lets ``ndarray <op> Tensor`` and np.<ufunc>(Tensor) produce recorded Tensors.
+        if method != "__call__" or kwargs.get("out") is not None:
+            return NotImplemented
+        fn = _UFUNCS.get(ufunc.__name__)
+        if fn is None:
+            return NotImplemented
+        args = [x if isinstance(x, Tensor) else _as_operand(x) for x in inputs]
+        return fn(*args)
+
+
+def _as_operand(x):
+    if isinstance(x, np.ndarray):
+        return Tensor._wrap(x)
+    return x
+
+
+def _rebuild(data, requires_grad):
+    t = Tensor._wrap(data)
+    t._rg = requires_grad
+    return t
+
+
+def _to_array_input(x):
+    if isinstance(x, Tensor):
+        return x._data
+    return x
+
+
+class device:
+    """A device description; ember computes on the CPU only."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str = "cpu", index: int | None = None) -> None:
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        if type.split(":")[0] != "cpu":
+            raise RuntimeError(
+                f"ember runs on the CPU only; device {type!r} is not available"
+            )
+        self.type = "cpu"
+        self.index = index
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')"
+
+    def __str__(self) -> str:
+        return "cpu"
+
+    def __eq__(self, other: Any) -> bool:
+        return str(other) == "cpu" or isinstance(other, device)
+
+    def __hash__(self) -> int:
+        return hash("cpu")
+
+
+# NumPy ufunc name -> ember function; filled by the op modules.
+_UFUNCS: dict = {}
+
+
+def register_methods(methods: dict, ufuncs: dict | None = None) -> None:
+    """Attach op functions as Tensor methods (called by each ``ember.ops`` module)."""
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+    if ufuncs:
+        _UFUNCS.update(ufuncs)

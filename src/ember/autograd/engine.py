@@ -1,0 +1,260 @@
+"""The backward pass: an iterative walk over the recorded graph.
+
+1. Discover every node reachable from the roots and count, for each, how many edges
+   point at it (its consumers).
+2. Run nodes whose consumers have all delivered their gradients (count reached zero),
+   summing gradients that arrive for the same output in a per-node buffer.
+3. Release each node's saved values after it ran, unless ``retain_graph``.
+
+No recursion, so graph depth is bounded only by memory. The engine knows no op: it calls
+``node.backward`` and reduces each incoming gradient to the recorded output shape/dtype,
+which is where gradients of broadcast operands are summed back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import grad_mode
+from .graph import AccumulateGrad, GraphRoot, Node, _init_node, sum_to_shape
+
+
+def _fit(g, shape, np_dtype, as_tensors: bool):
+    """Reduce a gradient to the shape and dtype its destination recorded."""
+    if g.shape != shape:
+        g = sum_to_shape(g, shape)
+    if as_tensors:
+        if g._data.dtype != np_dtype:
+            g = g.to(np_dtype)
+    elif g.dtype != np_dtype:
+        g = g.astype(np_dtype, copy=False)
+    return g
+
+
+def _needed_nodes(root: Node, targets: set) -> set:
+    """Nodes from which some target node can be reached (only these need to run)."""
+    needed: set = set()
+    visited: set = set()
+    # Iterative post-order DFS: a node is needed if it is a target or any child is needed.
+    stack = [(root, iter(root.next_functions))]
+    visited.add(root)
+    while stack:
+        node, it = stack[-1]
+        advanced = False
+        for nxt, _ in it:
+            if nxt is None:
+                continue
+            if nxt not in visited:
+                visited.add(nxt)
+                stack.append((nxt, iter(nxt.next_functions)))
+                advanced = True
+                break
+            if nxt in needed:
+                needed.add(node)
+        if advanced:
+            continue
+        stack.pop()
+        if node in targets:
+            needed.add(node)
+        if node in needed and stack:
+            needed.add(stack[-1][0])
+    return needed
+
+
+def run_backward(
+    roots: list,
+    root_grads: list,
+    retain_graph: bool,
+    create_graph: bool,
+    capture: list | None = None,
+    accumulate_into: set | None = None,
+):
+    """Propagate ``root_grads`` from the edges ``roots`` back through the graph.
+
+    roots: ``(node, output_nr)`` edges of the output tensors.
+    capture: ``(node, output_nr)`` edges whose total incoming gradient is returned
+        instead of accumulated (``autograd.grad``); None means accumulate into leaves.
+    accumulate_into: when given (``backward(inputs=...)``), only these AccumulateGrad
+        nodes write ``.grad``.
+    Returns the captured gradients (None where nothing arrived).
+    """
+    from .._tensor import Tensor
+
+    as_tensors = create_graph
+    root = _init_node(GraphRoot.__new__(GraphRoot), tuple(roots), ())
+
+    # Phase 1: dependency counts.
+    deps: dict = {}
+    stack = [root]
+    seen = {root}
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt in seen:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                seen.add(nxt)
+                stack.append(nxt)
+    del seen
+
+    captured = None
+    capture_at: dict = {}
+    needed = None
+    if capture is not None:
+        captured = [None] * len(capture)
+        for i, (node, nr) in enumerate(capture):
+            capture_at.setdefault(node, []).append((nr, i))
+        needed = _needed_nodes(root, set(capture_at))
+    elif accumulate_into is not None:
+        needed = _needed_nodes(root, accumulate_into)
+
+    prev_mode = grad_mode.state.enabled
+    grad_mode.state.enabled = create_graph
+    try:
+        buffers: dict = {}
+        # The root "runs" first: its outputs are the caller's gradients.
+        ready = [(root, root_grads)]
+        while ready:
+            node, grads = ready.pop()
+            hooks = node._hooks
+            if hooks is not None:
+                grads = _run_pre_hooks(node, hooks, grads, as_tensors, Tensor)
+            if capture_at and node in capture_at:
+                for nr, i in capture_at[node]:
+                    g = grads[nr]
+                    if g is not None and not as_tensors and type(g) is not Tensor:
+                        g = Tensor._wrap(np.asarray(g))
+                    captured[i] = g
+            if needed is not None and node not in needed:
+                results = ()
+            elif type(node) is AccumulateGrad:
+                if capture is None and (accumulate_into is None or node in accumulate_into):
+                    _accumulate(node.variable, grads[0], create_graph, Tensor)
+                results = ()
+            elif node is root:
+                results = grads
+            else:
+                results = _call_node(node, grads, as_tensors)
+                if hooks is not None and hooks.post:
+                    results = _run_post_hooks(hooks, results, grads, as_tensors, Tensor)
+                if not retain_graph:
+                    node._release()
+            nf = node.next_functions
+            for k in range(len(nf)):
+                nxt, nr = nf[k]
+                if nxt is None:
+                    continue
+                g = results[k] if k < len(results) else None
+                if g is not None:
+                    shape, dt = nxt._meta[nr]
+                    g = _fit(g, shape, dt, as_tensors)
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buffers[nxt] = buf = [None] * len(nxt._meta)
+                        buf[nr] = g
+                    elif buf[nr] is None:
+                        buf[nr] = g
+                    else:
+                        buf[nr] = buf[nr] + g
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    buf = buffers.pop(nxt, None)
+                    if buf is not None:
+                        ready.append((nxt, buf))
+                    else:
+                        # Nothing reached this node, but its inputs still wait on it.
+                        ready.append((nxt, [None] * len(nxt._meta)))
+    finally:
+        grad_mode.state.enabled = prev_mode
+    return captured
+
+
+def _call_node(node: Node, grads: list, as_tensors: bool):
+    if all(g is None for g in grads):
+        return ()
+    saved = node._unpack_saved(as_tensors)
+    if node._multi_output:
+        result = node.backward(grads, *saved)
+    else:
+        result = node.backward(grads[0], *saved)
+    return result if type(result) is tuple else (result,)
+
+
+def _as_tensor(g, Tensor):
+    return g if g is None or isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
+
+
+def _as_raw(g, as_tensors: bool):
+    if g is None or as_tensors:
+        return g
+    return g._data if hasattr(g, "_data") else g
+
+
+def _run_pre_hooks(node, hooks, grads, as_tensors, Tensor):
+    grads = list(grads)
+    for nr, fn in list(hooks.tensor.values()):
+        if grads[nr] is None:
+            continue
+        new = fn(_as_tensor(grads[nr], Tensor))
+        if new is not None:
+            grads[nr] = _as_raw(new, as_tensors)
+    for nr, ref in list(hooks.retain.items()):
+        t = ref()
+        if t is not None and grads[nr] is not None:
+            _store_retained_grad(t, grads[nr], as_tensors, Tensor)
+    for fn in list(hooks.pre.values()):
+        new = fn(tuple(_as_tensor(g, Tensor) for g in grads))
+        if new is not None:
+            grads = [_as_raw(g, as_tensors) for g in new]
+    return grads
+
+
+def _run_post_hooks(hooks, results, grads, as_tensors, Tensor):
+    for fn in list(hooks.post.values()):
+        new = fn(
+            tuple(_as_tensor(g, Tensor) for g in results),
+            tuple(_as_tensor(g, Tensor) for g in grads),
+        )
+        if new is not None:
+            results = tuple(_as_raw(g, as_tensors) for g in new)
+    return results
+
+
+def _store_retained_grad(t, g, as_tensors, Tensor):
+    if as_tensors:
+        t._grad = g if t._grad is None else t._grad + g
+    elif t._grad is None:
+        t._grad = Tensor._wrap(np.array(g, copy=True))
+    else:
+        t._grad = Tensor._wrap(t._grad._data + g)
+
+
+def _accumulate(var, g, create_graph: bool, Tensor) -> None:
+    """AccumulateGrad: run the leaf's hooks, then add ``g`` into ``var.grad``."""
+    if g is None:
+        return
+    aux = var._aux
+    if aux is not None and aux.hooks:
+        for fn in list(aux.hooks.values()):
+            new = fn(_as_tensor(g, Tensor))
+            if new is not None:
+                g = _as_raw(new, create_graph)
+    old = var._grad
+    if create_graph:
+        g = _as_tensor(g, Tensor)
+        var._grad = g if old is None else old + g
+    elif old is None:
+        # A fresh copy: the incoming array may alias a user tensor or another gradient.
+        var._grad = Tensor._wrap(np.array(g, copy=True))
+    elif old.grad_fn is not None or old._rg:
+        var._grad = Tensor._wrap(old._data + g)
+    else:
+        old._data += g
+        old._version[0] += 1
+    if aux is not None and aux.post_accumulate_hooks:
+        for fn in list(aux.post_accumulate_hooks.values()):
+            fn(var)

@@ -1,0 +1,3 @@
+"""ember's operations, one module per family; importing this attaches Tensor methods."""
+
+from . import elementwise, indexing, inplace, linalg, reduction, shape  # noqa: F401

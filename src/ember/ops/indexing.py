@@ -1,0 +1,1 @@
+"""indexing ops (in progress)."""

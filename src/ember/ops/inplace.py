@@ -1,0 +1,324 @@
+"""In-place ops (``add_``, ``mul_``, ``zero_``, ``t_``, ``copy_``, ``__setitem__``, ...).
+
+An in-place op on a tensor that is part of the graph is recorded as its out-of-place
+twin applied to a snapshot of the old value; the tensor then takes the new value and
+the new ``grad_fn`` ("rebasing its history", as torch says), and its version counter is
+bumped so that backward rules that saved the old value refuse to run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, register_methods
+from ..autograd import grad_mode
+from ..autograd.graph import _init_node, sum_to_shape
+from . import elementwise as ew
+from ._core import Node, edge_of, needs_grad, record
+
+_state = grad_mode.state
+_wrap = Tensor._wrap
+
+LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_LEAF_MSG = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+
+
+def _check_writable(self: Tensor, recording: bool) -> None:
+    if not recording:
+        return
+    if self.grad_fn is None and self._rg:
+        raise RuntimeError(LEAF_MSG)
+    aux = self._aux
+    if aux is not None and aux.base is not None:
+        base = aux.base
+        if base.grad_fn is None and base._rg:
+            raise RuntimeError(VIEW_LEAF_MSG)
+        raise RuntimeError(
+                "ember does not support recording an in-place operation on a view of a tensor "
+                "that is part of the autograd graph; use the out-of-place operation instead"
+            )
+
+
+def _snapshot(self: Tensor) -> Tensor:
+    """The pre-modification value, attached to the same place in the graph."""
+    pre = _wrap(self._data.copy())
+    pre.grad_fn = self.grad_fn
+    pre._rg = self._rg
+    pre._output_nr = self._output_nr
+    return pre
+
+
+def _store(self: Tensor, value: np.ndarray) -> None:
+    if value.dtype != self._data.dtype and not np.can_cast(value.dtype, self._data.dtype,
+                                                            "same_kind"):
+        from .._dtype import from_numpy_dtype
+
+        raise RuntimeError(
+            f"result type {_type_word(from_numpy_dtype(value.dtype))} can't be cast to the "
+            f"desired output type {_type_word(from_numpy_dtype(self._data.dtype))}"
+        )
+    if value.shape != self._data.shape:
+        try:
+            np.broadcast_to(value, self._data.shape)
+        except ValueError:
+            raise RuntimeError(
+                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                f"{list(value.shape)}"
+            ) from None
+        if np.broadcast_shapes(value.shape, self._data.shape) != self._data.shape:
+            raise RuntimeError(
+                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                f"{list(np.broadcast_shapes(value.shape, self._data.shape))}"
+            )
+    np.copyto(self._data, value, casting="unsafe")
+    self._version[0] += 1
+
+
+def _type_word(d) -> str:
+    return {
+        "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+        "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+        "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    }[d.name]
+
+
+def _inplace(self: Tensor, op, *args, **kwargs) -> Tensor:
+    recording = _state.enabled and (self._rg or needs_grad(*args, *kwargs.values()))
+    _check_writable(self, recording)
+    if not recording:
+        with grad_mode.no_grad():
+            result = op(self, *args, **kwargs)
+        _store(self, result._data)
+        return self
+    result = op(_snapshot(self), *args, **kwargs)
+    _store(self, result._data)
+    self.grad_fn = result.grad_fn
+    self._rg = result._rg
+    self._output_nr = 0
+    return self
+
+
+def _make_inplace(op):
+    def method(self, *args, **kwargs):
+        return _inplace(self, op, *args, **kwargs)
+
+    method.__name__ = op.__name__ + "_"
+    method.__doc__ = f"In-place version of ``{op.__name__}``."
+    return method
+
+
+class ZeroBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g):
+        return g * 0
+
+
+class FillBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g):
+        return g * 0
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fill with zeros in place.
+
+    Example:
+        >>> import ember
+        >>> ember.ones(2).zero_()
+        tensor([0., 0.])
+    """
+    return _fill(self, 0, ZeroBackward0)
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """Fill with ``value`` in place."""
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions."
+            )
+        value = value.item()
+    return _fill(self, value, FillBackward0)
+
+
+def _fill(self: Tensor, value, node_cls) -> Tensor:
+    recording = _state.enabled and self._rg
+    _check_writable(self, recording)
+    self._data[...] = value
+    self._version[0] += 1
+    if recording:
+        node = _init_node(node_cls.__new__(node_cls), (edge_of(self),),
+                          ((self._data.shape, self._data.dtype),))
+        self.grad_fn = node
+        self._output_nr = 0
+    return self
+
+
+class CopyBackwards(Node):
+    __slots__ = ()
+
+    def backward(self, g):
+        return g * 0, g
+
+
+def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast, cast) into this tensor in place; gradients flow to ``src``.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2).copy_(ember.tensor([1, 2]))
+        tensor([1., 2.])
+    """
+    if not isinstance(src, Tensor):
+        src = _wrap(np.asarray(src))
+    recording = _state.enabled and (self._rg or src._rg)
+    _check_writable(self, recording)
+    try:
+        np.broadcast_to(src._data, self._data.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"The size of tensor a ({self._data.shape[-1] if self._data.ndim else 1}) must match "
+            f"the size of tensor b ({src._data.shape[-1] if src._data.ndim else 1}) at "
+            "non-singleton dimension 0"
+        ) from None
+    np.copyto(self._data, src._data, casting="unsafe")
+    self._version[0] += 1
+    if recording:
+        node = _init_node(CopyBackwards.__new__(CopyBackwards), (edge_of(self), edge_of(src)),
+                          ((self._data.shape, self._data.dtype),))
+        self.grad_fn = node
+        self._rg = True
+        self._output_nr = 0
+    return self
+
+
+class TBackward1(Node):
+    """Node of the in-place transpose ``t_()``."""
+
+    __slots__ = ()
+
+    def backward(self, g):
+        return g.T
+
+
+def t_(self: Tensor) -> Tensor:
+    """Transpose a tensor of at most 2 dims in place (the seed's ``y.t_()``)."""
+    if self._data.ndim > 2:
+        raise RuntimeError(
+            f"t_() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D"
+        )
+    recording = _state.enabled and self._rg
+    _check_writable(self, recording)
+    self._data = self._data.T
+    self._version[0] += 1
+    if recording:
+        node = _init_node(TBackward1.__new__(TBackward1), (edge_of(self),),
+                          ((self._data.shape, self._data.dtype),))
+        self.grad_fn = node
+        self._output_nr = 0
+    return self
+
+
+# -- indexed assignment ------------------------------------------------------------------
+
+
+class CopySlices(Node):
+    """``tensor[index] = value`` on a tensor in the graph (torch's CopySlices)."""
+
+    __slots__ = ("index",)
+
+    def backward(self, g):
+        idx = self.index
+        if isinstance(g, np.ndarray):
+            g_self = g.copy()
+            g_self[idx] = 0
+            return g_self, g[idx]
+        from .indexing import index_put
+
+        return index_put(g, idx, 0.0), g[idx]
+
+
+def _index_key(key):
+    """Turn Tensors inside an index into arrays NumPy understands."""
+    if isinstance(key, tuple):
+        return tuple(_index_key(k) for k in key)
+    if isinstance(key, Tensor):
+        arr = key._data
+        if arr.dtype.kind == "f":
+            raise IndexError(
+                "tensors used as indices must be long, int, byte or bool tensors"
+            )
+        return arr
+    if isinstance(key, list):
+        return np.asarray([k._data if isinstance(k, Tensor) else k for k in key])
+    return key
+
+
+def setitem(self: Tensor, key, value) -> None:
+    """``self[key] = value`` with torch's autograd semantics (CopySlices).
+
+    Example:
+        >>> import ember
+        >>> m = ember.tensor([[2.0, 3.0]], requires_grad=True)
+        >>> n = ember.zeros(1, 2)
+        >>> n[0, 0] = m[0, 0] ** 2
+        >>> n
+        tensor([[4., 0.]], grad_fn=<CopySlices>)
+    """
+    idx = _index_key(key)
+    if not isinstance(value, Tensor):
+        value = _wrap(np.asarray(value, dtype=self._data.dtype))
+    recording = _state.enabled and (self._rg or value._rg)
+    _check_writable(self, recording)
+    v = value._data
+    try:
+        self._data[idx] = v
+    except ValueError:
+        target = self._data[idx]
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(v.shape)} cannot be broadcast to "
+            f"indexing result of shape {list(np.shape(target))}"
+        ) from None
+    self._version[0] += 1
+    if recording:
+        node = _init_node(CopySlices.__new__(CopySlices), (edge_of(self), edge_of(value)),
+                          ((self._data.shape, self._data.dtype),))
+        node.index = idx
+        self.grad_fn = node
+        self._rg = True
+        self._output_nr = 0
+
+
+_METHODS = {
+    "zero_": zero_,
+    "fill_": fill_,
+    "copy_": copy_,
+    "t_": t_,
+    "__setitem__": setitem,
+}
+for _name in (
+    "add", "sub", "mul", "div", "pow", "neg", "clamp", "clamp_min", "clamp_max", "exp", "log",
+    "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "reciprocal", "square", "floor",
+    "ceil", "round", "trunc", "sign", "fmod", "remainder", "lerp", "atan2", "rsqrt", "log1p",
+    "expm1", "tan", "log2", "frac",
+):
+    _op = getattr(ew, _name)
+    _METHODS[_name + "_"] = _make_inplace(_op)
+_METHODS["clip_"] = _METHODS["clamp_"]
+_METHODS["subtract_"] = _METHODS["sub_"]
+_METHODS["multiply_"] = _METHODS["mul_"]
+_METHODS["divide_"] = _METHODS["div_"]
+_METHODS["negative_"] = _METHODS["neg_"]
+_METHODS["absolute_"] = _METHODS["abs_"]
+for _dunder, _name in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),
+                       ("__itruediv__", "div_"), ("__ipow__", "pow_")):
+    _METHODS[_dunder] = _METHODS[_name]
+
+register_methods(_METHODS)
+
+__all__ = ["zero_", "fill_", "copy_", "t_", "setitem", "CopySlices", "sum_to_shape", "record"]

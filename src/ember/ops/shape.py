@@ -1,0 +1,1 @@
+"""shape ops (in progress)."""
