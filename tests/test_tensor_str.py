@@ -21,11 +21,6 @@ from ember._tensor_str import (
     set_printoptions,
 )
 
-try:  # torch is only the oracle; tests that need it skip via pytest.importorskip.
-    import torch
-except ImportError:  # pragma: no cover - exercised only without the oracle installed
-    torch = None
-
 DTYPES = [
     np.float16,
     np.float32,
@@ -47,6 +42,8 @@ SUFFIX_MODES = ["plain", "requires_grad", "grad_fn"]
 def _reset() -> None:
     set_printoptions(profile="default")
     set_default_numpy_dtype(np.float32)
+    # torch is only the oracle: reset it if some test imported it, never import it here.
+    torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_printoptions(profile="default")
         torch.set_default_dtype(torch.float32)
@@ -60,6 +57,7 @@ def reset_state():
 
 
 def _torch():
+    """The torch oracle; tests comparing against it are skipped when it is not installed."""
     return pytest.importorskip("torch")
 
 
@@ -67,7 +65,8 @@ def _set_default(dtype) -> None:
     """Switch the default float dtype in both ember and torch."""
     name = np.dtype(dtype).name
     set_default_numpy_dtype(dtype)
-    _torch().set_default_dtype(getattr(torch, name))
+    torch = _torch()
+    torch.set_default_dtype(getattr(torch, name))
 
 
 def _set_options(**kwargs) -> None:
@@ -132,7 +131,7 @@ GOLDEN = [
     (
         np.array([1.5], np.float64),
         ["grad_fn=<AddBackward0>"],
-        ("tensor([1.5000], dtype=torch.float64, grad_fn=<AddBackward0>)"),
+        "tensor([1.5000], dtype=torch.float64, grad_fn=<AddBackward0>)",
     ),
     (np.arange(10, dtype=np.int64), [], "tensor([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])"),
 ]
@@ -402,7 +401,7 @@ def test_suffixes_wrap_with_narrow_linewidth(linewidth):
 
 
 def test_accepts_array_likes_and_views():
-    _torch()
+    torch = _torch()
     base = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7
     for view in [base[:, ::-1], base.transpose(2, 0, 1), base[1], base[..., 0]]:
         assert format_tensor(view, []) == repr(torch.tensor(view.copy()))

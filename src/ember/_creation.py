@@ -132,6 +132,8 @@ def _infer_dtype(data) -> np.dtype | None:
         x = stack.pop()
         if isinstance(x, (list, tuple)):
             stack.extend(x)
+        elif isinstance(x, (np.ndarray, np.generic)):
+            kinds.add("np")
         elif isinstance(x, bool):
             kinds.add("b")
         elif isinstance(x, int):
@@ -142,8 +144,6 @@ def _infer_dtype(data) -> np.dtype | None:
             kinds.add("c")
         elif isinstance(x, Tensor):
             kinds.add(x._data.dtype.kind if x._data.dtype.kind != "f" else "tf" + x._data.dtype.name)
-        elif isinstance(x, (np.ndarray, np.generic)):
-            kinds.add("np")
     if not kinds or kinds == {"np"}:
         return None if kinds else _dtype._default[0].np
     if "c" in kinds:

@@ -296,7 +296,7 @@ def _add_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
     linewidth = _options["linewidth"]
     pieces = [text]
     # torch measures the last line with an off-by-two quirk; keep it for identical output.
-    last_line_len = len(text) - text.rfind("\n")
+    last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
         if last_line_len + len(suffix) + 2 > linewidth:
             pieces.append(",\n" + " " * indent + suffix)

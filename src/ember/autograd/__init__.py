@@ -14,6 +14,7 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import GradcheckError, gradcheck
 from .graph import Node
 
 __all__ = [
@@ -21,6 +22,8 @@ __all__ = [
     "grad",
     "Variable",
     "Node",
+    "gradcheck",
+    "GradcheckError",
     "no_grad",
     "enable_grad",
     "set_grad_enabled",

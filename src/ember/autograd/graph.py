@@ -78,6 +78,9 @@ class Node:
         "__dict__",
     )
 
+    # Multi-output nodes (split, unbind, ...) receive the list of output gradients.
+    _multi_output = False
+
     def name(self) -> str:
         """The node's name as PyTorch prints it, e.g. ``MulBackward0``."""
         return type(self).__name__

@@ -73,16 +73,27 @@ def sub(input, other, *, alpha=1, out=None):
         tensor([4.])
     """
     other = _scalar_or_tensor(other)
+    _check_bool_sub(input, other)
     a, b = binary_operands(input, other)
-    if a.dtype == np.bool_ if isinstance(a, np.ndarray) else False:
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-            "`^` or `logical_xor()` operator instead."
-        )
     t = record(SubBackward0, (a - b) if alpha == 1 else (a - b * alpha), (input, other))
     if t.grad_fn is not None:
         t.grad_fn.alpha = alpha
     return _out(t, out)
+
+
+def _check_bool_sub(x, y) -> None:
+    bx = isinstance(x, Tensor) and x._data.dtype == np.bool_
+    by = isinstance(y, Tensor) and y._data.dtype == np.bool_
+    if bx and by:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+            "`^` or `logical_xor()` operator instead."
+        )
+    if bx or by:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
 
 
 class RsubBackward1(Node):
@@ -95,6 +106,7 @@ class RsubBackward1(Node):
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (``2 - x`` in Python)."""
     other = _scalar_or_tensor(other)
+    _check_bool_sub(input, other)
     a, b = binary_operands(input, other)
     t = record(RsubBackward1, (b - a) if alpha == 1 else (b - a * alpha), (input, other))
     if t.grad_fn is not None:
