@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import grad_mode
-from .graph import AccumulateGrad, GraphRoot, Node, _init_node, sum_to_shape
+from .graph import _FREED, AccumulateGrad, GraphRoot, Node, _init_node, sum_to_shape
 
 
 def _fit(g, shape, np_dtype, as_tensors: bool):
@@ -86,19 +86,15 @@ def run_backward(
     # Phase 1: dependency counts.
     deps: dict = {}
     stack = [root]
-    seen = {root}
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            if nxt in seen:
+            if nxt in deps:
                 deps[nxt] += 1
             else:
                 deps[nxt] = 1
-                seen.add(nxt)
                 stack.append(nxt)
-    del seen
 
     captured = None
     capture_at: dict = {}
@@ -117,8 +113,10 @@ def run_backward(
         buffers: dict = {}
         # The root "runs" first: its outputs are the caller's gradients.
         ready = [(root, root_grads)]
+        pop = ready.pop
+        push = ready.append
         while ready:
-            node, grads = ready.pop()
+            node, grads = pop()
             hooks = node._hooks
             if hooks is not None:
                 grads = _run_pre_hooks(node, hooks, grads, as_tensors, Tensor)
@@ -137,20 +135,40 @@ def run_backward(
             elif node is root:
                 results = grads
             else:
-                results = _call_node(node, grads, as_tensors)
+                # Inlined _call_node for the common single-output case.
+                if node._multi_output:
+                    results = _call_node(node, grads, as_tensors)
+                elif grads[0] is None:
+                    results = ()
+                else:
+                    result = node.backward(grads[0], *node._unpack_saved(as_tensors))
+                    results = result if type(result) is tuple else (result,)
                 if hooks is not None and hooks.post:
                     results = _run_post_hooks(hooks, results, grads, as_tensors, Tensor)
-                if not retain_graph:
-                    node._release()
-            nf = node.next_functions
-            for k in range(len(nf)):
-                nxt, nr = nf[k]
+                if not retain_graph and node._saved:
+                    node._saved = _FREED
+            n_results = len(results)
+            k = -1
+            for nxt, nr in node.next_functions:
+                k += 1
                 if nxt is None:
                     continue
-                g = results[k] if k < len(results) else None
+                g = results[k] if k < n_results else None
+                d = deps[nxt] - 1
                 if g is not None:
                     shape, dt = nxt._meta[nr]
-                    g = _fit(g, shape, dt, as_tensors)
+                    if as_tensors:
+                        g = _fit(g, shape, dt, True)
+                    else:
+                        if g.shape != shape:
+                            g = sum_to_shape(g, shape)
+                        if g.dtype != dt:
+                            g = g.astype(dt, copy=False)
+                    if d == 0 and nr == 0 and len(nxt._meta) == 1 and nxt not in buffers:
+                        # Sole (or last) consumer of a single-output node: skip the buffer.
+                        deps[nxt] = 0
+                        push((nxt, [g]))
+                        continue
                     buf = buffers.get(nxt)
                     if buf is None:
                         buffers[nxt] = buf = [None] * len(nxt._meta)
@@ -159,15 +177,11 @@ def run_backward(
                         buf[nr] = g
                     else:
                         buf[nr] = buf[nr] + g
-                d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
                     buf = buffers.pop(nxt, None)
-                    if buf is not None:
-                        ready.append((nxt, buf))
-                    else:
-                        # Nothing reached this node, but its inputs still wait on it.
-                        ready.append((nxt, [None] * len(nxt._meta)))
+                    # A node nothing reached still runs (as a no-op) so its inputs are released.
+                    push((nxt, buf if buf is not None else [None] * len(nxt._meta)))
     finally:
         grad_mode.state.enabled = prev_mode
     return captured

@@ -106,6 +106,11 @@ class Node:
         saved = self._saved
         if saved is _FREED:
             raise RuntimeError(SECOND_BACKWARD_MSG)
+        if not as_tensors and len(saved) == 1:
+            item = saved[0]
+            if item._version[0] != self._versions[0]:
+                _raise_modified(self, item, self._versions[0])
+            return (item._data,)
         for item, version in zip(saved, self._versions):
             if item._version[0] != version:
                 _raise_modified(self, item, version)

@@ -16,6 +16,7 @@ from ..autograd.graph import AccumulateGrad, Node, SavedOutput
 
 _state = grad_mode.state
 _wrap = Tensor._wrap
+_new = object.__new__
 _NO_EDGE = (None, 0)
 _PY_SCALARS = (int, float, bool, complex)
 
@@ -40,7 +41,15 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
     save_output: also pass the result itself to the rule (after ``saved``).
     Returns the result Tensor; ``result.grad_fn`` is the node (or None).
     """
-    t = _wrap(out)
+    # Inlined Tensor._wrap: this function is the hot path of every op.
+    t = _new(Tensor)
+    t._data = out
+    t._rg = False
+    t.grad_fn = None
+    t._output_nr = 0
+    t._version = [0]
+    t._grad = None
+    t._aux = None
     if not _state.enabled:
         return t
     edges = []
@@ -60,14 +69,24 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
             edges.append(_NO_EDGE)
     if not needs or out.dtype.kind not in "fc":
         return t
-    node = cls.__new__(cls)
+    node = _new(cls)
     node.next_functions = tuple(edges)
     node._meta = ((out.shape, out.dtype),)
     node._hooks = None
     if save_output:
-        saved = saved + (SavedOutput(t),)
+        so = _new(SavedOutput)
+        so._data = out
+        so._version = t._version
+        so._output_nr = 0
+        saved = saved + (so,)
     node._saved = saved
-    node._versions = tuple([s._version[0] for s in saved]) if saved else ()
+    n = len(saved)
+    if n == 1:
+        node._versions = (saved[0]._version[0],)
+    elif n == 2:
+        node._versions = (saved[0]._version[0], saved[1]._version[0])
+    else:
+        node._versions = tuple([s._version[0] for s in saved])
     t.grad_fn = node
     t._rg = True
     return t

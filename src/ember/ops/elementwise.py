@@ -24,9 +24,12 @@ def _require_tensor(x, fname: str) -> None:
         )
 
 
+_PASS_THROUGH = frozenset((Tensor, int, float, bool, complex))
+
+
 def _scalar_or_tensor(x):
     """Python numbers stay numbers (torch's 'wrapped scalars'); arrays become Tensors."""
-    if isinstance(x, (Tensor, int, float, bool, complex)):
+    if type(x) in _PASS_THROUGH or isinstance(x, (Tensor, int, float, bool, complex)):
         return x
     return Tensor._wrap(np.asarray(x))
 
@@ -115,9 +118,11 @@ def rsub(input, other, *, alpha=1):
 
 
 class MulBackward0(Node):
-    __slots__ = ()
+    __slots__ = ("other",)  # the Python-number operand, when there is one
 
-    def backward(self, g, a, b):
+    def backward(self, g, a, b=None):
+        if b is None:
+            return g * self.other, None
         return g * b, g * a
 
 
@@ -131,22 +136,23 @@ def mul(input, other, *, out=None):
     """
     other = _scalar_or_tensor(other)
     a, b = binary_operands(input, other)
-    return _out(record(MulBackward0, a * b, (input, other), _saved2(input, other)), out)
-
-
-def _saved2(x, y):
-    # Python scalars are saved as 0-d Tensors so the rule can use them like arrays.
-    if not isinstance(x, Tensor):
-        x = _wrap(np.asarray(x))
-    if not isinstance(y, Tensor):
-        y = _wrap(np.asarray(y))
-    return (x, y)
+    if type(other) is Tensor:
+        t = record(MulBackward0, a * b, (input, other), (input, other))
+    elif isinstance(input, Tensor):
+        t = record(MulBackward0, a * b, (input, other), (input,))
+        if t.grad_fn is not None:
+            t.grad_fn.other = other
+    else:
+        return _out(mul(other, input), out)
+    return t if out is None else _out(t, out)
 
 
 class DivBackward0(Node):
-    __slots__ = ()
+    __slots__ = ("other",)  # the Python-number divisor, when there is one
 
-    def backward(self, g, a, b):
+    def backward(self, g, a, b=None):
+        if b is None:
+            return g / self.other, None
         ga = g / b
         return ga, -ga * a / b
 
@@ -176,7 +182,18 @@ def div(input, other, *, rounding_mode=None, out=None):
         dt = default_float()
         a = np.asarray(a, dtype=dt)
         b = np.asarray(b, dtype=dt)
-    return _out(record(DivBackward0, np.asarray(a / b), (input, other), _saved2(input, other)), out)
+    res = a / b
+    if type(res) is not np.ndarray:
+        res = np.asarray(res)
+    if type(other) is Tensor:
+        t = record(DivBackward0, res, (input, other), _saved2(input, other))
+    elif isinstance(input, Tensor):
+        t = record(DivBackward0, res, (input, other), (input,))
+        if t.grad_fn is not None:
+            t.grad_fn.other = other
+    else:
+        t = record(DivBackward0, res, (input, other), _saved2(input, other))
+    return t if out is None else _out(t, out)
 
 
 def _is_int(a) -> bool:
