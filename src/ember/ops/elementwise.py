@@ -147,6 +147,15 @@ def mul(input, other, *, out=None):
     return t if out is None else _out(t, out)
 
 
+def _saved2(x, y):
+    # Python scalars are saved as 0-d Tensors so the rule can use them like arrays.
+    if not isinstance(x, Tensor):
+        x = _wrap(np.asarray(x))
+    if not isinstance(y, Tensor):
+        y = _wrap(np.asarray(y))
+    return (x, y)
+
+
 class DivBackward0(Node):
     __slots__ = ("other",)  # the Python-number divisor, when there is one
 
@@ -179,10 +188,12 @@ def div(input, other, *, rounding_mode=None, out=None):
             )
         return _out(record(DivBackward0, np.asarray(res), (input, other), ()), out)
     if _is_int(a):
+        # Integer 0/0 is NaN in torch, silently; NumPy would warn.
         dt = default_float()
-        a = np.asarray(a, dtype=dt)
-        b = np.asarray(b, dtype=dt)
-    res = a / b
+        with np.errstate(divide="ignore", invalid="ignore"):
+            res = np.asarray(a, dtype=dt) / np.asarray(b, dtype=dt)
+    else:
+        res = a / b
     if type(res) is not np.ndarray:
         res = np.asarray(res)
     if type(other) is Tensor:
