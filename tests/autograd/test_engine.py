@@ -233,8 +233,23 @@ def test_inplace_on_saved_tensor_is_detected():
         b.sum().backward()
     assert str(e.value).startswith(
         "one of the variables needed for gradient computation has been modified by an inplace "
-        "operation: [torch.FloatTensor [2, 2]], which is output 0 of ExpBackward0, is at "
+        "operation: [torch.FloatTensor [2, 2]], which is output 0 of Exp, is at "
         "version 1; expected version 0 instead."
+    )
+
+
+def test_modified_leaf_message_matches_torch():
+    x = ember.ones(2, requires_grad=True)
+    y = x * x
+    with ember.no_grad():
+        x.add_(1)
+    with pytest.raises(RuntimeError) as e:
+        y.sum().backward()
+    assert str(e.value) == (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        "operation: [torch.FloatTensor [2]] is at version 1; expected version 0 instead. Hint: "
+        "enable anomaly detection to find the operation that failed to compute its gradient, "
+        "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
     )
 
 

@@ -186,21 +186,26 @@ def _init_node(node: Node, next_functions: tuple, meta: tuple) -> Node:
     return node
 
 
+def _op_name(node: Node) -> str:
+    name = node.name()
+    head, sep, tail = name.partition("Backward")
+    return head + tail if sep and tail != "0" else head if sep else name
+
+
 def _raise_modified(node: Node, item, version: int) -> None:
     from .._tensor import _legacy_type_name
 
     shape = list(item._data.shape)
+    # torch names the producing op without its "Backward" infix: "output 0 of Exp".
     if type(item) is SavedOutput:
-        origin = f"output {item._output_nr} of {node.name()}"
+        where = f", which is output {item._output_nr} of {_op_name(node)},"
     elif item.grad_fn is not None:
-        origin = f"output {item._output_nr} of {item.grad_fn.name()}"
+        where = f", which is output {item._output_nr} of {_op_name(item.grad_fn)},"
     else:
-        origin = "is a leaf Variable"
-    if origin.startswith("output"):
-        origin = "which is " + origin
+        where = ""  # a leaf
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{_legacy_type_name(item._data.dtype)} {shape}], {origin}, is at "
+        f"inplace operation: [{_legacy_type_name(item._data.dtype)} {shape}]{where} is at "
         f"version {item._version[0]}; expected version {version} instead. Hint: enable "
         "anomaly detection to find the operation that failed to compute its gradient, with "
         "torch.autograd.set_detect_anomaly(True, check_nan=False)."

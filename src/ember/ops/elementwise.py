@@ -813,12 +813,16 @@ def _rpow_method(self, other):
 
 
 def _rmatmul(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented  # torch: unsupported operand type(s) for @
     from .linalg import matmul
 
-    return matmul(_scalar_or_tensor(other), self)
+    return matmul(other, self)
 
 
 def _matmul(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
     from .linalg import matmul
 
     return matmul(self, other)
