@@ -86,7 +86,6 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .ops.elementwise import *  # noqa: F403
-from .ops.elementwise import abs, pow, round  # noqa: A004  (torch shadows builtins too)
 from .ops.indexing import *  # noqa: F403
 from .ops.inplace import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
@@ -94,8 +93,6 @@ from .ops.reduction import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 
 __version__ = "0.1.0"
-
-float32 = _dtype.float32  # re-bound after star imports, which must not shadow dtypes
 
 
 def is_tensor(obj) -> bool:

@@ -90,8 +90,12 @@ def _rng(generator):
 # -- helpers ----------------------------------------------------------------------------
 
 
-def _size(size) -> tuple:
-    """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))``."""
+def _size(size, size_kw=None) -> tuple:
+    """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(torch.Size(...))``, ``f(size=...)``."""
+    if size_kw is not None:
+        if size:
+            raise TypeError("got multiple values for argument 'size'")
+        size = (size_kw,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     out = []
@@ -143,7 +147,9 @@ def _infer_dtype(data) -> np.dtype | None:
         elif isinstance(x, complex):
             kinds.add("c")
         elif isinstance(x, Tensor):
-            kinds.add(x._data.dtype.kind if x._data.dtype.kind != "f" else "tf" + x._data.dtype.name)
+            kinds.add(
+                x._data.dtype.kind if x._data.dtype.kind != "f" else "tf" + x._data.dtype.name
+            )
     if not kinds or kinds == {"np"}:
         return None if kinds else _dtype._default[0].np
     if "c" in kinds:
@@ -245,7 +251,9 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 # -- filled -----------------------------------------------------------------------------
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def zeros(
+    *shape, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     """A tensor of zeros. Example: ``ember.zeros(2, 3)``.
 
     Example:
@@ -253,10 +261,12 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
         >>> ember.zeros(2)
         tensor([0., 0.])
     """
-    return _finish(np.zeros(_size(size), dtype=_float_dtype(dtype)), requires_grad)
+    return _finish(np.zeros(_size(shape, size), dtype=_float_dtype(dtype)), requires_grad)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+def ones(
+    *shape, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     """A tensor of ones.
 
     Example:
@@ -265,17 +275,27 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
         tensor([[1., 1.],
                 [1., 1.]], requires_grad=True)
     """
-    return _finish(np.ones(_size(size), dtype=_float_dtype(dtype)), requires_grad)
+    return _finish(np.ones(_size(shape, size), dtype=_float_dtype(dtype)), requires_grad)
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          memory_format=None, pin_memory=False) -> Tensor:
+def empty(
+    *shape,
+    size=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+    pin_memory=False,
+) -> Tensor:
     """An uninitialised tensor (ember zero-fills it, so results are deterministic)."""
-    return _finish(np.zeros(_size(size), dtype=_float_dtype(dtype)), requires_grad)
+    return _finish(np.zeros(_size(shape, size), dtype=_float_dtype(dtype)), requires_grad)
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False) -> Tensor:
+def full(
+    size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     """A tensor filled with ``fill_value`` (dtype inferred from it like torch).
 
     Example:
@@ -292,14 +312,23 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     return _finish(np.full(_size((size,)), fill_value, dtype=dt), requires_grad)
 
 
-def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, device=None,
-        requires_grad=False) -> Tensor:
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
     """The identity matrix (``n`` x ``m``)."""
     return _finish(np.eye(n, n if m is None else m, dtype=_float_dtype(dtype)), requires_grad)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False) -> Tensor:
+def arange(
+    start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 when all are ints.
 
     Example:
@@ -322,13 +351,17 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
         dt = _dtype._default[0].np
     start, end, step = vals
     n = int(np.ceil((end - start) / step))
-    data = (start + np.arange(max(n, 0), dtype=np.float64) * step).astype(dt) if dt.kind == "f" \
+    data = (
+        (start + np.arange(max(n, 0), dtype=np.float64) * step).astype(dt)
+        if dt.kind == "f"
         else np.arange(start, end, step, dtype=dt)
+    )
     return _finish(data, requires_grad)
 
 
-def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False) -> Tensor:
+def linspace(
+    start, end, steps: int, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
+) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     return _finish(
         np.linspace(start, end, steps, dtype=np.float64).astype(_float_dtype(dtype)),
@@ -345,8 +378,16 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, requires
 # -- random -----------------------------------------------------------------------------
 
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False) -> Tensor:
+def rand(
+    *shape,
+    size=None,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
     """Uniform samples on [0, 1).
 
     Example:
@@ -355,11 +396,21 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
         torch.Size([2, 3])
     """
     dt = _float_dtype(dtype)
-    return _finish(_rng(generator).random(_size(size), dtype=np.float64).astype(dt), requires_grad)
+    return _finish(
+        _rng(generator).random(_size(shape, size), dtype=np.float64).astype(dt), requires_grad
+    )
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False) -> Tensor:
+def randn(
+    *shape,
+    size=None,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
     """Standard normal samples.
 
     Example:
@@ -369,12 +420,23 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """
     dt = _float_dtype(dtype)
     return _finish(
-        _rng(generator).standard_normal(_size(size), dtype=np.float64).astype(dt), requires_grad
+        _rng(generator).standard_normal(_size(shape, size), dtype=np.float64).astype(dt),
+        requires_grad,
     )
 
 
-def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
-            device=None, requires_grad=False) -> Tensor:
+def randint(
+    low,
+    high=None,
+    size=None,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
     """Integers uniform on ``[low, high)`` (int64 by default).
 
     Example:
@@ -407,9 +469,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None) -> Tensor:
         dt = (mean if isinstance(mean, Tensor) else std)._data.dtype
         return _wrap((m + s * _rng(generator).standard_normal(shape)).astype(dt))
     return _wrap(
-        (mean + std * _rng(generator).standard_normal(_size((size,)))).astype(
-            _dtype._default[0].np
-        )
+        (mean + std * _rng(generator).standard_normal(_size((size,)))).astype(_dtype._default[0].np)
     )
 
 
@@ -421,9 +481,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None):
     probs = np.atleast_2d(input._data.astype(np.float64))
     rng = _rng(generator)
-    rows = [
-        rng.choice(p.size, size=num_samples, replace=replacement, p=p / p.sum()) for p in probs
-    ]
+    rows = [rng.choice(p.size, size=num_samples, replace=replacement, p=p / p.sum()) for p in probs]
     out = np.stack(rows).astype(np.int64)
     return _wrap(out if input._data.ndim == 2 else out[0])
 
@@ -435,38 +493,51 @@ def _like_dtype(input: Tensor, dtype) -> np.dtype:
     return input._data.dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
 
 
-def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None) -> Tensor:
+def zeros_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
     """Zeros with the shape (and dtype, unless given) of ``input``."""
     return _finish(np.zeros(input._data.shape, dtype=_like_dtype(input, dtype)), requires_grad)
 
 
-def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None) -> Tensor:
+def ones_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
     """Ones with the shape (and dtype, unless given) of ``input``."""
     return _finish(np.ones(input._data.shape, dtype=_like_dtype(input, dtype)), requires_grad)
 
 
-def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None) -> Tensor:
+def empty_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
     return zeros_like(input, dtype=dtype, requires_grad=requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None) -> Tensor:
+def full_like(
+    input,
+    fill_value,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+) -> Tensor:
     return _finish(
         np.full(input._data.shape, fill_value, dtype=_like_dtype(input, dtype)), requires_grad
     )
 
 
-def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None) -> Tensor:
+def rand_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
     dt = _like_dtype(input, dtype)
     return _finish(default_generator._rng.random(input._data.shape).astype(dt), requires_grad)
 
 
-def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None) -> Tensor:
+def randn_like(
+    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+) -> Tensor:
     dt = _like_dtype(input, dtype)
     return _finish(
         default_generator._rng.standard_normal(input._data.shape).astype(dt), requires_grad

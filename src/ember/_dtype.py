@@ -112,7 +112,7 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Set the floating dtype used for Python floats; only float32/float64 (and float16)."""
     if type(d) is not dtype or not d.is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type")
+        raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
     _tensor_str.set_default_numpy_dtype(d.np)
 

@@ -81,7 +81,16 @@ class Tensor:
                 [0.2500, 0.2500]])
     """
 
-    __slots__ = ("_data", "_rg", "grad_fn", "_output_nr", "_version", "_grad", "_aux", "__weakref__")
+    __slots__ = (
+        "_data",
+        "_rg",
+        "grad_fn",
+        "_output_nr",
+        "_version",
+        "_grad",
+        "_aux",
+        "__weakref__",
+    )
     # Make NumPy defer to Tensor in mixed expressions such as ``ndarray * Tensor``.
     __array_priority__ = 1000
 
@@ -141,9 +150,7 @@ class Tensor:
             )
         value = bool(value)
         if value and self._data.dtype.kind not in "fc":
-            raise RuntimeError(
-                "only Tensors of floating point dtype can require gradients"
-            )
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._rg = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -463,7 +470,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                "Boolean value of Tensor with more than one value is ambiguous"
                 if self._data.size > 1
                 else "Boolean value of Tensor with no values is ambiguous"
             )
@@ -563,9 +570,7 @@ class device:
         if isinstance(type, device):
             type, index = type.type, type.index
         if type.split(":")[0] != "cpu":
-            raise RuntimeError(
-                f"ember runs on the CPU only; device {type!r} is not available"
-            )
+            raise RuntimeError(f"ember runs on the CPU only; device {type!r} is not available")
         self.type = "cpu"
         self.index = index
 

@@ -56,7 +56,9 @@ def test_node_without_saved_values_can_run_twice_like_torch():
 
 def test_implicit_gradient_needs_a_scalar():
     y = ember.ones(3, requires_grad=True) * 2
-    with pytest.raises(RuntimeError, match="^grad can be implicitly created only for scalar outputs$"):
+    with pytest.raises(
+        RuntimeError, match="^grad can be implicitly created only for scalar outputs$"
+    ):
         y.backward()
 
 

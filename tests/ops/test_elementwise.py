@@ -11,14 +11,40 @@ from ember.autograd import gradcheck
 
 # name -> (domain low, high) so that finite differences are well defined
 UNARY = {
-    "exp": (-2, 2), "exp2": (-2, 2), "expm1": (-2, 2), "log": (0.2, 3), "log2": (0.2, 3),
-    "log10": (0.2, 3), "log1p": (-0.5, 3), "sqrt": (0.2, 3), "rsqrt": (0.2, 3),
-    "sin": (-3, 3), "cos": (-3, 3), "tan": (-1, 1), "asin": (-0.9, 0.9), "acos": (-0.9, 0.9),
-    "atan": (-3, 3), "sinh": (-2, 2), "cosh": (-2, 2), "tanh": (-3, 3), "asinh": (-3, 3),
-    "acosh": (1.2, 3), "atanh": (-0.9, 0.9), "sigmoid": (-5, 5), "relu": (-3, 3),
-    "abs": (-3, 3), "sign": (-3, 3), "reciprocal": (0.3, 3), "square": (-3, 3),
-    "floor": (-3, 3), "ceil": (-3, 3), "round": (-3, 3), "trunc": (-3, 3), "frac": (-3, 3),
-    "erf": (-2, 2), "neg": (-3, 3),
+    "exp": (-2, 2),
+    "exp2": (-2, 2),
+    "expm1": (-2, 2),
+    "log": (0.2, 3),
+    "log2": (0.2, 3),
+    "log10": (0.2, 3),
+    "log1p": (-0.5, 3),
+    "sqrt": (0.2, 3),
+    "rsqrt": (0.2, 3),
+    "sin": (-3, 3),
+    "cos": (-3, 3),
+    "tan": (-1, 1),
+    "asin": (-0.9, 0.9),
+    "acos": (-0.9, 0.9),
+    "atan": (-3, 3),
+    "sinh": (-2, 2),
+    "cosh": (-2, 2),
+    "tanh": (-3, 3),
+    "asinh": (-3, 3),
+    "acosh": (1.2, 3),
+    "atanh": (-0.9, 0.9),
+    "sigmoid": (-5, 5),
+    "relu": (-3, 3),
+    "abs": (-3, 3),
+    "sign": (-3, 3),
+    "reciprocal": (0.3, 3),
+    "square": (-3, 3),
+    "floor": (-3, 3),
+    "ceil": (-3, 3),
+    "round": (-3, 3),
+    "trunc": (-3, 3),
+    "frac": (-3, 3),
+    "erf": (-2, 2),
+    "neg": (-3, 3),
 }
 # Piecewise-constant or kinked ops: keep samples away from the kinks.
 KINKED = {"relu", "abs", "sign", "floor", "ceil", "round", "trunc", "frac"}
@@ -73,9 +99,19 @@ def test_binary_gradcheck_broadcast(name, shapes):
 def test_scalar_operands_and_reflected():
     x = ember.tensor([1.0, 2.0, 4.0], dtype=ember.float64, requires_grad=True)
     for f in (
-        lambda t: t + 2, lambda t: 2 + t, lambda t: t - 2, lambda t: 2 - t, lambda t: t * 3,
-        lambda t: 3 * t, lambda t: t / 2, lambda t: 2 / t, lambda t: t**3, lambda t: 2**t,
-        lambda t: -t, lambda t: t**0.5, lambda t: ember.clamp(t, 1.5, 3.0),
+        lambda t: t + 2,
+        lambda t: 2 + t,
+        lambda t: t - 2,
+        lambda t: 2 - t,
+        lambda t: t * 3,
+        lambda t: 3 * t,
+        lambda t: t / 2,
+        lambda t: 2 / t,
+        lambda t: t**3,
+        lambda t: 2**t,
+        lambda t: -t,
+        lambda t: t**0.5,
+        lambda t: ember.clamp(t, 1.5, 3.0),
         lambda t: ember.where(t > 1.5, t * t, -t),
     ):
         assert gradcheck(f, (x,))
@@ -83,16 +119,48 @@ def test_scalar_operands_and_reflected():
 
 def test_grad_fn_names_match_torch():
     torch = pytest.importorskip("torch")
-    exprs = ["x+y", "x+2", "2+x", "x-y", "x-2", "2-x", "x*y", "x*2", "2*x", "x/y", "x/2", "2/x",
-             "x**y", "x**2", "2**x", "-x", "x.clamp(0.6, 1)", "torch.maximum(x, y)",
-             "torch.where(x > y, x, y)", "x.square()", "x.abs()"]
+    exprs = [
+        "x+y",
+        "x+2",
+        "2+x",
+        "x-y",
+        "x-2",
+        "2-x",
+        "x*y",
+        "x*2",
+        "2*x",
+        "x/y",
+        "x/2",
+        "2/x",
+        "x**y",
+        "x**2",
+        "2**x",
+        "-x",
+        "x.clamp(0.6, 1)",
+        "torch.maximum(x, y)",
+        "torch.where(x > y, x, y)",
+        "x.square()",
+        "x.abs()",
+    ]
     rng = np.random.default_rng(3)
     xd, yd = rng.uniform(0.5, 1.5, (2, 3)), rng.uniform(0.5, 1.5, (2, 3))
     for e in exprs:
-        ours = eval(e, {"torch": ember, "x": ember.tensor(xd, requires_grad=True),
-                        "y": ember.tensor(yd, requires_grad=True)})
-        theirs = eval(e, {"torch": torch, "x": torch.tensor(xd, requires_grad=True),
-                          "y": torch.tensor(yd, requires_grad=True)})
+        ours = eval(
+            e,
+            {
+                "torch": ember,
+                "x": ember.tensor(xd, requires_grad=True),
+                "y": ember.tensor(yd, requires_grad=True),
+            },
+        )
+        theirs = eval(
+            e,
+            {
+                "torch": torch,
+                "x": torch.tensor(xd, requires_grad=True),
+                "y": torch.tensor(yd, requires_grad=True),
+            },
+        )
         assert ours.grad_fn.name() == theirs.grad_fn.name(), e
         np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy())
 
@@ -132,8 +200,11 @@ shapes = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3,
 
 
 @settings(max_examples=60, deadline=None)
-@given(shapes=shapes, op=st.sampled_from(["add", "sub", "mul", "div", "maximum"]),
-       seed=st.integers(0, 2**16))
+@given(
+    shapes=shapes,
+    op=st.sampled_from(["add", "sub", "mul", "div", "maximum"]),
+    seed=st.integers(0, 2**16),
+)
 def test_broadcast_binary_vs_torch(shapes, op, seed):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(seed)

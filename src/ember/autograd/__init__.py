@@ -129,9 +129,7 @@ def backward(
     outputs = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
-        raise RuntimeError(
-            f"got {len(grads)} tensors and {len(outputs)} gradients"
-        )
+        raise RuntimeError(f"got {len(grads)} tensors and {len(outputs)} gradients")
     if retain_graph is None:
         retain_graph = create_graph
     accumulate_into = None
@@ -185,9 +183,7 @@ def grad(
     Tensor = _tensor_cls()
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
-    grads = (
-        _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outs)
-    )
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outs)
     if len(grads) != len(outs):
         raise RuntimeError(
             f"grad requires one grad_output per output: got {len(grads)} and {len(outs)}"
@@ -245,4 +241,3 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False):
             )
         t._rg = True
     return t
-

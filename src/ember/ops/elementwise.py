@@ -219,7 +219,8 @@ def _int_trunc_div(a, b):
 
 def rtruediv(input, other):
     """``other / input`` (``2 / x``): torch records it as reciprocal then multiply."""
-    return mul(reciprocal(input if input._data.dtype.kind in "fc" else input.float()), other)
+    recip = _UNARY_OPS["reciprocal"]
+    return mul(recip(input if input._data.dtype.kind in "fc" else input.float()), other)
 
 
 class PowBackward0(Node):
@@ -467,8 +468,8 @@ def clamp(input, min=None, max=None, *, out=None):
     a = input._data
     if a.dtype.kind in "iub" and (isinstance(min, float) or isinstance(max, float)):
         a = a.astype(default_float())
-    res = np.clip(a, min, max) if (min is None or max is None or min <= max) else np.full_like(
-        a, max
+    res = (
+        np.clip(a, min, max) if (min is None or max is None or min <= max) else np.full_like(a, max)
     )
     t = record(ClampBackward1, np.asarray(res, dtype=a.dtype), (input,), (input,))
     if t.grad_fn is not None:
@@ -788,8 +789,8 @@ def _no_grad():
 
 def _reflected(fn):
     def op(self, other):
-        return fn(_scalar_or_tensor(other), self) if not isinstance(other, Tensor) else fn(
-            other, self
+        return (
+            fn(_scalar_or_tensor(other), self) if not isinstance(other, Tensor) else fn(other, self)
         )
 
     return op
@@ -833,9 +834,15 @@ def _floordiv(self, other):
 
 
 def _rfloordiv(self, other):
-    return div(_scalar_or_tensor(other) if not isinstance(other, Tensor) else other, self,
-               rounding_mode="floor") if isinstance(other, Tensor) else div(
-        _wrap(np.asarray(other, dtype=self._data.dtype)), self, rounding_mode="floor")
+    return (
+        div(
+            _scalar_or_tensor(other) if not isinstance(other, Tensor) else other,
+            self,
+            rounding_mode="floor",
+        )
+        if isinstance(other, Tensor)
+        else div(_wrap(np.asarray(other, dtype=self._data.dtype)), self, rounding_mode="floor")
+    )
 
 
 def _eq_method(self, other):
@@ -968,7 +975,10 @@ register_methods(
         "arccosh": arccosh,
         "arctanh": arctanh,
         "reciprocal": _UNARY_OPS["reciprocal"],
-        **{k: v for k, v in _UNARY_OPS.items() if hasattr(np, k) and isinstance(
-            getattr(np, k), np.ufunc)},
+        **{
+            k: v
+            for k, v in _UNARY_OPS.items()
+            if hasattr(np, k) and isinstance(getattr(np, k), np.ufunc)
+        },
     },
 )

@@ -36,9 +36,9 @@ def _check_writable(self: Tensor, recording: bool) -> None:
         if base.grad_fn is None and base._rg:
             raise RuntimeError(VIEW_LEAF_MSG)
         raise RuntimeError(
-                "ember does not support recording an in-place operation on a view of a tensor "
-                "that is part of the autograd graph; use the out-of-place operation instead"
-            )
+            "ember does not support recording an in-place operation on a view of a tensor "
+            "that is part of the autograd graph; use the out-of-place operation instead"
+        )
 
 
 def _snapshot(self: Tensor) -> Tensor:
@@ -51,8 +51,9 @@ def _snapshot(self: Tensor) -> Tensor:
 
 
 def _store(self: Tensor, value: np.ndarray) -> None:
-    if value.dtype != self._data.dtype and not np.can_cast(value.dtype, self._data.dtype,
-                                                            "same_kind"):
+    if value.dtype != self._data.dtype and not np.can_cast(
+        value.dtype, self._data.dtype, "same_kind"
+    ):
         from .._dtype import from_numpy_dtype
 
         raise RuntimeError(
@@ -78,9 +79,17 @@ def _store(self: Tensor, value: np.ndarray) -> None:
 
 def _type_word(d) -> str:
     return {
-        "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-        "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-        "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+        "float32": "Float",
+        "float64": "Double",
+        "float16": "Half",
+        "int64": "Long",
+        "int32": "Int",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+        "bool": "Bool",
+        "complex64": "ComplexFloat",
+        "complex128": "ComplexDouble",
     }[d.name]
 
 
@@ -152,8 +161,9 @@ def _fill(self: Tensor, value, node_cls) -> Tensor:
     self._data[...] = value
     self._version[0] += 1
     if recording:
-        node = _init_node(node_cls.__new__(node_cls), (edge_of(self),),
-                          ((self._data.shape, self._data.dtype),))
+        node = _init_node(
+            node_cls.__new__(node_cls), (edge_of(self),), ((self._data.shape, self._data.dtype),)
+        )
         self.grad_fn = node
         self._output_nr = 0
     return self
@@ -189,8 +199,11 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     np.copyto(self._data, src._data, casting="unsafe")
     self._version[0] += 1
     if recording:
-        node = _init_node(CopyBackwards.__new__(CopyBackwards), (edge_of(self), edge_of(src)),
-                          ((self._data.shape, self._data.dtype),))
+        node = _init_node(
+            CopyBackwards.__new__(CopyBackwards),
+            (edge_of(self), edge_of(src)),
+            ((self._data.shape, self._data.dtype),),
+        )
         self.grad_fn = node
         self._rg = True
         self._output_nr = 0
@@ -217,8 +230,11 @@ def t_(self: Tensor) -> Tensor:
     self._data = self._data.T
     self._version[0] += 1
     if recording:
-        node = _init_node(TBackward1.__new__(TBackward1), (edge_of(self),),
-                          ((self._data.shape, self._data.dtype),))
+        node = _init_node(
+            TBackward1.__new__(TBackward1),
+            (edge_of(self),),
+            ((self._data.shape, self._data.dtype),),
+        )
         self.grad_fn = node
         self._output_nr = 0
     return self
@@ -237,10 +253,11 @@ class CopySlices(Node):
         if isinstance(g, np.ndarray):
             g_self = g.copy()
             g_self[idx] = 0
-            return g_self, g[idx]
-        from .indexing import index_put
+            return g_self, np.asarray(g[idx])
+        from .indexing import index_np, index_put
 
-        return index_put(g, idx, 0.0), g[idx]
+        # index_np: NumPy's indexing semantics, as the forward used.
+        return index_put(g, idx, 0.0), index_np(g, idx)
 
 
 def _index_key(key):
@@ -250,9 +267,7 @@ def _index_key(key):
     if isinstance(key, Tensor):
         arr = key._data
         if arr.dtype.kind == "f":
-            raise IndexError(
-                "tensors used as indices must be long, int, byte or bool tensors"
-            )
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return arr
     if isinstance(key, list):
         return np.asarray([k._data if isinstance(k, Tensor) else k for k in key])
@@ -286,8 +301,11 @@ def setitem(self: Tensor, key, value) -> None:
         ) from None
     self._version[0] += 1
     if recording:
-        node = _init_node(CopySlices.__new__(CopySlices), (edge_of(self), edge_of(value)),
-                          ((self._data.shape, self._data.dtype),))
+        node = _init_node(
+            CopySlices.__new__(CopySlices),
+            (edge_of(self), edge_of(value)),
+            ((self._data.shape, self._data.dtype),),
+        )
         node.index = idx
         self.grad_fn = node
         self._rg = True
@@ -302,10 +320,41 @@ _METHODS = {
     "__setitem__": setitem,
 }
 for _name in (
-    "add", "sub", "mul", "div", "pow", "neg", "clamp", "clamp_min", "clamp_max", "exp", "log",
-    "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "reciprocal", "square", "floor",
-    "ceil", "round", "trunc", "sign", "fmod", "remainder", "lerp", "atan2", "rsqrt", "log1p",
-    "expm1", "tan", "log2", "frac",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "neg",
+    "clamp",
+    "clamp_min",
+    "clamp_max",
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "abs",
+    "reciprocal",
+    "square",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "fmod",
+    "remainder",
+    "lerp",
+    "atan2",
+    "rsqrt",
+    "log1p",
+    "expm1",
+    "tan",
+    "log2",
+    "frac",
 ):
     _op = getattr(ew, _name)
     _METHODS[_name + "_"] = _make_inplace(_op)
@@ -315,8 +364,13 @@ _METHODS["multiply_"] = _METHODS["mul_"]
 _METHODS["divide_"] = _METHODS["div_"]
 _METHODS["negative_"] = _METHODS["neg_"]
 _METHODS["absolute_"] = _METHODS["abs_"]
-for _dunder, _name in (("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"),
-                       ("__itruediv__", "div_"), ("__ipow__", "pow_")):
+for _dunder, _name in (
+    ("__iadd__", "add_"),
+    ("__isub__", "sub_"),
+    ("__imul__", "mul_"),
+    ("__itruediv__", "div_"),
+    ("__ipow__", "pow_"),
+):
     _METHODS[_dunder] = _METHODS[_name]
 
 register_methods(_METHODS)

@@ -1,0 +1,433 @@
+"""Benchmark workloads W1-W5: one definition each, implemented per library.
+
+Every implementation takes the inputs a workload's ``make`` returns (NumPy arrays) and
+returns ``(value, [gradients...])`` as NumPy arrays, so the runner can check each
+implementation's gradients against the float64 reference before timing it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+
+# -- W1 tiny-ops: 1000 elementwise ops on a 3-element leaf --------------------------------
+
+W1_OPS = 1000
+
+
+def w1_make(seed=0, n_ops=W1_OPS):
+    rng = np.random.default_rng(seed)
+    return {"x0": rng.uniform(0.1, 0.5, 3).astype(np.float64), "n_ops": n_ops}
+
+
+def _w1_chain(x0, n_ops, sin, tanh):
+    y = x0
+    for i in range(n_ops):
+        k = i % 5
+        if k == 0:
+            y = y * 1.001
+        elif k == 1:
+            y = y + 0.01
+        elif k == 2:
+            y = sin(y)
+        elif k == 3:
+            y = y * x0
+        else:
+            y = tanh(y)
+    return y
+
+
+def w1_numpy(inp):
+    """Hand-written forward and backward: the floor."""
+    x0, n = inp["x0"], inp["n_ops"]
+    tape = []
+    y = x0
+    for i in range(n):
+        k = i % 5
+        if k == 0:
+            y = y * 1.001
+        elif k == 1:
+            y = y + 0.01
+        elif k == 2:
+            tape.append(y)
+            y = np.sin(y)
+        elif k == 3:
+            tape.append(y)
+            y = y * x0
+        else:
+            y = np.tanh(y)
+            tape.append(y)
+    value = y.sum()
+    g = np.ones_like(y)
+    gx0 = np.zeros_like(x0)
+    for i in reversed(range(n)):
+        k = i % 5
+        if k == 0:
+            g = g * 1.001
+        elif k == 2:
+            g = g * np.cos(tape.pop())
+        elif k == 3:
+            gx0 += g * tape.pop()
+            g = g * x0
+        elif k == 4:
+            t = tape.pop()
+            g = g * (1 - t * t)
+    gx0 += g
+    return value, [gx0]
+
+
+def _w1_torchlike(lib, dtype):
+    def run(inp):
+        x0 = lib.tensor(inp["x0"], dtype=dtype, requires_grad=True)
+        y = _w1_chain(x0, inp["n_ops"], lib.sin, lib.tanh)
+        s = y.sum()
+        s.backward()
+        return float(s.detach()), [x0.grad.detach().numpy().astype(np.float64)]
+
+    return run
+
+
+def w1_autograd(inp):
+    ag, anp = importlib.import_module("autograd"), importlib.import_module("autograd.numpy")
+    f = lambda x0: _w1_chain(x0, inp["n_ops"], anp.sin, anp.tanh).sum()  # noqa: E731
+    g = ag.value_and_grad(f)(inp["x0"])
+    return float(g[0]), [np.asarray(g[1])]
+
+
+def w1_mygrad(inp):
+    mg = importlib.import_module("mygrad")
+    x0 = mg.tensor(inp["x0"])
+    s = _w1_chain(x0, inp["n_ops"], mg.sin, mg.tanh).sum()
+    s.backward()
+    return float(s.item()), [np.asarray(x0.grad)]
+
+
+def w1_jax(inp):
+    jax, jnp = importlib.import_module("jax"), importlib.import_module("jax.numpy")
+    f = lambda x0: _w1_chain(x0, inp["n_ops"], jnp.sin, jnp.tanh).sum()  # noqa: E731
+    v, g = jax.value_and_grad(f)(jnp.asarray(inp["x0"]))
+    return float(v), [np.asarray(g)]
+
+
+# -- W2 mlp-step: 784-512-512-10 ReLU MLP, softmax cross-entropy, batch 128 ---------------
+
+
+def w2_make(seed=0, batch=128, sizes=(784, 512, 512, 10), dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    inp = {
+        "x": rng.standard_normal((batch, sizes[0])).astype(dtype),
+        "y": rng.integers(0, sizes[-1], batch),
+    }
+    for i in range(3):
+        bound = 1 / math.sqrt(sizes[i])
+        inp[f"W{i}"] = rng.uniform(-bound, bound, (sizes[i], sizes[i + 1])).astype(dtype)
+        inp[f"b{i}"] = rng.uniform(-bound, bound, sizes[i + 1]).astype(dtype)
+    return inp
+
+
+W2_PARAMS = ["W0", "b0", "W1", "b1", "W2", "b2"]
+
+
+def w2_numpy(inp):
+    x, y = inp["x"], inp["y"]
+    W0, b0, W1, b1, W2, b2 = (inp[k] for k in W2_PARAMS)
+    h0 = x @ W0 + b0
+    a0 = np.maximum(h0, 0)
+    h1 = a0 @ W1 + b1
+    a1 = np.maximum(h1, 0)
+    z = a1 @ W2 + b2
+    zmax = z.max(axis=1, keepdims=True)
+    e = np.exp(z - zmax)
+    se = e.sum(axis=1, keepdims=True)
+    logp = z - zmax - np.log(se)
+    n = x.shape[0]
+    loss = -logp[np.arange(n), y].mean()
+    gz = e / se
+    gz[np.arange(n), y] -= 1
+    gz /= n
+    gW2 = a1.T @ gz
+    gb2 = gz.sum(0)
+    ga1 = gz @ W2.T
+    ga1 *= h1 > 0
+    gW1 = a0.T @ ga1
+    gb1 = ga1.sum(0)
+    ga0 = ga1 @ W1.T
+    ga0 *= h0 > 0
+    gW0 = x.T @ ga0
+    gb0 = ga0.sum(0)
+    return float(loss), [gW0, gb0, gW1, gb1, gW2, gb2]
+
+
+def _w2_torchlike(lib):
+    def run(inp):
+        # from_numpy shares memory: no input copies, as in the NumPy floor.
+        ps = [lib.from_numpy(inp[k]).requires_grad_() for k in W2_PARAMS]
+        x = lib.from_numpy(inp["x"])
+        y = lib.from_numpy(inp["y"])
+        W0, b0, W1, b1, W2, b2 = ps
+        a0 = (x @ W0 + b0).relu()
+        a1 = (a0 @ W1 + b1).relu()
+        z = a1 @ W2 + b2
+        logp = z.log_softmax(1)
+        loss = -logp[lib.arange(x.shape[0]), y].mean()
+        loss.backward()
+        return float(loss.detach()), [p.grad.detach().numpy() for p in ps]
+
+    return run
+
+
+def w2_autograd(inp):
+    ag, anp = importlib.import_module("autograd"), importlib.import_module("autograd.numpy")
+    x, y = inp["x"], inp["y"]
+
+    def loss(W0, b0, W1, b1, W2, b2):
+        a0 = anp.maximum(anp.dot(x, W0) + b0, 0)
+        a1 = anp.maximum(anp.dot(a0, W1) + b1, 0)
+        z = anp.dot(a1, W2) + b2
+        zmax = anp.max(z, axis=1, keepdims=True)
+        logp = z - zmax - anp.log(anp.sum(anp.exp(z - zmax), axis=1, keepdims=True))
+        return -anp.mean(logp[anp.arange(x.shape[0]), y])
+
+    v, g = ag.value_and_grad(loss, argnum=list(range(6)))(*(inp[k] for k in W2_PARAMS))
+    return float(v), [np.asarray(t) for t in g]
+
+
+def w2_mygrad(inp):
+    mg = importlib.import_module("mygrad")
+    ps = [mg.tensor(inp[k]) for k in W2_PARAMS]
+    x, y = inp["x"], inp["y"]
+    W0, b0, W1, b1, W2, b2 = ps
+    a0 = mg.maximum(mg.matmul(x, W0) + b0, 0)
+    a1 = mg.maximum(mg.matmul(a0, W1) + b1, 0)
+    z = mg.matmul(a1, W2) + b2
+    zmax = mg.max(z, axis=1, keepdims=True)
+    logp = z - zmax - mg.log(mg.sum(mg.exp(z - zmax), axis=1, keepdims=True))
+    loss = -mg.mean(logp[np.arange(x.shape[0]), y])
+    loss.backward()
+    return float(loss.item()), [np.asarray(p.grad) for p in ps]
+
+
+def _w2_jax_loss():
+    jax, jnp = importlib.import_module("jax"), importlib.import_module("jax.numpy")
+
+    def loss(params, x, y):
+        W0, b0, W1, b1, W2, b2 = params
+        a0 = jnp.maximum(x @ W0 + b0, 0)
+        a1 = jnp.maximum(a0 @ W1 + b1, 0)
+        logp = jax.nn.log_softmax(a1 @ W2 + b2, axis=1)
+        return -jnp.mean(logp[jnp.arange(x.shape[0]), y])
+
+    return jax, loss
+
+
+def w2_jax(inp):
+    jax, loss = _w2_jax_loss()
+    v, g = jax.value_and_grad(loss)([inp[k] for k in W2_PARAMS], inp["x"], inp["y"])
+    return float(v), [np.asarray(t) for t in g]
+
+
+# -- W3 big-elementwise: 4M float32, (tanh(x*w+b) * sigmoid(x)).sum() ---------------------
+
+
+def w3_make(seed=0, n=4_000_000, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return {k: rng.standard_normal(n).astype(dtype) for k in ("x", "w", "b")}
+
+
+def w3_numpy(inp):
+    x, w, b = inp["x"], inp["w"], inp["b"]
+    t = np.tanh(x * w + b)
+    s = 1 / (1 + np.exp(-x))
+    value = np.dot(t, s)
+    gu = s * (1 - t * t)
+    return float(value), [gu * x, gu]
+
+
+def _w3_torchlike(lib):
+    def run(inp):
+        x = lib.from_numpy(inp["x"])
+        w = lib.from_numpy(inp["w"]).requires_grad_()
+        b = lib.from_numpy(inp["b"]).requires_grad_()
+        out = ((x * w + b).tanh() * x.sigmoid()).sum()
+        out.backward()
+        return float(out.detach()), [w.grad.numpy(), b.grad.numpy()]
+
+    return run
+
+
+def w3_autograd(inp):
+    ag, anp = importlib.import_module("autograd"), importlib.import_module("autograd.numpy")
+    x = inp["x"]
+    f = lambda w, b: anp.sum(anp.tanh(x * w + b) / (1 + anp.exp(-x)))  # noqa: E731
+    v, g = ag.value_and_grad(f, argnum=[0, 1])(inp["w"], inp["b"])
+    return float(v), [np.asarray(t) for t in g]
+
+
+def w3_mygrad(inp):
+    mg = importlib.import_module("mygrad")
+    x = inp["x"]
+    w, b = mg.tensor(inp["w"]), mg.tensor(inp["b"])
+    out = mg.sum(mg.tanh(x * w + b) / (1 + mg.exp(-x)))
+    out.backward()
+    return float(out.item()), [np.asarray(w.grad), np.asarray(b.grad)]
+
+
+def w3_jax(inp):
+    jax, jnp = importlib.import_module("jax"), importlib.import_module("jax.numpy")
+    x = inp["x"]
+    f = lambda w, b: jnp.sum(jnp.tanh(x * w + b) * jax.nn.sigmoid(x))  # noqa: E731
+    v, g = jax.value_and_grad(f, argnums=(0, 1))(inp["w"], inp["b"])
+    return float(v), [np.asarray(t) for t in g]
+
+
+# -- W5 scalar-graph: 200 0-d leaves, 5000 random + * tanh nodes ----------------------------
+
+
+def w5_make(seed=0, n_leaves=200, n_nodes=5000):
+    rng = np.random.default_rng(seed)
+    leaves = rng.uniform(-1, 1, n_leaves)
+    ops = []
+    for i in range(n_nodes):
+        kind = int(rng.integers(0, 3))
+        a = int(rng.integers(0, n_leaves + i))
+        b = int(rng.integers(0, n_leaves + i))
+        ops.append((kind, a, b))
+    return {"leaves": leaves, "ops": ops}
+
+
+def _w5_build(values, ops, tanh):
+    vals = list(values)
+    for kind, a, b in ops:
+        if kind == 0:
+            vals.append(vals[a] + vals[b])
+        elif kind == 1:
+            vals.append(vals[a] * vals[b] * 0.5)
+        else:
+            vals.append(tanh(vals[a]))
+    return vals[-1]
+
+
+def w5_numpy(inp):
+    leaves, ops = inp["leaves"], inp["ops"]
+    vals = [float(v) for v in leaves]
+    for kind, a, b in ops:
+        if kind == 0:
+            vals.append(vals[a] + vals[b])
+        elif kind == 1:
+            vals.append(vals[a] * vals[b] * 0.5)
+        else:
+            vals.append(math.tanh(vals[a]))
+    grads = [0.0] * len(vals)
+    grads[-1] = 1.0
+    n0 = len(leaves)
+    for i in range(len(ops) - 1, -1, -1):
+        kind, a, b = ops[i]
+        g = grads[n0 + i]
+        if g == 0.0:
+            continue
+        if kind == 0:
+            grads[a] += g
+            grads[b] += g
+        elif kind == 1:
+            grads[a] += g * vals[b] * 0.5
+            grads[b] += g * vals[a] * 0.5
+        else:
+            t = vals[n0 + i]
+            grads[a] += g * (1 - t * t)
+    return vals[-1], [np.array(grads[:n0])]
+
+
+def _w5_torchlike(lib):
+    def run(inp):
+        leaves = [
+            lib.tensor(float(v), dtype=lib.float64, requires_grad=True) for v in inp["leaves"]
+        ]
+        out = _w5_build(leaves, inp["ops"], lib.tanh)
+        out.backward()
+        grads = [0.0 if t.grad is None else float(t.grad) for t in leaves]
+        return float(out.detach()), [np.array(grads)]
+
+    return run
+
+
+def w5_autograd(inp):
+    ag, anp = importlib.import_module("autograd"), importlib.import_module("autograd.numpy")
+    f = lambda leaves: _w5_build(
+        [leaves[i] for i in range(len(inp["leaves"]))],  # noqa: E731
+        inp["ops"],
+        anp.tanh,
+    )
+    v, g = ag.value_and_grad(f)(inp["leaves"])
+    return float(v), [np.asarray(g)]
+
+
+def w5_mygrad(inp):
+    mg = importlib.import_module("mygrad")
+    leaves = [mg.tensor(float(v)) for v in inp["leaves"]]
+    out = _w5_build(leaves, inp["ops"], mg.tanh)
+    out.backward()
+    return float(out.item()), [np.array([0.0 if t.grad is None else float(t.grad) for t in leaves])]
+
+
+def w5_jax(inp):
+    jax, jnp = importlib.import_module("jax"), importlib.import_module("jax.numpy")
+    leaves = [jnp.asarray(v) for v in inp["leaves"]]
+    f = lambda *ls: _w5_build(list(ls), inp["ops"], jnp.tanh)  # noqa: E731
+    v, g = jax.value_and_grad(f, argnums=tuple(range(len(leaves))))(*leaves)
+    return float(v), [np.array([float(t) for t in g])]
+
+
+# -- registry ------------------------------------------------------------------------------
+
+
+def implementations(workload: str) -> dict:
+    """name -> callable for one workload; peers are imported lazily when called."""
+    import ember
+
+    def torch_impl(factory, *args):
+        def run(inp):
+            torch = importlib.import_module("torch")
+            return factory(torch, *args)(inp)
+
+        return run
+
+    table = {
+        "W1": {
+            "numpy": w1_numpy,
+            "ember": _w1_torchlike(ember, ember.float64),
+            "torch": torch_impl(lambda t: _w1_torchlike(t, t.float64)),
+            "autograd": w1_autograd,
+            "mygrad": w1_mygrad,
+            "jax": w1_jax,
+        },
+        "W2": {
+            "numpy": w2_numpy,
+            "ember": _w2_torchlike(ember),
+            "torch": torch_impl(_w2_torchlike),
+            "autograd": w2_autograd,
+            "mygrad": w2_mygrad,
+            "jax": w2_jax,
+        },
+        "W3": {
+            "numpy": w3_numpy,
+            "ember": _w3_torchlike(ember),
+            "torch": torch_impl(_w3_torchlike),
+            "autograd": w3_autograd,
+            "mygrad": w3_mygrad,
+            "jax": w3_jax,
+        },
+        "W5": {
+            "numpy": w5_numpy,
+            "ember": _w5_torchlike(ember),
+            "torch": torch_impl(_w5_torchlike),
+            "autograd": w5_autograd,
+            "mygrad": w5_mygrad,
+            "jax": w5_jax,
+        },
+    }
+    return table[workload]
+
+
+MAKERS = {"W1": w1_make, "W2": w2_make, "W3": w3_make, "W5": w5_make}
