@@ -12,6 +12,13 @@ import math
 
 import numpy as np
 
+def _jax():
+    """JAX with float64 enabled, so float64 workloads stay float64 as in the other libraries."""
+    jax = importlib.import_module("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax, importlib.import_module("jax.numpy")
+
+
 # -- W1 tiny-ops: 1000 elementwise ops on a 3-element leaf --------------------------------
 
 W1_OPS = 1000
@@ -105,7 +112,7 @@ def w1_mygrad(inp):
 
 
 def w1_jax(inp):
-    jax, jnp = importlib.import_module("jax"), importlib.import_module("jax.numpy")
+    jax, jnp = _jax()
     f = lambda x0: _w1_chain(x0, inp["n_ops"], jnp.sin, jnp.tanh).sum()  # noqa: E731
     v, g = jax.value_and_grad(f)(jnp.asarray(inp["x0"]))
     return float(v), [np.asarray(g)]
@@ -210,7 +217,7 @@ def w2_mygrad(inp):
 
 
 def _w2_jax_loss():
-    jax, jnp = importlib.import_module("jax"), importlib.import_module("jax.numpy")
+    jax, jnp = _jax()
 
     def loss(params, x, y):
         W0, b0, W1, b1, W2, b2 = params
@@ -275,7 +282,7 @@ def w3_mygrad(inp):
 
 
 def w3_jax(inp):
-    jax, jnp = importlib.import_module("jax"), importlib.import_module("jax.numpy")
+    jax, jnp = _jax()
     x = inp["x"]
     f = lambda w, b: jnp.sum(jnp.tanh(x * w + b) * jax.nn.sigmoid(x))  # noqa: E731
     v, g = jax.value_and_grad(f, argnums=(0, 1))(inp["w"], inp["b"])
@@ -372,11 +379,62 @@ def w5_mygrad(inp):
 
 
 def w5_jax(inp):
-    jax, jnp = importlib.import_module("jax"), importlib.import_module("jax.numpy")
+    jax, jnp = _jax()
     leaves = [jnp.asarray(v) for v in inp["leaves"]]
     f = lambda *ls: _w5_build(list(ls), inp["ops"], jnp.tanh)  # noqa: E731
     v, g = jax.value_and_grad(f, argnums=tuple(range(len(leaves))))(*leaves)
     return float(v), [np.array([float(t) for t in g])]
+
+
+# -- W4 hvp: Hessian-vector product of sum(tanh(A @ x) ** 2) by double backward ----------
+
+
+def w4_make(seed=0, n=1000):
+    rng = np.random.default_rng(seed)
+    return {
+        "A": rng.standard_normal((n, n)) / math.sqrt(n),
+        "x": rng.standard_normal(n),
+        "v": rng.standard_normal(n),
+    }
+
+
+def w4_numpy(inp):
+    """Closed-form H v: with t = tanh(Ax), grad = A^T (2 t (1 - t^2)),
+    H v = A^T (d/du[2 t (1 - t^2)] * (A v)) and d/du = 2 (1 - t^2)(1 - 3 t^2)."""
+    a, x, v = inp["A"], inp["x"], inp["v"]
+    t = np.tanh(a @ x)
+    s = 1 - t * t
+    hv = a.T @ (2 * s * (1 - 3 * t * t) * (a @ v))
+    return float(np.sum(t * t)), [hv]
+
+
+def _w4_torchlike(lib):
+    def run(inp):
+        a = lib.from_numpy(inp["A"])
+        v = lib.from_numpy(inp["v"])
+        x = lib.from_numpy(inp["x"]).requires_grad_()
+        y = (lib.tanh(a @ x) ** 2).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        (hv,) = lib.autograd.grad(g @ v, x)
+        return float(y.detach()), [hv.detach().numpy()]
+
+    return run
+
+
+def w4_autograd(inp):
+    ag, anp = importlib.import_module("autograd"), importlib.import_module("autograd.numpy")
+    a = inp["A"]
+    f = lambda x: anp.sum(anp.tanh(anp.dot(a, x)) ** 2)  # noqa: E731
+    hv = ag.hessian_vector_product(f)(inp["x"], inp["v"])
+    return float(f(inp["x"])), [np.asarray(hv)]
+
+
+def w4_jax(inp):
+    jax, jnp = _jax()
+    a = jnp.asarray(inp["A"])
+    f = lambda x: jnp.sum(jnp.tanh(a @ x) ** 2)  # noqa: E731
+    hv = jax.jvp(jax.grad(f), (jnp.asarray(inp["x"]),), (jnp.asarray(inp["v"]),))[1]
+    return float(f(inp["x"])), [np.asarray(hv)]
 
 
 # -- registry ------------------------------------------------------------------------------
@@ -418,6 +476,13 @@ def implementations(workload: str) -> dict:
             "mygrad": w3_mygrad,
             "jax": w3_jax,
         },
+        "W4": {
+            "numpy": w4_numpy,
+            "ember": _w4_torchlike(ember),
+            "torch": torch_impl(_w4_torchlike),
+            "autograd": w4_autograd,
+            "jax": w4_jax,
+        },
         "W5": {
             "numpy": w5_numpy,
             "ember": _w5_torchlike(ember),
@@ -430,4 +495,13 @@ def implementations(workload: str) -> dict:
     return table[workload]
 
 
-MAKERS = {"W1": w1_make, "W2": w2_make, "W3": w3_make, "W5": w5_make}
+MAKERS = {"W1": w1_make, "W2": w2_make, "W3": w3_make, "W4": w4_make, "W5": w5_make}
+
+
+def reference(workload: str, inp: dict):
+    """The float64 hand-written NumPy result every implementation is checked against."""
+    as64 = {
+        k: (v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v)
+        for k, v in inp.items()
+    }
+    return implementations(workload)["numpy"](as64)

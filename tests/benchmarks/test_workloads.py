@@ -1,0 +1,62 @@
+"""Every benchmark workload's gradients are right for every installed implementation.
+
+Timing is the benchmark runner's business; this only keeps the workloads from rotting.
+"""
+
+import importlib
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+import workloads as wl  # noqa: E402
+
+SMALL = {
+    "W1": lambda: wl.w1_make(0, n_ops=50),
+    "W2": lambda: wl.w2_make(0, batch=8, sizes=(20, 16, 12, 5), dtype=np.float64),
+    "W3": lambda: wl.w3_make(0, n=1000, dtype=np.float64),
+    "W4": lambda: wl.w4_make(0, n=30),
+    "W5": lambda: wl.w5_make(0, n_leaves=10, n_nodes=60),
+}
+IMPLS = ["numpy", "ember", "torch", "autograd", "mygrad", "jax"]
+
+
+def _installed(name):
+    try:
+        importlib.import_module(name)
+        return True
+    except Exception:
+        return False
+
+
+@pytest.mark.parametrize("workload", sorted(SMALL))
+@pytest.mark.parametrize("impl", IMPLS)
+def test_workload_gradients_match_reference(workload, impl):
+    if impl not in ("numpy", "ember") and not _installed(impl):
+        pytest.skip(f"{impl} not installed")
+    impls = wl.implementations(workload)
+    if impl not in impls:
+        pytest.skip(f"{impl} has no {workload} implementation")
+    inp = SMALL[workload]()
+    ref_value, ref_grads = wl.reference(workload, inp)
+    value, grads = impls[impl](inp)
+    assert np.isclose(value, ref_value, rtol=1e-6)
+    assert len(grads) == len(ref_grads)
+    for g, r in zip(grads, ref_grads):
+        np.testing.assert_allclose(np.asarray(g, dtype=np.float64), r, rtol=1e-6, atol=1e-9)
+
+
+def test_w4_reference_matches_finite_differences():
+    inp = SMALL["W4"]()
+    _, (hv,) = wl.reference("W4", inp)
+    a, x, v = inp["A"], inp["x"], inp["v"]
+
+    def grad(z):
+        t = np.tanh(a @ z)
+        return a.T @ (2 * t * (1 - t * t))
+
+    eps = 1e-6
+    numeric = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hv, numeric, rtol=1e-6, atol=1e-8)
