@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+
 def _jax():
     """JAX with float64 enabled, so float64 workloads stay float64 as in the other libraries."""
     jax = importlib.import_module("jax")
