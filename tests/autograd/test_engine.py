@@ -342,3 +342,23 @@ def test_requires_grad_rules():
         y.requires_grad = False
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
         y.numpy()
+
+
+def test_grad_mode_bare_decorators():
+    @ember.no_grad
+    def f(t):
+        return t * 2
+
+    @ember.enable_grad
+    def g(t):
+        return t * 2
+
+    @ember.inference_mode
+    def h(t):
+        return t * 2
+
+    x = ember.ones(1, requires_grad=True)
+    assert not f(x).requires_grad and not h(x).requires_grad
+    with ember.no_grad():
+        assert g(x).requires_grad
+    assert ember.is_grad_enabled()

@@ -33,7 +33,14 @@ def is_inference_mode_enabled() -> bool:
 
 
 class _GradModeContext:
-    """Base for context managers that can also decorate functions."""
+    """Base for context managers that can also decorate functions (with or without ``()``)."""
+
+    def __new__(cls, *args, **kwargs):
+        # ``@no_grad`` without parentheses: the class is called with the function itself.
+        if cls is not set_grad_enabled and len(args) == 1 and callable(args[0]) and not kwargs:
+            if not isinstance(args[0], bool):
+                return cls()(args[0])
+        return super().__new__(cls)
 
     def __call__(self, func):
         if isinstance(func, type):
