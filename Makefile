@@ -27,7 +27,8 @@ test: $(STAMP) lint
 	$(PY) -m pytest
 
 bench: $(STAMP)
-	$(PY) benchmarks/overhead.py
+	$(PY) -m pip install --quiet -e ".[bench]"
+	$(PY) benchmarks/run.py --out benchmarks/last-run.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -4,6 +4,7 @@ Timing is the benchmark runner's business; this only keeps the workloads from ro
 """
 
 import importlib
+import importlib.metadata
 import os
 import sys
 
@@ -24,10 +25,11 @@ IMPLS = ["numpy", "ember", "torch", "autograd", "mygrad", "jax"]
 
 
 def _installed(name):
+    # Ask the installed distributions: a bare import of "autograd" could find tests/autograd.
     try:
-        importlib.import_module(name)
+        importlib.metadata.version(name)
         return True
-    except Exception:
+    except importlib.metadata.PackageNotFoundError:
         return False
 
 
