@@ -197,7 +197,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         if arr.dtype not in _dtype._FROM_NP:
             _dtype.from_numpy_dtype(arr.dtype)
     else:
-        inferred = _infer_dtype(data)
+        # With an explicit dtype, convert Python numbers straight to it (0.3 stays exact
+        # in float64 instead of passing through float32).
+        inferred = _infer_dtype(data) if dtype is None else _dtype.to_numpy_dtype(dtype)
         arr = np.array(_unwrap_nested(data), dtype=inferred)
         if arr.dtype == object:
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")

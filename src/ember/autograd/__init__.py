@@ -14,7 +14,9 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .gradcheck import GradcheckError, gradcheck
+from . import functional
+from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
 
 __all__ = [
@@ -23,6 +25,12 @@ __all__ = [
     "Variable",
     "Node",
     "gradcheck",
+    "gradgradcheck",
+    "Function",
+    "FunctionCtx",
+    "InplaceFunction",
+    "once_differentiable",
+    "functional",
     "GradcheckError",
     "no_grad",
     "enable_grad",

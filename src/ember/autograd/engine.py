@@ -260,7 +260,8 @@ def _accumulate(var, g, create_graph: bool, Tensor) -> None:
     old = var._grad
     if create_graph:
         g = _as_tensor(g, Tensor)
-        var._grad = g if old is None else old + g
+        # A recorded copy: .grad must not alias the caller's gradient tensor.
+        var._grad = g.clone() if old is None else old + g
     elif old is None:
         # A fresh copy: the incoming array may alias a user tensor or another gradient.
         var._grad = Tensor._wrap(np.array(g, copy=True))

@@ -41,11 +41,17 @@ def numerical_jacobian(func, inputs, eps: float = 1e-6) -> list:
             orig = flat[k].copy()
             with no_grad():
                 flat[k] = orig + eps
-                plus = [o._data.astype(np.float64) for o in _as_tuple(func(*inputs))
-                        if isinstance(o, Tensor)]
+                plus = [
+                    o._data.astype(np.float64)
+                    for o in _as_tuple(func(*inputs))
+                    if isinstance(o, Tensor)
+                ]
                 flat[k] = orig - eps
-                minus = [o._data.astype(np.float64) for o in _as_tuple(func(*inputs))
-                         if isinstance(o, Tensor)]
+                minus = [
+                    o._data.astype(np.float64)
+                    for o in _as_tuple(func(*inputs))
+                    if isinstance(o, Tensor)
+                ]
                 flat[k] = orig
             for j in range(len(base)):
                 cols[j][:, k] = ((plus[j] - minus[j]) / (2 * eps)).reshape(-1)
@@ -134,3 +140,102 @@ def gradcheck(
                     f"analytical:{np.array2string(a, precision=4)}\n"
                 )
     return True
+
+
+def _random_grad_output(out, _creation, _dtype, Tensor):
+    """Values uniform in [-1, 1) shaped like ``out`` that require grad (torch's make_tensor)."""
+    dt = out._data.dtype if out._data.dtype.kind in "fc" else np.dtype(np.float64)
+    u = _creation.rand(*out._data.shape, dtype=_dtype.float64)._data
+    t = Tensor._wrap(np.asarray(u * 2 - 1, dtype=dt))
+    t.requires_grad_()
+    return t
+
+
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
+    """Check second derivatives: gradcheck of the first-order vector-Jacobian product.
+
+    Like torch, this runs ``gradcheck`` on ``(inputs, grad_outputs) -> autograd.grad(func(
+    *inputs), inputs, grad_outputs, create_graph=True)``, so the recorded backward of every
+    op in ``func`` is compared with central finite differences (use float64 inputs).
+    ``grad_outputs`` defaults to random values in [-1, 1) that require grad.
+
+    Example:
+        >>> import ember
+        >>> from ember.autograd.gradcheck import gradgradcheck
+        >>> x = ember.rand(3, dtype=ember.float64, requires_grad=True)
+        >>> gradgradcheck(lambda t: t.sin() * t, (x,))
+        True
+    """
+    from .. import _creation, _dtype
+    from .._tensor import Tensor
+    from . import grad as autograd_grad
+    from .grad_mode import enable_grad
+
+    if not check_rev_over_rev and not check_fwd_over_rev:
+        raise ValueError(
+            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
+        )
+    if check_fwd_over_rev:
+        raise NotImplementedError("check_fwd_over_rev=True needs forward-mode AD (not in ember)")
+    tupled_inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    if grad_outputs is None:
+        with enable_grad():
+            outputs = _differentiable_outputs(func, tupled_inputs)
+        tupled_grad_outputs = tuple(
+            _random_grad_output(o, _creation, _dtype, Tensor) for o in outputs
+        )
+    else:
+        tupled_grad_outputs = (
+            tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
+        )
+    num_outputs = len(tupled_grad_outputs)
+    diff_inputs = [
+        i for i, x in enumerate(tupled_inputs) if isinstance(x, Tensor) and x.requires_grad
+    ]
+
+    def new_func(*args):
+        input_args = args[: len(args) - num_outputs]
+        with enable_grad():
+            outputs = _differentiable_outputs(func, input_args)
+            grad_outs = args[len(args) - num_outputs :]
+            grads = autograd_grad(
+                outputs,
+                tuple(input_args[i] for i in diff_inputs),
+                grad_outs,
+                create_graph=True,
+                allow_unused=True,
+            )
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(
+        new_func,
+        tupled_inputs + tupled_grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
+        fast_mode=fast_mode,
+        masked=masked,
+    )

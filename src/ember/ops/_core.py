@@ -41,6 +41,8 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
     save_output: also pass the result itself to the rule (after ``saved``).
     Returns the result Tensor; ``result.grad_fn`` is the node (or None).
     """
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)  # NumPy gives scalars for 0-d results; tensors hold arrays
     # Inlined Tensor._wrap: this function is the hot path of every op.
     t = _new(Tensor)
     t._data = out
@@ -94,7 +96,7 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
 
 def record_multi(cls, outs: list, inputs: tuple, saved: tuple = (), differentiable=None):
     """Like ``record`` for a node with several outputs (split, chunk, unbind, ...)."""
-    tensors = [_wrap(o) for o in outs]
+    tensors = [_wrap(np.asarray(o)) for o in outs]
     if not _state.enabled:
         return tensors
     edges = tuple(edge_of(x) for x in inputs)

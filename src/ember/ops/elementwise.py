@@ -273,7 +273,7 @@ def pow(input, exponent, *, out=None):
         tensor([4., 9.])
     """
     if not isinstance(input, Tensor):
-        return _out(_rpow(exponent, input), out)
+        return _out(_rpow(input, exponent), out)
     if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
         a = input._data
         if a.dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
@@ -758,10 +758,30 @@ class LerpBackward0(Node):
         return g * (1 - w), g * w
 
 
+class LerpBackward1(Node):
+    """lerp with a tensor weight."""
+
+    __slots__ = ()
+
+    def backward(self, g, a, b, w):
+        return g * (1 - w), g * w, g * (b - a)
+
+
 def lerp(input, end, weight):
-    """``input + weight * (end - input)`` for a scalar weight."""
+    """``input + weight * (end - input)``; ``weight`` is a number or a tensor.
+
+    Example:
+        >>> import ember
+        >>> ember.lerp(ember.tensor([0.0]), ember.tensor([10.0]), 0.25)
+        tensor([2.5000])
+    """
+    if isinstance(weight, Tensor):
+        a, b = binary_operands(input, end)
+        w = weight._data
+        res = np.asarray(a + w * (b - a), dtype=np.result_type(a, b))
+        return record(LerpBackward1, res, (input, end, weight), (input, end, weight))
     a, b = binary_operands(input, end)
-    t = record(LerpBackward0, a + weight * (b - a), (input, end))
+    t = record(LerpBackward0, np.asarray(a + weight * (b - a)), (input, end))
     if t.grad_fn is not None:
         t.grad_fn.weight = weight
     return t
