@@ -16,7 +16,15 @@ from __future__ import annotations
 import numpy as np
 
 from . import grad_mode
-from .graph import _FREED, AccumulateGrad, GraphRoot, Node, _init_node, sum_to_shape
+from .graph import (
+    _FREED,
+    AccumulateGrad,
+    GraphRoot,
+    Node,
+    _init_node,
+    _raise_modified,
+    sum_to_shape,
+)
 
 
 def _fit(g, shape, np_dtype, as_tensors: bool):
@@ -135,28 +143,38 @@ def run_backward(
             elif node is root:
                 results = grads
             else:
-                # Inlined _call_node for the common single-output case.
+                g0 = grads[0]
                 if node._multi_output:
                     results = _call_node(node, grads, as_tensors)
-                elif grads[0] is None:
+                elif g0 is None:
                     results = ()
                 else:
-                    result = node.backward(grads[0], *node._unpack_saved(as_tensors))
+                    saved = node._saved
+                    if not saved:
+                        result = node.backward(g0)
+                    elif as_tensors or saved is _FREED or len(saved) != 1:
+                        result = node.backward(g0, *node._unpack_saved(as_tensors))
+                    else:
+                        # Inlined _unpack_saved for the common one-saved-array case.
+                        item = saved[0]
+                        if item._version[0] != node._versions[0]:
+                            _raise_modified(node, item, node._versions[0])
+                        result = node.backward(g0, item._data)
                     results = result if type(result) is tuple else (result,)
                 if hooks is not None and hooks.post:
                     results = _run_post_hooks(hooks, results, grads, as_tensors, Tensor)
                 if not retain_graph and node._saved:
                     node._saved = _FREED
-            n_results = len(results)
-            k = -1
-            for nxt, nr in node.next_functions:
-                k += 1
+            edges = node.next_functions
+            if len(results) != len(edges):
+                results = (tuple(results) + (None,) * len(edges))[: len(edges)]
+            for (nxt, nr), g in zip(edges, results):
                 if nxt is None:
                     continue
-                g = results[k] if k < n_results else None
                 d = deps[nxt] - 1
                 if g is not None:
-                    shape, dt = nxt._meta[nr]
+                    meta = nxt._meta
+                    shape, dt = meta[nr]
                     if as_tensors:
                         g = _fit(g, shape, dt, True)
                     else:
@@ -164,14 +182,14 @@ def run_backward(
                             g = sum_to_shape(g, shape)
                         if g.dtype != dt:
                             g = g.astype(dt, copy=False)
-                    if d == 0 and nr == 0 and len(nxt._meta) == 1 and nxt not in buffers:
-                        # Sole (or last) consumer of a single-output node: skip the buffer.
+                    if d == 0 and len(meta) == 1 and nxt not in buffers:
+                        # Sole (or last) consumer of a single-output node: no buffer needed.
                         deps[nxt] = 0
                         push((nxt, [g]))
                         continue
                     buf = buffers.get(nxt)
                     if buf is None:
-                        buffers[nxt] = buf = [None] * len(nxt._meta)
+                        buffers[nxt] = buf = [None] * len(meta)
                         buf[nr] = g
                     elif buf[nr] is None:
                         buf[nr] = g

@@ -18,6 +18,8 @@ _state = grad_mode.state
 _wrap = Tensor._wrap
 _new = object.__new__
 _NO_EDGE = (None, 0)
+_V0 = (0,)
+_V00 = (0, 0)
 _PY_SCALARS = (int, float, bool, complex)
 
 
@@ -54,25 +56,48 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
     t._aux = None
     if not _state.enabled:
         return t
-    edges = []
-    needs = False
-    for x in inputs:
-        if isinstance(x, Tensor):
+    if len(inputs) == 1:
+        # One input (unary ops, scalar-operand ops): no list, no loop.
+        x = inputs[0]
+        if not (isinstance(x, Tensor) and x._rg) or out.dtype.kind not in "fc":
+            return t
+        fn = x.grad_fn
+        edges = ((fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0),)
+    elif len(inputs) == 2:
+        # Binary ops, unrolled: this runs for every recorded +, -, *, /.
+        x, y = inputs
+        if isinstance(x, Tensor) and x._rg:
             fn = x.grad_fn
-            if fn is not None:
-                edges.append((fn, x._output_nr))
-                needs = True
-            elif x._rg:
-                edges.append((x._grad_accumulator(), 0))
+            ex = (fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0)
+        else:
+            ex = None
+        if isinstance(y, Tensor) and y._rg:
+            fn = y.grad_fn
+            ey = (fn, y._output_nr) if fn is not None else (y._grad_accumulator(), 0)
+        elif ex is None:
+            return t
+        else:
+            ey = _NO_EDGE
+        if out.dtype.kind not in "fc":
+            return t
+        edges = (_NO_EDGE if ex is None else ex, ey)
+    else:
+        edge_list = []
+        needs = False
+        for x in inputs:
+            if isinstance(x, Tensor) and x._rg:
+                fn = x.grad_fn
+                edge_list.append(
+                    (fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0)
+                )
                 needs = True
             else:
-                edges.append(_NO_EDGE)
-        else:
-            edges.append(_NO_EDGE)
-    if not needs or out.dtype.kind not in "fc":
-        return t
+                edge_list.append(_NO_EDGE)
+        if not needs or out.dtype.kind not in "fc":
+            return t
+        edges = tuple(edge_list)
     node = _new(cls)
-    node.next_functions = tuple(edges)
+    node.next_functions = edges
     node._meta = ((out.shape, out.dtype),)
     node._hooks = None
     if save_output:
@@ -83,12 +108,17 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
         saved = saved + (so,)
     node._saved = saved
     n = len(saved)
+    # Saved tensors are nearly always at version 0: share those tuples instead of allocating.
     if n == 1:
-        node._versions = (saved[0]._version[0],)
+        v = saved[0]._version[0]
+        node._versions = _V0 if v == 0 else (v,)
     elif n == 2:
-        node._versions = (saved[0]._version[0], saved[1]._version[0])
-    else:
+        v, w = saved[0]._version[0], saved[1]._version[0]
+        node._versions = _V00 if v == 0 and w == 0 else (v, w)
+    elif n:
         node._versions = tuple([s._version[0] for s in saved])
+    else:
+        node._versions = ()
     t.grad_fn = node
     t._rg = True
     return t

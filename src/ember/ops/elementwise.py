@@ -52,12 +52,13 @@ def add(input, other, *, alpha=1, out=None):
         >>> ember.add(ember.tensor([1.0, 2.0]), 10, alpha=2)
         tensor([21., 22.])
     """
-    other = _scalar_or_tensor(other)
+    if type(other) not in _PASS_THROUGH:
+        other = _scalar_or_tensor(other)
     a, b = binary_operands(input, other)
     t = record(AddBackward0, (a + b) if alpha == 1 else (a + b * alpha), (input, other))
     if t.grad_fn is not None:
         t.grad_fn.alpha = alpha
-    return _out(t, out)
+    return t if out is None else _out(t, out)
 
 
 class SubBackward0(Node):
@@ -134,7 +135,8 @@ def mul(input, other, *, out=None):
         >>> ember.mul(ember.tensor([1.0, 2.0]), 3)
         tensor([3., 6.])
     """
-    other = _scalar_or_tensor(other)
+    if type(other) not in _PASS_THROUGH:
+        other = _scalar_or_tensor(other)
     a, b = binary_operands(input, other)
     if type(other) is Tensor:
         t = record(MulBackward0, a * b, (input, other), (input, other))
