@@ -117,54 +117,48 @@ def run_backward(
 
     prev_mode = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
+    # Plain backward() takes the fast path below for every ordinary node; hooks, leaves,
+    # the root, multi-output nodes and grad()/inputs= bookkeeping go through _run_special.
+    plain = capture is None and accumulate_into is None and not create_graph
     try:
         buffers: dict = {}
-        # The root "runs" first: its outputs are the caller's gradients.
         ready = [(root, root_grads)]
         pop = ready.pop
         push = ready.append
         while ready:
             node, grads = pop()
-            hooks = node._hooks
-            if hooks is not None:
-                grads = _run_pre_hooks(node, hooks, grads, as_tensors, Tensor)
-            if capture_at and node in capture_at:
-                for nr, i in capture_at[node]:
-                    g = grads[nr]
-                    if g is not None and not as_tensors and type(g) is not Tensor:
-                        g = Tensor._wrap(np.asarray(g))
-                    captured[i] = g
-            if needed is not None and node not in needed:
-                results = ()
-            elif type(node) is AccumulateGrad:
-                if capture is None and (accumulate_into is None or node in accumulate_into):
-                    _accumulate(node.variable, grads[0], create_graph, Tensor)
-                results = ()
-            elif node is root:
-                results = grads
-            else:
+            if plain and node._fast and node._hooks is None:
                 g0 = grads[0]
-                if node._multi_output:
-                    results = _call_node(node, grads, as_tensors)
-                elif g0 is None:
+                saved = node._saved
+                if g0 is None:
                     results = ()
+                elif not saved:
+                    results = node.backward(g0)
+                elif saved is _FREED or len(saved) != 1:
+                    results = node.backward(g0, *node._unpack_saved(False))
                 else:
-                    saved = node._saved
-                    if not saved:
-                        result = node.backward(g0)
-                    elif as_tensors or saved is _FREED or len(saved) != 1:
-                        result = node.backward(g0, *node._unpack_saved(as_tensors))
-                    else:
-                        # Inlined _unpack_saved for the common one-saved-array case.
-                        item = saved[0]
-                        if item._version[0] != node._versions[0]:
-                            _raise_modified(node, item, node._versions[0])
-                        result = node.backward(g0, item._data)
-                    results = result if type(result) is tuple else (result,)
-                if hooks is not None and hooks.post:
-                    results = _run_post_hooks(hooks, results, grads, as_tensors, Tensor)
-                if not retain_graph and node._saved:
+                    item = saved[0]
+                    if item._version[0] != node._versions[0]:
+                        _raise_modified(node, item, node._versions[0])
+                    results = node.backward(g0, item._data)
+                if type(results) is not tuple:
+                    results = (results,)
+                if saved and not retain_graph:
                     node._saved = _FREED
+            else:
+                results = _run_special(
+                    node,
+                    grads,
+                    root,
+                    retain_graph,
+                    create_graph,
+                    capture,
+                    capture_at,
+                    captured,
+                    needed,
+                    accumulate_into,
+                    Tensor,
+                )
             edges = node.next_functions
             if len(results) != len(edges):
                 results = (tuple(results) + (None,) * len(edges))[: len(edges)]
@@ -203,6 +197,46 @@ def run_backward(
     finally:
         grad_mode.state.enabled = prev_mode
     return captured
+
+
+def _run_special(
+    node,
+    grads,
+    root,
+    retain_graph,
+    create_graph,
+    capture,
+    capture_at,
+    captured,
+    needed,
+    accumulate_into,
+    Tensor,
+):
+    """Run one node that is not a plain single-output op; return its input gradients."""
+    as_tensors = create_graph
+    hooks = node._hooks
+    if hooks is not None:
+        grads = _run_pre_hooks(node, hooks, grads, as_tensors, Tensor)
+    if capture_at and node in capture_at:
+        for nr, i in capture_at[node]:
+            g = grads[nr]
+            if g is not None and not as_tensors and type(g) is not Tensor:
+                g = Tensor._wrap(np.asarray(g))
+            captured[i] = g
+    if needed is not None and node not in needed:
+        return ()
+    if type(node) is AccumulateGrad:
+        if capture is None and (accumulate_into is None or node in accumulate_into):
+            _accumulate(node.variable, grads[0], create_graph, Tensor)
+        return ()
+    if node is root:
+        return grads
+    results = _call_node(node, grads, as_tensors)
+    if hooks is not None and hooks.post:
+        results = _run_post_hooks(hooks, results, grads, as_tensors, Tensor)
+    if not retain_graph and node._saved:
+        node._saved = _FREED
+    return results
 
 
 def _call_node(node: Node, grads: list, as_tensors: bool):

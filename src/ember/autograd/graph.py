@@ -80,6 +80,12 @@ class Node:
 
     # Multi-output nodes (split, unbind, ...) receive the list of output gradients.
     _multi_output = False
+    # True for single-output op nodes, which the engine runs on its fast path.
+    _fast = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._fast = not cls._multi_output and "_fast" not in cls.__dict__
 
     def name(self) -> str:
         """The node's name as PyTorch prints it, e.g. ``MulBackward0``."""
@@ -216,6 +222,7 @@ class AccumulateGrad(Node):
     """The sink node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
 
     __slots__ = ("variable",)
+    _fast = False
 
     def __init__(self, variable) -> None:
         _init_node(self, (), ((variable._data.shape, variable._data.dtype),))
@@ -226,6 +233,7 @@ class GraphRoot(Node):
     """Internal node standing for the gradients the caller passes to backward()."""
 
     __slots__ = ()
+    _fast = False
 
 
 def sum_to_shape(grad, shape: tuple):
