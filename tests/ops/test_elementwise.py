@@ -265,3 +265,18 @@ def test_numpy_array_on_the_left_defers_to_tensor():
     assert isinstance(y, ember.Tensor) and y.grad_fn.name() == "MulBackward0"
     z = np.sin(x)
     assert isinstance(z, ember.Tensor) and z.grad_fn.name() == "SinBackward0"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sigmoid_paths_agree_with_torch(dtype, monkeypatch):
+    torch = pytest.importorskip("torch")
+    from ember.ops import elementwise as ew
+
+    a = np.array([-1000.0, -60.0, -20.0, -1.0, 0.0, 1.0, 20.0, 1000.0], dtype=dtype)
+    expected = torch.sigmoid(torch.tensor(a)).numpy()
+    for fused in (True, False):
+        if not fused:
+            monkeypatch.setattr(ew, "_expit", None)
+        got = ember.tensor(a).sigmoid().numpy()
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=2e-3 if dtype == "float16" else 1e-6)

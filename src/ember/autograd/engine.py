@@ -13,6 +13,8 @@ which is where gradients of broadcast operands are summed back.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from . import grad_mode
@@ -25,6 +27,10 @@ from .graph import (
     _raise_modified,
     sum_to_shape,
 )
+
+# References to a gradient array held by the engine itself when it reaches a leaf: the
+# buffer list, _accumulate's argument, and getrefcount's own argument.
+_STEAL_REFS = 3
 
 
 def _fit(g, shape, np_dtype, as_tensors: bool):
@@ -315,8 +321,17 @@ def _accumulate(var, g, create_graph: bool, Tensor) -> None:
         # A recorded copy: .grad must not alias the caller's gradient tensor.
         var._grad = g.clone() if old is None else old + g
     elif old is None:
-        # A fresh copy: the incoming array may alias a user tensor or another gradient.
-        var._grad = Tensor._wrap(np.array(g, copy=True))
+        # Adopt the array when nothing else can see it (only this call and the engine's
+        # buffer hold it); otherwise copy: it may alias a user tensor or another gradient.
+        if (
+            type(g) is np.ndarray
+            and sys.getrefcount(g) <= _STEAL_REFS
+            and g.flags.owndata
+            and g.flags.writeable
+        ):
+            var._grad = Tensor._wrap(g)
+        else:
+            var._grad = Tensor._wrap(np.array(g, copy=True))
     elif old.grad_fn is not None or old._rg:
         var._grad = Tensor._wrap(old._data + g)
     else:

@@ -124,7 +124,9 @@ class MulBackward0(Node):
     def backward(self, g, a, b=None):
         if b is None:
             return g * self.other, None
-        return g * b, g * a
+        (fa, _), (fb, _) = self.next_functions
+        # Skip the product for an operand that takes no gradient (often a big input).
+        return (None if fa is None else g * b), (None if fb is None else g * a)
 
 
 def mul(input, other, *, out=None):
@@ -165,7 +167,9 @@ class DivBackward0(Node):
         if b is None:
             return g / self.other, None
         ga = g / b
-        return ga, -ga * a / b
+        return (ga if self.next_functions[0][0] is not None else None), (
+            None if self.next_functions[1][0] is None else -ga * a / b
+        )
 
 
 def div(input, other, *, rounding_mode=None, out=None):
@@ -524,11 +528,11 @@ _UNARY_ROWS = [
     ("atan", "AtanBackward0", np.arctan, "x", lambda g, x: g / (1 + x * x)),
     ("sinh", "SinhBackward0", np.sinh, "x", lambda g, x: g * np.cosh(x)),
     ("cosh", "CoshBackward0", np.cosh, "x", lambda g, x: g * np.sinh(x)),
-    ("tanh", "TanhBackward0", np.tanh, "out", lambda g, out: g * (1 - out * out)),
+    ("tanh", "TanhBackward0", np.tanh, "out", lambda g, out: _tanh_vjp(g, out)),
     ("asinh", "AsinhBackward0", np.arcsinh, "x", lambda g, x: g / np.sqrt(x * x + 1)),
     ("acosh", "AcoshBackward0", np.arccosh, "x", lambda g, x: g / np.sqrt(x * x - 1)),
     ("atanh", "AtanhBackward0", np.arctanh, "x", lambda g, x: g / (1 - x * x)),
-    ("sigmoid", "SigmoidBackward0", None, "out", lambda g, out: g * out * (1 - out)),
+    ("sigmoid", "SigmoidBackward0", None, "out", lambda g, out: _sigmoid_vjp(g, out)),
     ("relu", "ReluBackward0", None, "out", lambda g, out: g * (out > 0)),
     ("abs", "AbsBackward0", np.abs, "x", lambda g, x: g * _sign(x)),
     ("sign", "SignBackward0", np.sign, "", lambda g: g * 0),
@@ -542,10 +546,47 @@ _UNARY_ROWS = [
 ]
 
 
+def _sigmoid_stable(a):
+    """1 / (1 + exp(-a)) without overflow: exp only ever sees -|a|."""
+    if a.ndim == 0:  # NumPy returns scalars for 0-d inputs, which cannot take out=
+        return _sigmoid_stable(a.reshape(1)).reshape(())
+    e = np.abs(a)
+    np.negative(e, out=e)
+    np.exp(e, out=e)  # e = exp(-|a|), in (0, 1]
+    den = e + 1
+    num = np.where(a < 0, e, np.ones((), a.dtype))
+    num /= den
+    return num
+
+
+try:  # SciPy's expit is the same function in one fused pass; NumPy stays the only need.
+    from scipy.special import expit as _expit
+except ImportError:  # pragma: no cover - depends on the environment
+    _expit = None
+
+
 def _sigmoid_forward(a):
-    # Numerically stable for large |a|: never exponentiates a positive number.
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+    if _expit is not None and (a.dtype == np.float32 or a.dtype == np.float64):
+        return _expit(a)
+    return _sigmoid_stable(a)
+
+
+def _tanh_vjp(g, out):
+    if type(out) is np.ndarray and type(g) is np.ndarray and out.ndim:
+        d = out * out  # g * (1 - out**2), reusing one temporary
+        np.subtract(1, d, out=d)
+        d *= g
+        return d
+    return g * (1 - out * out)
+
+
+def _sigmoid_vjp(g, out):
+    if type(out) is np.ndarray and type(g) is np.ndarray and out.ndim:
+        d = 1 - out  # g * out * (1 - out), reusing one temporary
+        d *= out
+        d *= g
+        return d
+    return g * out * (1 - out)
 
 
 def _relu_forward(a):

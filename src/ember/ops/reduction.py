@@ -218,7 +218,8 @@ def _expand(x, shape: tuple):
     if tuple(x.shape) == tuple(shape):
         return x
     if isinstance(x, np.ndarray):
-        return np.array(np.broadcast_to(x, shape))
+        # A read-only broadcast view: no memory for the (often huge) gradient of a sum.
+        return np.broadcast_to(x, shape)
     return x.expand(shape) if hasattr(x, "expand") else x * _wrap(np.ones(shape, x._data.dtype))
 
 
