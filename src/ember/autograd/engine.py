@@ -126,6 +126,17 @@ def run_backward(
     # Plain backward() takes the fast path below for every ordinary node; hooks, leaves,
     # the root, multi-output nodes and grad()/inputs= bookkeeping go through _run_special.
     plain = capture is None and accumulate_into is None and not create_graph
+    job = _Job(
+        root=root,
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        capture=capture,
+        capture_at=capture_at,
+        captured=captured,
+        needed=needed,
+        accumulate_into=accumulate_into,
+        Tensor=Tensor,
+    )
     try:
         buffers: dict = {}
         ready = [(root, root_grads)]
@@ -152,19 +163,7 @@ def run_backward(
                 if saved and not retain_graph:
                     node._saved = _FREED
             else:
-                results = _run_special(
-                    node,
-                    grads,
-                    root,
-                    retain_graph,
-                    create_graph,
-                    capture,
-                    capture_at,
-                    captured,
-                    needed,
-                    accumulate_into,
-                    Tensor,
-                )
+                results = _run_special(job, node, grads)
             edges = node.next_functions
             if len(results) != len(edges):
                 results = (tuple(results) + (None,) * len(edges))[: len(edges)]
@@ -205,21 +204,32 @@ def run_backward(
     return captured
 
 
-def _run_special(
-    node,
-    grads,
-    root,
-    retain_graph,
-    create_graph,
-    capture,
-    capture_at,
-    captured,
-    needed,
-    accumulate_into,
-    Tensor,
-):
+class _Job:
+    """What one backward pass was asked to do, for the nodes off the fast path."""
+
+    __slots__ = (
+        "root",
+        "retain_graph",
+        "create_graph",
+        "capture",
+        "capture_at",
+        "captured",
+        "needed",
+        "accumulate_into",
+        "Tensor",
+    )
+
+    def __init__(self, **fields) -> None:
+        for k, v in fields.items():
+            setattr(self, k, v)
+
+
+def _run_special(job: _Job, node, grads):
     """Run one node that is not a plain single-output op; return its input gradients."""
+    create_graph = job.create_graph
     as_tensors = create_graph
+    Tensor = job.Tensor
+    capture_at, needed, accumulate_into = job.capture_at, job.needed, job.accumulate_into
     hooks = node._hooks
     if hooks is not None:
         grads = _run_pre_hooks(node, hooks, grads, as_tensors, Tensor)
@@ -228,19 +238,19 @@ def _run_special(
             g = grads[nr]
             if g is not None and not as_tensors and type(g) is not Tensor:
                 g = Tensor._wrap(np.asarray(g))
-            captured[i] = g
+            job.captured[i] = g
     if needed is not None and node not in needed:
         return ()
     if type(node) is AccumulateGrad:
-        if capture is None and (accumulate_into is None or node in accumulate_into):
+        if job.capture is None and (accumulate_into is None or node in accumulate_into):
             _accumulate(node.variable, grads[0], create_graph, Tensor)
         return ()
-    if node is root:
+    if node is job.root:
         return grads
     results = _call_node(node, grads, as_tensors)
     if hooks is not None and hooks.post:
         results = _run_post_hooks(hooks, results, grads, as_tensors, Tensor)
-    if not retain_graph and node._saved:
+    if not job.retain_graph and node._saved:
         node._saved = _FREED
     return results
 
