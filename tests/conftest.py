@@ -1,10 +1,14 @@
 """Shared test configuration: deterministic hypothesis runs and seeded RNGs."""
 
 import os
+import sys
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
+
+# Shared test helpers (tests/numgrad.py) import as top-level modules.
+sys.path.insert(0, os.path.dirname(__file__))
 
 settings.register_profile(
     "ci",

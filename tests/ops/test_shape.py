@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
+from numgrad import numgrad as _numgrad
 
 torch = pytest.importorskip("torch")
 
@@ -18,27 +19,6 @@ torch = pytest.importorskip("torch")
 
 def _outs(r):
     return tuple(r) if isinstance(r, (tuple, list)) else (r,)
-
-
-def _numgrad(fn, arrays, weights, eps=1e-6):
-    """Central-difference gradient of ``sum_k <fn(*arrays)[k], weights[k]>`` per input."""
-    grads = []
-    for a in arrays:
-        g = np.zeros_like(a)
-        flat = a.reshape(-1)
-        gflat = g.reshape(-1)
-        for j in range(flat.size):
-            orig = flat[j]
-            vals = []
-            for d in (eps, -eps):
-                flat[j] = orig + d
-                with ember.no_grad():
-                    outs = _outs(fn(*[ember.tensor(x) for x in arrays]))
-                vals.append(sum(float((o.numpy() * w).sum()) for o, w in zip(outs, weights)))
-            flat[j] = orig
-            gflat[j] = (vals[0] - vals[1]) / (2 * eps)
-        grads.append(g)
-    return grads
 
 
 def _weights(outs, rng):
