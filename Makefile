@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test lint bench clean
+.PHONY: demo tour test lint bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ $(STAMP): $(PY) pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[demo]"
+	$(PY) examples/digits.py --out-dir runs/digits
+
+tour: $(STAMP)
 	$(PY) -m ember.tour
 
 lint: $(STAMP)

@@ -10,6 +10,15 @@ from hypothesis import HealthCheck, settings
 # Shared test helpers (tests/numgrad.py) import as top-level modules.
 sys.path.insert(0, os.path.dirname(__file__))
 
+# On 2 cores torch's idle OpenMP workers spin after each small op and slow the NumPy
+# code under test about 3x; the oracle computes small cases, one thread is plenty.
+try:
+    import torch
+except ImportError:  # the oracle is optional: tests that need it are skipped
+    torch = None
+if torch is not None:
+    torch.set_num_threads(1)
+
 settings.register_profile(
     "ci",
     derandomize=True,

@@ -1,0 +1,79 @@
+"""``ember.nn``: modules, layers, losses, functional ops and initialisation (torch.nn).
+
+Example:
+    >>> import ember
+    >>> from ember import nn
+    >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    >>> loss = nn.CrossEntropyLoss()(model(ember.randn(3, 4)), ember.tensor([0, 1, 1]))
+    >>> loss.backward()
+    >>> model[0].weight.grad.shape
+    torch.Size([8, 4])
+"""
+
+from . import functional, init, utils
+from .modules import (
+    GELU,
+    AvgPool2d,
+    BatchNorm1d,
+    BatchNorm2d,
+    BCELoss,
+    BCEWithLogitsLoss,
+    Conv2d,
+    CrossEntropyLoss,
+    Dropout,
+    Embedding,
+    Flatten,
+    Identity,
+    L1Loss,
+    LayerNorm,
+    LeakyReLU,
+    Linear,
+    LogSoftmax,
+    MaxPool2d,
+    Module,
+    ModuleDict,
+    ModuleList,
+    MSELoss,
+    NLLLoss,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
+from .parameter import Parameter
+
+__all__ = [
+    "functional",
+    "init",
+    "utils",
+    "Parameter",
+    "Module",
+    "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "Identity",
+    "Linear",
+    "Conv2d",
+    "MaxPool2d",
+    "AvgPool2d",
+    "Flatten",
+    "Dropout",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "LayerNorm",
+    "Embedding",
+    "ReLU",
+    "LeakyReLU",
+    "GELU",
+    "Tanh",
+    "Sigmoid",
+    "Softmax",
+    "LogSoftmax",
+    "MSELoss",
+    "L1Loss",
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+]

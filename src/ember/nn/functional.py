@@ -1,0 +1,450 @@
+"""``ember.nn.functional``: the stateless functions behind the layers (torch.nn.functional).
+
+Example:
+    >>> import ember
+    >>> import ember.nn.functional as F
+    >>> F.relu(ember.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import _creation
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ..ops import elementwise as _ew
+from ..ops import reduction as _red
+from ..ops.reduction import _scalar_name
+from ._conv import avg_pool2d, conv2d, fold, max_pool2d, pad, unfold
+from ._loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+)
+from ._node import NNNode, record_nn
+from ._norm import batch_norm, layer_norm
+
+__all__ = [
+    "linear",
+    "conv2d",
+    "unfold",
+    "fold",
+    "max_pool2d",
+    "avg_pool2d",
+    "pad",
+    "dropout",
+    "batch_norm",
+    "layer_norm",
+    "embedding",
+    "one_hot",
+    "relu",
+    "relu_",
+    "leaky_relu",
+    "leaky_relu_",
+    "gelu",
+    "tanh",
+    "sigmoid",
+    "softmax",
+    "log_softmax",
+    "mse_loss",
+    "l1_loss",
+    "nll_loss",
+    "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+]
+
+_wrap = Tensor._wrap
+
+
+def _require_tensor(x, fname: str, what: str = "input", pos: int = 1) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(
+            f"{fname}(): argument '{what}' (position {pos}) must be Tensor, not {type(x).__name__}"
+        )
+
+
+# -- linear -----------------------------------------------------------------------------------
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias`` (recorded as torch does: ``AddmmBackward0`` on 2-D input).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.linear(ember.ones(1, 2), ember.tensor([[1.0, 2.0]]), ember.tensor([0.5]))
+        tensor([[3.5000]])
+    """
+    _require_tensor(input, "linear")
+    _require_tensor(weight, "linear", "weight", 2)
+    from ..ops.linalg import addmm
+
+    wt = weight.t()
+    if input.dim() == 2:
+        if bias is None:
+            return input.mm(wt)
+        return addmm(bias, input, wt)
+    if bias is None:
+        return input.matmul(wt)
+    if input.dim() == 0:
+        raise RuntimeError(
+            "both arguments to linear need to be at least 1D, but they are 0D and 2D"
+        )
+    lead = tuple(input.shape[:-1])
+    flat = input.reshape(-1, input.shape[-1])
+    return addmm(bias, flat, wt).view(*lead, weight.shape[0])
+
+
+# -- activations --------------------------------------------------------------------------------
+
+
+def relu(input, inplace: bool = False):
+    """``max(input, 0)`` elementwise.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.relu(ember.tensor([-1.0, 0.5]))
+        tensor([0.0000, 0.5000])
+    """
+    _require_tensor(input, "relu")
+    if inplace:
+        return input.relu_()
+    return _ew.relu(input)
+
+
+def relu_(input):
+    """In-place ``relu``."""
+    return input.relu_()
+
+
+class LeakyReluBackward0(NNNode):
+    __slots__ = ("negative_slope",)
+
+    def vjp(self, g, x):
+        return np.where(x > 0, g, g * self.negative_slope).astype(g.dtype, copy=False)
+
+    def composite(self, x):
+        return _ew.where(x > 0, x, x * self.negative_slope)
+
+
+def _leaky_relu(input, negative_slope=0.01):
+    a = input._data
+    if a.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"leaky_relu_cpu\" not implemented for '{_scalar_name(a.dtype)}'"
+        )
+    out = np.where(a > 0, a, a * negative_slope).astype(a.dtype, copy=False)
+    return record_nn(LeakyReluBackward0, out, (input,), negative_slope=negative_slope)
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """``x`` where positive, ``negative_slope * x`` elsewhere.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.leaky_relu(ember.tensor([-1.0, 2.0]), 0.1)
+        tensor([-0.1000,  2.0000])
+    """
+    _require_tensor(input, "leaky_relu")
+    if inplace:
+        return leaky_relu_(input, negative_slope)
+    return _leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope: float = 0.01):
+    """In-place ``leaky_relu``."""
+    from ..ops.inplace import _inplace
+
+    return _inplace(input, _leaky_relu, negative_slope)
+
+
+_SQRT_2 = math.sqrt(2.0)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_KAPPA = 0.044715
+_erf_ufunc = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf(a: np.ndarray) -> np.ndarray:
+    # math.erf is exact to the last bit; ``frompyfunc`` keeps the loop in C.
+    if a.size == 0:
+        return a.copy()
+    return _erf_ufunc(a.astype(np.float64, copy=False)).astype(a.dtype)
+
+
+class GeluBackward0(NNNode):
+    __slots__ = ("approximate",)
+
+    def vjp(self, g, x):
+        if self.approximate == "tanh":
+            inner = _SQRT_2_OVER_PI * (x + _KAPPA * x * x * x)
+            t = np.tanh(inner)
+            left = 0.5 * x
+            right = 1 + t
+            d = 0.5 * right + left * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * _KAPPA * x * x)
+        else:
+            cdf = 0.5 * (1 + _erf(x / _SQRT_2))
+            pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+            d = cdf + x * pdf
+        return (g * d).astype(g.dtype, copy=False)
+
+    def composite(self, x):
+        if self.approximate == "tanh":
+            inner = (x + x * x * x * _KAPPA) * _SQRT_2_OVER_PI
+            return x * 0.5 * (_ew.tanh(inner) + 1)
+        return x * 0.5 * (_ew.erf(x / _SQRT_2) + 1)
+
+
+def gelu(input, approximate: str = "none"):
+    """Gaussian error linear unit ``x * Phi(x)``; ``approximate='tanh'`` uses
+    ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.gelu(ember.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.1587,  0.0000,  0.8413])
+    """
+    _require_tensor(input, "gelu")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    a = input._data
+    if a.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"GeluKernelImpl\" not implemented for '{_scalar_name(a.dtype)}'"
+        )
+    if approximate == "tanh":
+        out = 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a)))
+    else:
+        out = 0.5 * a * (1 + _erf(a / _SQRT_2))
+    out = np.asarray(out, dtype=a.dtype)
+    return record_nn(GeluBackward0, out, (input,), approximate=approximate)
+
+
+def tanh(input):
+    """Elementwise hyperbolic tangent."""
+    return _ew.tanh(input)
+
+
+def sigmoid(input):
+    """Elementwise logistic sigmoid ``1 / (1 + exp(-x))`` (stable for large ``|x|``)."""
+    return _ew.sigmoid(input)
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """``exp(x) / exp(x).sum(dim)``, computed stably.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.softmax(ember.tensor([0.0, 0.0]), dim=0)
+        tensor([0.5000, 0.5000])
+    """
+    _require_tensor(input, "softmax")
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    return _red.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """``x - logsumexp(x, dim)`` (stable; ``LogSoftmaxBackward0``).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.log_softmax(ember.tensor([1e4, 0.0]), dim=0)
+        tensor([     0., -10000.])
+    """
+    _require_tensor(input, "log_softmax")
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return _red.log_softmax(input, dim, dtype=dtype)
+
+
+# -- dropout ----------------------------------------------------------------------------------
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each element with probability ``p`` (from ember's global generator) and scale
+    the rest by ``1 / (1 - p)``; the identity when ``training`` is False.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.dropout(ember.ones(3), 0.5, training=False)
+        tensor([1., 1., 1.])
+    """
+    _require_tensor(input, "dropout")
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    a = input._data
+    dt = a.dtype if a.dtype.kind == "f" else np.dtype(np.float32)
+    if p == 1.0:
+        mask = np.zeros(a.shape, dtype=dt)
+    else:
+        keep = _creation._rng(None).random(a.shape) >= p
+        mask = keep.astype(dt) * np.asarray(1.0 / (1.0 - p), dtype=dt)
+    m = _wrap(mask)
+    if inplace:
+        return input.mul_(m)
+    return input * m
+
+
+# -- embedding / one_hot --------------------------------------------------------------------------
+
+
+class EmbeddingBackward0(NNNode):
+    __slots__ = ("indices", "num_weights", "padding_idx", "scale")
+
+    def vjp(self, g, w):
+        d = g.shape[-1]
+        gw = np.zeros((self.num_weights, d), dtype=g.dtype)
+        flat = g.reshape(-1, d)
+        if self.scale is not None:
+            flat = flat * self.scale.reshape(-1, 1)
+        np.add.at(gw, self.indices.reshape(-1), flat)
+        if self.padding_idx is not None and self.padding_idx >= 0:
+            gw[self.padding_idx] = 0
+        return gw
+
+    def composite(self, w):
+        idx = _wrap(self.indices)
+        rows = w[idx]
+        factor = np.ones(self.indices.shape + (1,), dtype=w._data.dtype)
+        if self.scale is not None:
+            factor = factor * self.scale.reshape(factor.shape)
+        if self.padding_idx is not None and self.padding_idx >= 0:
+            factor[self.indices == self.padding_idx] = 0
+        f = _wrap(factor.astype(w._data.dtype))
+        return rows * f + (rows * (1 - f)).detach()
+
+
+def _embedding_renorm_(weight: Tensor, indices: np.ndarray, max_norm, norm_type) -> None:
+    w = weight._data
+    rows = np.unique(indices)
+    norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
+    over = norms > max_norm
+    if over.any():
+        scale = max_norm / (norms[over] + 1e-7)
+        w[rows[over]] *= scale.reshape(-1, 1).astype(w.dtype)
+        weight._version[0] += 1
+
+
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+):
+    """Rows of ``weight`` picked by the integer ``input`` (any shape).
+
+    Gradients of repeated indices accumulate; the ``padding_idx`` row gets none;
+    ``max_norm`` renormalises the used rows in place first.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> w = ember.tensor([[0.0, 1.0], [2.0, 3.0]])
+        >>> F.embedding(ember.tensor([1, 1, 0]), w)
+        tensor([[2., 3.],
+                [2., 3.],
+                [0., 1.]])
+    """
+    _require_tensor(input, "embedding")
+    _require_tensor(weight, "embedding", "weight", 2)
+    idx = input._data
+    if idx.dtype not in (np.int64, np.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
+            "embedding)"
+        )
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= num:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -num:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = num + padding_idx
+    else:
+        padding_idx = -1
+    if sparse:
+        raise RuntimeError("ember has no sparse tensors: embedding(sparse=True) is not supported")
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        raise IndexError("index out of range in self")
+    idx = idx.astype(np.int64, copy=False)
+    if max_norm is not None:
+        with no_grad():
+            _embedding_renorm_(weight, idx, max_norm, norm_type)
+    out = weight._data[idx]
+    scale = None
+    if scale_grad_by_freq:
+        counts = np.bincount(idx.reshape(-1), minlength=num)
+        scale = (1.0 / counts[idx]).astype(weight._data.dtype)
+    return record_nn(
+        EmbeddingBackward0,
+        out,
+        (weight,),
+        indices=idx.copy(),
+        num_weights=num,
+        padding_idx=padding_idx,
+        scale=scale,
+    )
+
+
+def one_hot(tensor, num_classes: int = -1):
+    """One-hot int64 encoding of an int64 ``tensor`` (``num_classes=-1``: ``max + 1``).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.one_hot(ember.tensor([0, 2]), 3)
+        tensor([[1, 0, 0],
+                [0, 0, 1]])
+    """
+    _require_tensor(tensor, "one_hot", "tensor")
+    a = tensor._data
+    if a.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if a.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(a.max()) + 1
+    if a.size:
+        if a.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if a.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    out = np.zeros(a.shape + (num_classes,), dtype=np.int64)
+    np.put_along_axis(out, a[..., None], 1, axis=-1)
+    return _wrap(out)
