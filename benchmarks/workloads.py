@@ -438,6 +438,68 @@ def w4_jax(inp):
     return float(f(inp["x"])), [np.asarray(hv)]
 
 
+# -- W7 conv-step: conv(1->16, 3x3, pad 1)-ReLU-maxpool 2-linear(256->10), batch 64 8x8 ----
+
+
+def w7_make(seed=0, batch=64, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return {
+        "x": rng.standard_normal((batch, 1, 8, 8)).astype(dtype),
+        "y": rng.integers(0, 10, batch),
+        "K": (rng.standard_normal((16, 1, 3, 3)) / 3).astype(dtype),
+        "kb": (rng.standard_normal(16) * 0.1).astype(dtype),
+        "W": (rng.standard_normal((10, 256)) / 16).astype(dtype),
+        "wb": (rng.standard_normal(10) * 0.1).astype(dtype),
+    }
+
+
+W7_PARAMS = ["K", "kb", "W", "wb"]
+
+
+def w7_numpy(inp):
+    """Hand-written conv net step: im2col by sliding windows, col2im by kernel offsets."""
+    x, y, K, kb, W, wb = inp["x"], inp["y"], inp["K"], inp["kb"], inp["W"], inp["wb"]
+    n = x.shape[0]
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    cols = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))  # n,1,8,8,3,3
+    h = np.einsum("ncijkl,ockl->noij", cols, K, optimize=True) + kb[:, None, None]
+    a = np.maximum(h, 0)
+    blocks = a.reshape(n, 16, 4, 2, 4, 2)
+    p = blocks.max(axis=(3, 5))
+    flat = p.reshape(n, 256)
+    z = flat @ W.T + wb
+    zmax = z.max(axis=1, keepdims=True)
+    e = np.exp(z - zmax)
+    se = e.sum(axis=1, keepdims=True)
+    loss = -(z - zmax - np.log(se))[np.arange(n), y].mean()
+    gz = e / se
+    gz[np.arange(n), y] -= 1
+    gz /= n
+    gW = gz.T @ flat
+    gwb = gz.sum(0)
+    gp = (gz @ W).reshape(n, 16, 4, 1, 4, 1)
+    mask = blocks == p.reshape(n, 16, 4, 1, 4, 1)
+    ga = (mask * gp).reshape(n, 16, 8, 8)
+    gh = ga * (h > 0)
+    gK = np.einsum("noij,ncijkl->ockl", gh, cols, optimize=True)
+    gkb = gh.sum(axis=(0, 2, 3))
+    return float(loss), [gK, gkb, gW, gwb]
+
+
+def _w7_torchlike(lib):
+    def run(inp):
+        F = lib.nn.functional
+        K, kb, W, wb = (lib.from_numpy(inp[k]).requires_grad_() for k in W7_PARAMS)
+        x, y = lib.from_numpy(inp["x"]), lib.from_numpy(inp["y"])
+        a = F.relu(F.conv2d(x, K, kb, padding=1))
+        z = F.linear(F.max_pool2d(a, 2).flatten(1), W, wb)
+        loss = F.cross_entropy(z, y)
+        loss.backward()
+        return float(loss.detach()), [t.grad.numpy() for t in (K, kb, W, wb)]
+
+    return run
+
+
 # -- registry ------------------------------------------------------------------------------
 
 
@@ -484,6 +546,11 @@ def implementations(workload: str) -> dict:
             "autograd": w4_autograd,
             "jax": w4_jax,
         },
+        "W7": {
+            "numpy": w7_numpy,
+            "ember": _w7_torchlike(ember),
+            "torch": torch_impl(_w7_torchlike),
+        },
         "W5": {
             "numpy": w5_numpy,
             "ember": _w5_torchlike(ember),
@@ -496,7 +563,14 @@ def implementations(workload: str) -> dict:
     return table[workload]
 
 
-MAKERS = {"W1": w1_make, "W2": w2_make, "W3": w3_make, "W4": w4_make, "W5": w5_make}
+MAKERS = {
+    "W1": w1_make,
+    "W2": w2_make,
+    "W3": w3_make,
+    "W4": w4_make,
+    "W5": w5_make,
+    "W7": w7_make,
+}
 
 
 def reference(workload: str, inp: dict):

@@ -20,6 +20,7 @@ SMALL = {
     "W3": lambda: wl.w3_make(0, n=1000, dtype=np.float64),
     "W4": lambda: wl.w4_make(0, n=30),
     "W5": lambda: wl.w5_make(0, n_leaves=10, n_nodes=60),
+    "W7": lambda: wl.w7_make(0, batch=4, dtype=np.float64),
 }
 IMPLS = ["numpy", "ember", "torch", "autograd", "mygrad", "jax"]
 
