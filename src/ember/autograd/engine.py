@@ -167,7 +167,9 @@ def run_backward(
             edges = node.next_functions
             if len(results) != len(edges):
                 results = (tuple(results) + (None,) * len(edges))[: len(edges)]
-            for (nxt, nr), g in zip(edges, results):
+            # Push in reverse so the first input's node runs first (LIFO): a leaf fed by
+            # the same array as its sibling then sees it unshared and can adopt it.
+            for (nxt, nr), g in zip(reversed(edges), reversed(results)):
                 if nxt is None:
                     continue
                 d = deps[nxt] - 1
@@ -199,6 +201,8 @@ def run_backward(
                     buf = buffers.pop(nxt, None)
                     # A node nothing reached still runs (as a no-op) so its inputs are released.
                     push((nxt, buf if buf is not None else [None] * len(nxt._meta)))
+            # Drop the loop's own references so a leaf can adopt its gradient unshared.
+            g = g0 = results = buf = None
     finally:
         grad_mode.state.enabled = prev_mode
     return captured
