@@ -57,7 +57,15 @@ class Size(tuple):
 class TensorAux:
     """Rarely used per-tensor state, allocated only for tensors that need it."""
 
-    __slots__ = ("hooks", "post_accumulate_hooks", "accumulator", "retains_grad", "base", "name")
+    __slots__ = (
+        "hooks",
+        "post_accumulate_hooks",
+        "accumulator",
+        "retains_grad",
+        "base",
+        "name",
+        "tangent",  # forward AD: the tangent at the current dual level (autograd.forward_ad)
+    )
 
     def __init__(self) -> None:
         self.hooks = None
@@ -66,6 +74,7 @@ class TensorAux:
         self.retains_grad = False
         self.base = None
         self.name = None
+        self.tangent = None
 
 
 class Tensor:

@@ -14,7 +14,7 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from . import functional
+from . import forward_ad, functional
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node

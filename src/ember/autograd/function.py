@@ -42,7 +42,7 @@ import warnings
 
 import numpy as np
 
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .graph import _FREED, SECOND_BACKWARD_MSG, Node, SavedOutput, _raise_modified
 
 __all__ = [
@@ -308,7 +308,10 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
-        """Forward-mode rule (stored for forward-mode AD; ember's engine is reverse mode)."""
+        """Forward-mode rule: the tangents of the outputs given those of the inputs (zeros
+        for Tensor inputs without one, None for other arguments). Called with ``ctx``
+        inside ``forward_ad.dual_level()``; ``ctx.saved_tensors`` are the tensors given
+        to ``ctx.save_for_forward``."""
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function to use it with "
             "forward mode AD."
@@ -385,19 +388,25 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         recording = _state.enabled and any(t._rg for t in tensor_args)
         # Edges are taken before forward runs: mark_dirty rebases the inputs' history.
         edges = tuple(_edge_of(t) for t in tensor_args) if recording else ()
+        # Forward AD: the inputs' tangents; forward itself runs on the primals.
+        tangents = forward_ad.function_begin(args) if forward_ad._on else None
 
         prev = _state.enabled
         _state.enabled = False
         try:
-            if has_setup:
-                output = cls.forward(*args)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
+            with forward_ad.suspended():
+                if has_setup:
+                    output = cls.forward(*args)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
         finally:
             _state.enabled = prev
 
-        return _wrap_outputs(ctx, tensor_args, edges, output, recording, Tensor)
+        result = _wrap_outputs(ctx, tensor_args, edges, output, recording, Tensor)
+        if tangents is not None:
+            forward_ad.function_jvp(cls, ctx, args, tangents, result)
+        return result
 
 
 def _has_setup_context(cls) -> bool:

@@ -6,10 +6,12 @@ structure (a Jacobian of tuple outputs w.r.t. tuple inputs is a tuple of tuples)
 ``create_graph=True`` keeps results differentiable; ``strict=True`` raises torch's errors
 when an output is independent of an input instead of returning zeros.
 
-Everything is built on reverse mode (``autograd.grad``). Forward-mode products (``jvp``,
-``hvp``, ``jacobian(strategy="forward-mode")``) use the double-vjp trick that torch also
-uses for ``jvp``: ``J v = d/du <J^T u, v>``, so the functions' backward must itself be
-differentiable (every ember op's backward is recorded when ``create_graph=True``).
+``vjp``, ``jacobian`` and ``hessian`` are built on reverse mode (``autograd.grad``).
+``jvp`` and ``hvp`` use the double-vjp trick, as torch does: ``J v = d/du <J^T u, v>``,
+so the functions' backward must itself be differentiable (every ember op's backward is
+recorded when ``create_graph=True``). ``jacobian(strategy="forward-mode")`` and
+``hessian(outer_jacobian_strategy="forward-mode")`` use real forward-mode AD
+(``autograd.forward_ad``), the latter over a reverse-mode gradient.
 
 Example:
     >>> import ember
@@ -353,7 +355,10 @@ def _stack_rows(rows: list, shape: tuple):
 
 
 def _jacfwd(func, inputs, strict=False, vectorize=False):
-    """Forward-mode Jacobian, column by column with jvp (double-vjp trick)."""
+    """Forward-mode Jacobian: one forward pass on dual tensors per input element (torch
+    batches these passes with vmap; the columns are the same)."""
+    from . import forward_ad as fwAD
+
     if strict:
         raise RuntimeError(
             "torch.autograd.functional.jacobian: `strict=True` "
@@ -361,36 +366,47 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
             "Please either set `strict=False` or "
             '`strategy="reverse-mode"`.'
         )
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     if not vectorize:
         raise NotImplementedError(
             "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
             "only implemented for `vectorize=True`."
         )
-    Tensor = _tensor_cls()
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-    with _set_grad(True):
-        prims = tuple(inp.detach().requires_grad_(True) for inp in inputs)
-        is_outputs_tuple, outputs = _as_tuple(func(*prims), "outputs")
-        grad_outputs = tuple(_zeros_like(out, requires_grad=True) for out in outputs)
-        grad_inputs = _autograd_grad(outputs, prims, grad_outputs, create_graph=True)
-    # columns[i][j]: list over input-j elements of d(output i)/d(input j)[..., k]
-    columns = [[[] for _ in inputs] for _ in outputs]
+    from ..ops.shape import stack
+
+    is_outputs_tuple = False
+    outputs = None
+    # columns[i][j][k]: d(output i)/d(input j)[k], the tangent of output i
+    columns = None
     for j, inp in enumerate(inputs):
         for k in range(inp.nelement()):
-            tangents = tuple(
-                _one_hot(x, k) if jj == j else _zeros_like(x) for jj, x in enumerate(inputs)
-            )
-            res = _autograd_grad(grad_inputs, grad_outputs, tangents, retain_graph=True)
-            for i, (r, out) in enumerate(zip(res, outputs)):
-                columns[i][j].append(r._data if r is not None else np.zeros(out._data.shape))
+            with fwAD.dual_level():
+                duals = tuple(
+                    fwAD.make_dual(x, _one_hot(x, k) if jj == j else _zeros_like(x))
+                    for jj, x in enumerate(inputs)
+                )
+                is_outputs_tuple, outs = _as_tuple(func(*duals), "outputs")
+                unpacked = [fwAD.unpack_dual(o) for o in outs]
+            if columns is None:
+                outputs = [u.primal for u in unpacked]
+                columns = [[[] for _ in inputs] for _ in outputs]
+            for i, u in enumerate(unpacked):
+                tg = u.tangent
+                columns[i][j].append(tg if tg is not None else _zeros_like(u.primal))
+    if outputs is None:  # every input is empty: run func once for the output shapes
+        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs")
+        columns = [[[] for _ in inputs] for _ in outputs]
     jac = []
     for i, out in enumerate(outputs):
         row = []
         for j, inp in enumerate(inputs):
             cols = columns[i][j]
-            arr = np.stack(cols, axis=-1) if cols else np.zeros(out._data.shape + (0,))
-            arr = arr.reshape(out._data.shape + inp._data.shape).astype(out._data.dtype)
-            row.append(Tensor._wrap(arr))
+            shape = tuple(out.shape) + tuple(inp.shape)
+            if cols:
+                # Columns are stacked along a new last dim, then split into input dims.
+                row.append(stack(cols, -1).reshape(shape))
+            else:
+                row.append(_empty_jac(out, inp))
         jac.append(row)
     # Lists, not tuples, where torch's forward-mode path returns them.
     return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
@@ -409,7 +425,7 @@ def jacobian(
     With tuple inputs/outputs the result is a tuple (of tuples): ``result[i][j]`` is the
     Jacobian of output ``i`` w.r.t. input ``j``. ``vectorize`` is accepted (ember computes
     row by row either way); ``strategy="forward-mode"`` (needs ``vectorize=True``, like
-    torch) computes columns with the double-vjp trick.
+    torch) computes columns with forward-mode AD.
 
     Example:
         >>> import ember

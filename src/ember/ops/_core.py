@@ -12,6 +12,14 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..autograd.forward_ad import (
+    _fw,  # noqa: F401  (ops reach forward-only nodes as _fw.node)
+    _fw_record,
+    _fw_record_multi,
+    _on,
+    saved_output,
+    set_saved,
+)
 from ..autograd.graph import AccumulateGrad, Node, SavedOutput
 
 _state = grad_mode.state
@@ -54,6 +62,8 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
     t._version = [0]
     t._grad = None
     t._aux = None
+    if _on:  # forward AD is on (a dual level exists): tangents, then the usual recording
+        return _fw_record(cls, out, inputs, saved, save_output)
     if not _state.enabled:
         return t
     if len(inputs) == 1:
@@ -126,6 +136,8 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
 
 def record_multi(cls, outs: list, inputs: tuple, saved: tuple = (), differentiable=None):
     """Like ``record`` for a node with several outputs (split, chunk, unbind, ...)."""
+    if _on:
+        return _fw_record_multi(cls, outs, inputs, saved, differentiable)
     tensors = [_wrap(np.asarray(o)) for o in outs]
     if not _state.enabled:
         return tensors
@@ -145,6 +157,29 @@ def record_multi(cls, outs: list, inputs: tuple, saved: tuple = (), differentiab
                 t._rg = True
                 t._output_nr = i
     return tensors
+
+
+def add_tangents(a, b):
+    """``a + b`` for JVP rules, where None is a zero tangent."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def elementwise_jvp(self, tangents, inputs, *saved):
+    """JVP of an elementwise op from its VJP rule: each input's Jacobian is diagonal (up to
+    broadcasting), so ``backward`` applied to that input's tangent is the product."""
+    res = None
+    for i, tg in enumerate(tangents):
+        if tg is None:
+            continue
+        g = self.backward(tg, *saved)
+        if type(g) is tuple:
+            g = g[i]
+        res = add_tangents(res, g)
+    return res
 
 
 def needs_grad(*inputs) -> bool:
@@ -305,6 +340,10 @@ def normalize_dims(dim, ndim: int) -> tuple:
 
 
 __all__ = [
+    "add_tangents",
+    "elementwise_jvp",
+    "saved_output",
+    "set_saved",
     "Node",
     "AccumulateGrad",
     "record",

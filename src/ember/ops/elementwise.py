@@ -12,7 +12,16 @@ import math
 import numpy as np
 
 from .._tensor import Tensor, register_methods
-from ._core import Node, binary_operands, default_float, float_operand, record
+from ._core import (
+    Node,
+    _fw,
+    binary_operands,
+    default_float,
+    float_operand,
+    record,
+)
+from ._core import add_tangents as _add_tangents
+from ._core import elementwise_jvp as _elementwise_jvp
 
 _wrap = Tensor._wrap
 
@@ -43,6 +52,12 @@ class AddBackward0(Node):
     def backward(self, g):
         return g, (g if self.alpha == 1 else g * self.alpha)
 
+    def jvp(self, tangents, inputs):
+        ta, tb = tangents
+        if tb is not None and self.alpha != 1:
+            tb = tb * self.alpha
+        return _add_tangents(ta, tb)
+
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting.
@@ -56,8 +71,8 @@ def add(input, other, *, alpha=1, out=None):
         other = _scalar_or_tensor(other)
     a, b = binary_operands(input, other)
     t = record(AddBackward0, (a + b) if alpha == 1 else (a + b * alpha), (input, other))
-    if t.grad_fn is not None:
-        t.grad_fn.alpha = alpha
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.alpha = alpha
     return t if out is None else _out(t, out)
 
 
@@ -66,6 +81,12 @@ class SubBackward0(Node):
 
     def backward(self, g):
         return g, (-g if self.alpha == 1 else g * -self.alpha)
+
+    def jvp(self, tangents, inputs):
+        ta, tb = tangents
+        if tb is not None:
+            tb = -tb if self.alpha == 1 else tb * -self.alpha
+        return _add_tangents(ta, tb)
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -80,8 +101,8 @@ def sub(input, other, *, alpha=1, out=None):
     _check_bool_sub(input, other)
     a, b = binary_operands(input, other)
     t = record(SubBackward0, (a - b) if alpha == 1 else (a - b * alpha), (input, other))
-    if t.grad_fn is not None:
-        t.grad_fn.alpha = alpha
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.alpha = alpha
     return _out(t, out)
 
 
@@ -106,6 +127,12 @@ class RsubBackward1(Node):
     def backward(self, g):
         return (-g if self.alpha == 1 else g * -self.alpha), None
 
+    def jvp(self, tangents, inputs):
+        ta, tb = tangents
+        if ta is not None:
+            ta = -ta if self.alpha == 1 else ta * -self.alpha
+        return _add_tangents(ta, tb)
+
 
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (``2 - x`` in Python)."""
@@ -113,8 +140,8 @@ def rsub(input, other, *, alpha=1):
     _check_bool_sub(input, other)
     a, b = binary_operands(input, other)
     t = record(RsubBackward1, (b - a) if alpha == 1 else (b - a * alpha), (input, other))
-    if t.grad_fn is not None:
-        t.grad_fn.alpha = alpha
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.alpha = alpha
     return t
 
 
@@ -128,6 +155,11 @@ class MulBackward0(Node):
         # Skip the product for an operand that takes no gradient (often a big input).
         return (None if fa is None else g * b), (None if fb is None else g * a)
 
+    def jvp(self, tangents, inputs, *saved):
+        # The product rule (the other operand may be a Python number).
+        (ta, tb), (a, b) = tangents, inputs
+        return _add_tangents(None if ta is None else ta * b, None if tb is None else a * tb)
+
 
 def mul(input, other, *, out=None):
     """Elementwise product with broadcasting.
@@ -140,12 +172,12 @@ def mul(input, other, *, out=None):
     if type(other) not in _PASS_THROUGH:
         other = _scalar_or_tensor(other)
     a, b = binary_operands(input, other)
-    if type(other) is Tensor:
+    if isinstance(other, Tensor):
         t = record(MulBackward0, a * b, (input, other), (input, other))
     elif isinstance(input, Tensor):
         t = record(MulBackward0, a * b, (input, other), (input,))
-        if t.grad_fn is not None:
-            t.grad_fn.other = other
+        if (gf := t.grad_fn or _fw.node) is not None:
+            gf.other = other
     else:
         return _out(mul(other, input), out)
     return t if out is None else _out(t, out)
@@ -162,6 +194,14 @@ def _saved2(x, y):
 
 class DivBackward0(Node):
     __slots__ = ("other",)  # the Python-number divisor, when there is one
+
+    def jvp(self, tangents, inputs, *saved):
+        if not saved:
+            return None  # rounding_mode='floor'/'trunc': piecewise constant
+        (ta, tb), (a, b) = tangents, inputs
+        return _add_tangents(
+            None if ta is None else ta / b, None if tb is None else -tb * a / (b * b)
+        )
 
     def backward(self, g, a, b=None):
         if b is None:
@@ -202,12 +242,12 @@ def div(input, other, *, rounding_mode=None, out=None):
         res = a / b
     if type(res) is not np.ndarray:
         res = np.asarray(res)
-    if type(other) is Tensor:
+    if isinstance(other, Tensor):
         t = record(DivBackward0, res, (input, other), _saved2(input, other))
     elif isinstance(input, Tensor):
         t = record(DivBackward0, res, (input, other), (input,))
-        if t.grad_fn is not None:
-            t.grad_fn.other = other
+        if (gf := t.grad_fn or _fw.node) is not None:
+            gf.other = other
     else:
         t = record(DivBackward0, res, (input, other), _saved2(input, other))
     return t if out is None else _out(t, out)
@@ -231,6 +271,7 @@ def rtruediv(input, other):
 
 class PowBackward0(Node):
     __slots__ = ("exponent",)
+    jvp = _elementwise_jvp  # diagonal Jacobian: the VJP rule applied to the tangent
 
     def backward(self, g, a):
         e = self.exponent
@@ -250,6 +291,13 @@ class PowBackward1(Node):
         gb = g * _masked_log_mul(result, a)
         return ga, gb
 
+    def jvp(self, tangents, inputs, a, b, result):
+        ta, tb = tangents
+        return _add_tangents(
+            None if ta is None else ta * b * a ** (b - 1),
+            None if tb is None else tb * _masked_log_mul(result, a),
+        )
+
 
 class PowBackward2(Node):
     __slots__ = ("base",)
@@ -259,6 +307,9 @@ class PowBackward2(Node):
         return None, g * result * math.log(base) if base > 0 else g * result * np.log(
             np.asarray(base, dtype=result.dtype)
         )
+
+    def jvp(self, tangents, inputs, b, result):
+        return self.backward(tangents[1], b, result)[1]
 
 
 def _masked_log_mul(result, a):
@@ -287,8 +338,8 @@ def pow(input, exponent, *, out=None):
         a, _ = binary_operands(input, exponent)
         res = np.square(a) if exponent == 2 else np.power(a, exponent)
         t = record(PowBackward0, np.asarray(res), (input,), (input,))
-        if t.grad_fn is not None:
-            t.grad_fn.exponent = exponent
+        if (gf := t.grad_fn or _fw.node) is not None:
+            gf.exponent = exponent
         return _out(t, out)
     exponent = _scalar_or_tensor(exponent)
     a, b = binary_operands(input, exponent)
@@ -301,13 +352,14 @@ def _rpow(base, exponent: Tensor):
     """``base ** tensor`` for a Python-number base (PowBackward2)."""
     a, b = binary_operands(base, exponent)
     t = record(PowBackward2, np.power(a, b), (None, exponent), (exponent,), True)
-    if t.grad_fn is not None:
-        t.grad_fn.base = base
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.base = base
     return t
 
 
 class NegBackward0(Node):
     __slots__ = ()
+    jvp = _elementwise_jvp  # diagonal Jacobian: the VJP rule applied to the tangent
 
     def backward(self, g):
         return -g
@@ -336,6 +388,12 @@ class MaximumBackward0(Node):
         wb = (b > a) + (a == b) * 0.5
         return g * wa, g * wb
 
+    def jvp(self, tangents, inputs, a, b):
+        (ta, tb), w = tangents, (a == b) * 0.5
+        return _add_tangents(
+            None if ta is None else ta * ((a > b) + w), None if tb is None else tb * ((b > a) + w)
+        )
+
 
 class MinimumBackward0(Node):
     __slots__ = ()
@@ -344,6 +402,12 @@ class MinimumBackward0(Node):
         wa = (a < b) + (a == b) * 0.5
         wb = (b < a) + (a == b) * 0.5
         return g * wa, g * wb
+
+    def jvp(self, tangents, inputs, a, b):
+        (ta, tb), w = tangents, (a == b) * 0.5
+        return _add_tangents(
+            None if ta is None else ta * ((a < b) + w), None if tb is None else tb * ((b < a) + w)
+        )
 
 
 def maximum(input, other, *, out=None):
@@ -380,6 +444,11 @@ class Atan2Backward0(Node):
         denom = a * a + b * b
         return g * b / denom, -g * a / denom
 
+    def jvp(self, tangents, inputs, a, b):
+        ta, tb = tangents
+        num = _add_tangents(None if ta is None else ta * b, None if tb is None else -tb * a)
+        return num / (a * a + b * b)
+
 
 def atan2(input, other, *, out=None):
     """Elementwise arctangent of ``input / other`` using the signs of both."""
@@ -397,6 +466,12 @@ class WhereBackward0(Node):
     def backward(self, g, cond):
         zero = g * 0
         return None, _where(cond, g, zero), _where(cond, zero, g)
+
+    def jvp(self, tangents, inputs, cond):
+        _, ta, tb = tangents
+        ref = ta if ta is not None else tb
+        zero = ref * 0
+        return _where(cond, zero if ta is None else ta, zero if tb is None else tb)
 
 
 def _where(cond, x, y):
@@ -433,6 +508,7 @@ def where(condition, input=None, other=None, *, out=None):
 
 class ClampBackward1(Node):
     __slots__ = ("lo", "hi")
+    jvp = _elementwise_jvp  # diagonal Jacobian: the VJP rule applied to the tangent
 
     def backward(self, g, a):
         lo, hi = self.lo, self.hi
@@ -451,6 +527,16 @@ class ClampBackward0(Node):
 
     def backward(self, g, a, lo, hi):
         return g * ((a >= lo) & (a <= hi)), g * (a < lo), g * (a > hi)
+
+    def jvp(self, tangents, inputs, a, lo, hi):
+        # min(max(a, lo), hi): hi's tangent where max(a, lo) > hi (crossed bounds too),
+        # else lo's where a < lo, else a's.
+        tx, tlo, thi = tangents
+        at_hi = (a > hi) | (lo > hi)
+        at_lo = (a < lo) & ~at_hi
+        res = None if tx is None else tx * ~(at_hi | at_lo)
+        res = _add_tangents(res, None if tlo is None else tlo * at_lo)
+        return _add_tangents(res, None if thi is None else thi * at_hi)
 
 
 def clamp(input, min=None, max=None, *, out=None):
@@ -478,9 +564,9 @@ def clamp(input, min=None, max=None, *, out=None):
         np.clip(a, min, max) if (min is None or max is None or min <= max) else np.full_like(a, max)
     )
     t = record(ClampBackward1, np.asarray(res, dtype=a.dtype), (input,), (input,))
-    if t.grad_fn is not None:
-        t.grad_fn.lo = min
-        t.grad_fn.hi = max
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.lo = min
+        gf.hi = max
     return _out(t, out)
 
 
@@ -559,16 +645,18 @@ def _sigmoid_stable(a):
     return num
 
 
-try:  # SciPy's expit is the same function in one fused pass; NumPy stays the only need.
-    from scipy.special import expit as _expit
-except ImportError:  # pragma: no cover - depends on the environment
-    _expit = None
-
-
 def _sigmoid_forward(a):
-    if _expit is not None and (a.dtype == np.float32 or a.dtype == np.float64):
-        return _expit(a)
-    return _sigmoid_stable(a)
+    if a.size < 4096:
+        return _sigmoid_stable(a)
+    # Large arrays: 1 / (1 + exp(-a)) in place, one temporary. exp overflows to inf only
+    # where the exact result is below the smallest normal number; 1 / inf gives 0 there,
+    # as torch does. The error-state switch costs microseconds, nothing at this size.
+    with np.errstate(over="ignore"):
+        e = np.negative(a)
+        np.exp(e, out=e)
+    e += 1
+    np.reciprocal(e, out=e)
+    return e
 
 
 def _tanh_vjp(g, out):
@@ -616,7 +704,21 @@ def _make_unary(name, node_name, forward, needs, rule):
         def backward(self, g):
             return rule(g)
 
-    node_cls = type(node_name, (Node,), {"__slots__": (), "backward": backward})
+    # The Jacobian is diagonal: the JVP is the same rule applied to the tangent.
+    if needs == "x":
+
+        def jvp(self, tangents, inputs, x):
+            return rule(tangents[0], x)
+    elif needs == "out":
+
+        def jvp(self, tangents, inputs, out):
+            return rule(tangents[0], out)
+    else:
+
+        def jvp(self, tangents, inputs):
+            return rule(tangents[0])
+
+    node_cls = type(node_name, (Node,), {"__slots__": (), "backward": backward, "jvp": jvp})
     keeps_int = name in _KEEPS_INT
     save_x = needs == "x"
     save_out = needs == "out"
@@ -655,6 +757,7 @@ fix = _UNARY_OPS["trunc"]
 
 class ErfBackward0(Node):
     __slots__ = ()
+    jvp = _elementwise_jvp  # diagonal Jacobian: the VJP rule applied to the tangent
 
     def backward(self, g, x):
         return g * (2 / math.sqrt(math.pi)) * np.exp(-x * x)
@@ -773,12 +876,20 @@ class FmodBackward1(Node):
     def backward(self, g, a, b):
         return g, -g * np.trunc(a / b)
 
+    def jvp(self, tangents, inputs, a, b):
+        ta, tb = tangents
+        return _add_tangents(ta, None if tb is None else -tb * np.trunc(a / b))
+
 
 class RemainderBackward1(Node):
     __slots__ = ()
 
     def backward(self, g, a, b):
         return g, -g * np.floor(a / b)
+
+    def jvp(self, tangents, inputs, a, b):
+        ta, tb = tangents
+        return _add_tangents(ta, None if tb is None else -tb * np.floor(a / b))
 
 
 def fmod(input, other):
@@ -800,6 +911,10 @@ class LerpBackward0(Node):
         w = self.weight
         return g * (1 - w), g * w
 
+    def jvp(self, tangents, inputs):
+        (ta, tb), w = tangents, self.weight
+        return _add_tangents(None if ta is None else ta * (1 - w), None if tb is None else tb * w)
+
 
 class LerpBackward1(Node):
     """lerp with a tensor weight."""
@@ -808,6 +923,12 @@ class LerpBackward1(Node):
 
     def backward(self, g, a, b, w):
         return g * (1 - w), g * w, g * (b - a)
+
+    def jvp(self, tangents, inputs, a, b, w):
+        ta, tb, tw = tangents
+        res = None if ta is None else ta * (1 - w)
+        res = _add_tangents(res, None if tb is None else tb * w)
+        return _add_tangents(res, None if tw is None else tw * (b - a))
 
 
 def lerp(input, end, weight):
@@ -825,8 +946,8 @@ def lerp(input, end, weight):
         return record(LerpBackward1, res, (input, end, weight), (input, end, weight))
     a, b = binary_operands(input, end)
     t = record(LerpBackward0, np.asarray(a + weight * (b - a)), (input, end))
-    if t.grad_fn is not None:
-        t.grad_fn.weight = weight
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.weight = weight
     return t
 
 

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor, register_methods
-from ._core import Node, normalize_dim, record
+from ._core import Node, _fw, normalize_dim, record
 from .inplace import _make_inplace, _type_word
 from .shape import _as_view, _slice, _zeros, unsqueeze
 
@@ -57,6 +57,11 @@ _CTYPE = {
 def _is_arr(g) -> bool:
     """True for a raw gradient (ndarray or NumPy scalar), False for a recorded Tensor."""
     return not isinstance(g, Tensor)
+
+
+def _tangent_or_zeros(t, meta):
+    """A JVP operand: the tangent, or zeros of ``meta = (shape, dtype)`` when it is None."""
+    return _wrap(np.zeros(meta[0], meta[1])) if t is None else t
 
 
 def _type_name(a: np.ndarray) -> str:
@@ -122,12 +127,14 @@ class SelectBackward0(Node):
             return z
         return select_scatter(_zeros(self.self_sizes, g), g, self.dim, self.index)
 
+    def jvp(self, tangents, inputs):
+        return _select(tangents[0], self.dim, self.index)
+
 
 def _select(x: Tensor, d: int, index: int) -> Tensor:
     a = x._data
     t = record(SelectBackward0, a[(slice(None),) * d + (index, Ellipsis)], (x,))
-    if t.grad_fn is not None:
-        node = t.grad_fn
+    if (node := t.grad_fn or _fw.node) is not None:
         node.dim, node.index, node.self_sizes = d, index, a.shape
     return _as_view(t, x)
 
@@ -163,6 +170,9 @@ class AliasBackward0(Node):
 
     def backward(self, g):
         return g
+
+    def jvp(self, tangents, inputs):
+        return tangents[0]
 
 
 def _slice_key(x: Tensor, d: int, s: slice, optimize: bool) -> Tensor:
@@ -338,6 +348,9 @@ class IndexBackward0(Node):
             return z
         return index_put(_zeros(self.self_sizes, g), self.key, g, accumulate=not self.unique)
 
+    def jvp(self, tangents, inputs):
+        return _index(tangents[0], self.key)
+
 
 def _np_key(key) -> tuple:
     """A raw index key as a tuple NumPy (and ``np.add.at``) understands: Tensors and lists
@@ -369,8 +382,7 @@ def _index(x: Tensor, key: tuple, unique: bool = False) -> Tensor:
     if not any(isinstance(k, np.ndarray) for k in key):
         out = np.array(out)  # an advanced index always copies
     t = record(IndexBackward0, np.asarray(out), (x,))
-    if t.grad_fn is not None:
-        node = t.grad_fn
+    if (node := t.grad_fn or _fw.node) is not None:
         node.key, node.self_sizes, node.unique = key, a.shape, unique
     return t
 
@@ -402,6 +414,13 @@ class IndexPutBackward0(Node):
         if gv.ndim < len(self.values_shape):
             gv = gv.reshape(self.values_shape)
         return gi, gv
+
+    def jvp(self, tangents, inputs):
+        ti, tv = tangents
+        ti = _tangent_or_zeros(ti, self._meta[0])
+        if tv is None:
+            return ti if self.accumulate else index_put(ti, self.key, 0.0)
+        return index_put(ti, self.key, tv.to(self._meta[0][1]), accumulate=self.accumulate)
 
 
 def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
@@ -448,8 +467,7 @@ def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tenso
             f"indexing result of shape {list(np.shape(a[key]))}"
         ) from None
     t = record(IndexPutBackward0, out, (input, vt))
-    if t.grad_fn is not None:
-        node = t.grad_fn
+    if (node := t.grad_fn or _fw.node) is not None:
         node.key, node.accumulate = key, bool(accumulate)
         node.values_shape = None if vt is None else v.shape
     return t
@@ -471,6 +489,9 @@ class IndexSelectBackward0(Node):
             np.add.at(z, (slice(None),) * self.dim + (index.reshape(-1),), g)
             return z
         return index_add(_zeros(self.self_sizes, g), self.dim, index.reshape(-1), g)
+
+    def jvp(self, tangents, inputs, index):
+        return index_select(tangents[0], self.dim, index)
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -494,8 +515,8 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={flat[bad][0]} axis_dim={n}")
     out = np.take(a, flat, axis=d) if a.ndim else a.reshape(1)[flat].reshape(())
     t = record(IndexSelectBackward0, out, (input,), (index,))
-    if t.grad_fn is not None:
-        t.grad_fn.dim, t.grad_fn.self_sizes = d, a.shape
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.dim, gf.self_sizes = d, a.shape
     return t
 
 
@@ -508,6 +529,13 @@ class IndexAddBackward0(Node):
         else:
             gs = index_select(g, self.dim, index)
         return g, (gs if self.alpha == 1 else gs * self.alpha)
+
+    def jvp(self, tangents, inputs, index):
+        ti, ts = tangents
+        if ts is None:
+            return ti
+        ti = _tangent_or_zeros(ti, self._meta[0])
+        return index_add(ti, self.dim, index, ts.to(self._meta[0][1]), alpha=self.alpha)
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
@@ -536,8 +564,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     else:
         out = out + src.reshape(())
     t = record(IndexAddBackward0, np.asarray(out), (input, source), (index,))
-    if t.grad_fn is not None:
-        t.grad_fn.dim, t.grad_fn.alpha = d, alpha
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.dim, gf.alpha = d, alpha
     return t
 
 
@@ -579,6 +607,9 @@ class GatherBackward0(Node):
             return z
         return scatter_add(_zeros(self.self_sizes, g), self.dim, index, g)
 
+    def jvp(self, tangents, inputs, index):
+        return gather(tangents[0], self.dim, index)
+
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j] = input[i][index[i][j]]`` (for ``dim=1``); ``out`` has index's shape.
@@ -607,8 +638,8 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
         _check_bounds_dim(idx, d, a.shape[d])
         out = a[_coords(idx, d)]
     t = record(GatherBackward0, np.asarray(out), (input,), (index,))
-    if t.grad_fn is not None:
-        t.grad_fn.dim, t.grad_fn.self_sizes = d, a.shape
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.dim, gf.self_sizes = d, a.shape
     return t
 
 
@@ -661,6 +692,12 @@ class ScatterBackward0(Node):
             gs = gather(g, self.dim, index)
         return gi, _pad_to(gs, self.src_shape)
 
+    def jvp(self, tangents, inputs, index):
+        ti, ts = tangents
+        ti = _tangent_or_zeros(ti, self._meta[0])
+        ts = _tangent_or_zeros(ts, (self.src_shape, self._meta[0][1]))
+        return scatter(ti, self.dim, index, ts.to(self._meta[0][1]))
+
 
 class ScatterBackward1(Node):
     __slots__ = ("dim",)
@@ -672,6 +709,9 @@ class ScatterBackward1(Node):
             return gi
         return scatter(g, self.dim, index, 0.0)
 
+    def jvp(self, tangents, inputs, index):
+        return scatter(tangents[0], self.dim, index, 0.0)
+
 
 class ScatterAddBackward0(Node):
     __slots__ = ("dim", "src_shape")
@@ -682,6 +722,13 @@ class ScatterAddBackward0(Node):
         else:
             gs = gather(g, self.dim, index)
         return g, _pad_to(gs, self.src_shape)
+
+    def jvp(self, tangents, inputs, index):
+        ti, ts = tangents
+        if ts is None:
+            return ti
+        ti = _tangent_or_zeros(ti, self._meta[0])
+        return scatter_add(ti, self.dim, index, ts.to(self._meta[0][1]))
 
 
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None):
@@ -720,12 +767,12 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
         return _wrap(out)  # not differentiable in torch either
     if src is not None:
         t = record(ScatterBackward0, out, (input, src), (index,))
-        if t.grad_fn is not None:
-            t.grad_fn.dim, t.grad_fn.src_shape = d, s.shape
+        if (gf := t.grad_fn or _fw.node) is not None:
+            gf.dim, gf.src_shape = d, s.shape
     else:
         t = record(ScatterBackward1, out, (input,), (index,))
-        if t.grad_fn is not None:
-            t.grad_fn.dim = d
+        if (gf := t.grad_fn or _fw.node) is not None:
+            gf.dim = d
     return t
 
 
@@ -741,8 +788,8 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     out = a.copy()
     np.add.at(out, _coords(idx, d) if a.ndim else (), s[_region(idx.shape)])
     t = record(ScatterAddBackward0, out, (input, src), (index,))
-    if t.grad_fn is not None:
-        t.grad_fn.dim, t.grad_fn.src_shape = d, s.shape
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.dim, gf.src_shape = d, s.shape
     return t
 
 
@@ -773,6 +820,9 @@ class MaskedFillBackward0(Node):
             return np.where(mask, 0, g).astype(g.dtype, copy=False)
         return masked_fill(g, mask, 0)
 
+    def jvp(self, tangents, inputs, mask):
+        return masked_fill(tangents[0], mask, 0.0)
+
 
 class MaskedFillBackward1(Node):
     __slots__ = ()
@@ -783,6 +833,13 @@ class MaskedFillBackward1(Node):
             gv = np.asarray(np.where(mask, g, 0).sum(), dtype=g.dtype)
             return gi, gv
         return masked_fill(g, mask, 0), masked_select(g, mask).sum()
+
+    def jvp(self, tangents, inputs, mask):
+        ti, tv = tangents
+        ti = _tangent_or_zeros(ti, self._meta[0])
+        if tv is None:
+            return masked_fill(ti, mask, 0.0)
+        return masked_fill(ti, mask, tv.to(self._meta[0][1]))
 
 
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
@@ -831,6 +888,9 @@ class MaskedSelectBackward0(Node):
         m = np.broadcast_to(mask._data, self.shape)
         return index_put(_zeros(self.shape, g), (m,), g)
 
+    def jvp(self, tangents, inputs, mask):
+        return masked_select(tangents[0], mask)
+
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements where ``mask`` (broadcast) is True, as a 1-D tensor.
@@ -849,8 +909,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     out = np.broadcast_to(a, shape)[np.broadcast_to(m, shape)]
     mt = mask if isinstance(mask, Tensor) else _wrap(m)
     t = record(MaskedSelectBackward0, out, (input,), (mt,))
-    if t.grad_fn is not None:
-        t.grad_fn.shape = shape
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.shape = shape
     return t
 
 
@@ -868,6 +928,9 @@ class TakeBackward0(Node):
             return z.reshape(self.self_sizes)
         z = index_put(_zeros((n,), g), (index.reshape(-1),), g.reshape(-1), accumulate=True)
         return z.reshape(self.self_sizes)
+
+    def jvp(self, tangents, inputs, index):
+        return take(tangents[0], index)
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:
@@ -892,8 +955,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:
             )
     out = a.reshape(-1)[idx]
     t = record(TakeBackward0, np.asarray(out), (input,), (index,))
-    if t.grad_fn is not None:
-        t.grad_fn.self_sizes = a.shape
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.self_sizes = a.shape
     return t
 
 
@@ -940,12 +1003,18 @@ class TrilBackward0(Node):
     def backward(self, g):
         return np.tril(g, self.diagonal) if _is_arr(g) else tril(g, self.diagonal)
 
+    def jvp(self, tangents, inputs):
+        return tril(tangents[0], self.diagonal)
+
 
 class TriuBackward0(Node):
     __slots__ = ("diagonal",)
 
     def backward(self, g):
         return np.triu(g, self.diagonal) if _is_arr(g) else triu(g, self.diagonal)
+
+    def jvp(self, tangents, inputs):
+        return triu(tangents[0], self.diagonal)
 
 
 def _tri(cls, fn, name, input: Tensor, diagonal: int) -> Tensor:
@@ -954,8 +1023,8 @@ def _tri(cls, fn, name, input: Tensor, diagonal: int) -> Tensor:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     diagonal = operator.index(diagonal)
     t = record(cls, fn(a, diagonal), (input,))
-    if t.grad_fn is not None:
-        t.grad_fn.diagonal = diagonal
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.diagonal = diagonal
     return t
 
 
@@ -1016,6 +1085,9 @@ class DiagonalBackward0(Node):
         z = _zeros(self.self_sizes, g)
         return diagonal_scatter(z, g, self.offset, self.dim1, self.dim2)
 
+    def jvp(self, tangents, inputs):
+        return diagonal(tangents[0], self.offset, self.dim1, self.dim2)
+
 
 DiagonalBackward0_copy = type("DiagonalBackward0_copy", (DiagonalBackward0,), {"__slots__": ()})
 
@@ -1031,8 +1103,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     a = input._data
     d1, d2 = _diag_dims(a.ndim, dim1, dim2)
     t = record(DiagonalBackward0, _diag_view(a, offset, d1, d2), (input,))
-    if t.grad_fn is not None:
-        node = t.grad_fn
+    if (node := t.grad_fn or _fw.node) is not None:
         node.offset, node.dim1, node.dim2, node.self_sizes = offset, d1, d2, a.shape
     return _as_view(t, input)
 
@@ -1044,6 +1115,9 @@ class DiagEmbedBackward0(Node):
         if _is_arr(g):
             return _diag_view(g, self.offset, self.dim1, self.dim2).copy()
         return diagonal(g, self.offset, self.dim1, self.dim2)
+
+    def jvp(self, tangents, inputs):
+        return diag_embed(tangents[0], self.offset, self.dim1, self.dim2)
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
@@ -1059,8 +1133,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     out = np.zeros(shape, dtype=a.dtype)
     _diag_view(out, offset, d1, d2)[...] = a
     t = record(DiagEmbedBackward0, out, (input,))
-    if t.grad_fn is not None:
-        node = t.grad_fn
+    if (node := t.grad_fn or _fw.node) is not None:
         node.offset, node.dim1, node.dim2 = offset, d1, d2
     return t
 
@@ -1080,8 +1153,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     if a.ndim != 2:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
     t = record(DiagonalBackward0_copy, _diag_view(a, diagonal, 0, 1).copy(), (input,))
-    if t.grad_fn is not None:
-        node = t.grad_fn
+    if (node := t.grad_fn or _fw.node) is not None:
         node.offset, node.dim1, node.dim2, node.self_sizes = diagonal, 0, 1, a.shape
     return t
 
@@ -1109,6 +1181,12 @@ class SelectScatterBackward0(Node):
         z = _zeros(self.src_shape, g)
         return select_scatter(g, z, self.dim, self.index), select(g, self.dim, self.index)
 
+    def jvp(self, tangents, inputs):
+        ti, ts = tangents
+        ti = _tangent_or_zeros(ti, self._meta[0])
+        ts = _tangent_or_zeros(ts, (self.src_shape, self._meta[0][1]))
+        return select_scatter(ti, ts.to(self._meta[0][1]), self.dim, self.index)
+
 
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """A copy of ``input`` with ``input.select(dim, index)`` replaced by ``src``."""
@@ -1120,8 +1198,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     _check_src(src._data, out[key + (Ellipsis,)])
     out[key] = src._data
     t = record(SelectScatterBackward0, out, (input, src))
-    if t.grad_fn is not None:
-        node = t.grad_fn
+    if (node := t.grad_fn or _fw.node) is not None:
         node.dim, node.index, node.src_shape = d, index, src._data.shape
     return t
 
@@ -1139,6 +1216,13 @@ class SliceScatterBackward0(Node):
         s = self.slc
         return slice_scatter(g, z, self.dim, s.start, s.stop, s.step), g[key]
 
+    def jvp(self, tangents, inputs):
+        ti, ts = tangents
+        ti = _tangent_or_zeros(ti, self._meta[0])
+        ts = _tangent_or_zeros(ts, (self.src_shape, self._meta[0][1]))
+        s = self.slc
+        return slice_scatter(ti, ts.to(self._meta[0][1]), self.dim, s.start, s.stop, s.step)
+
 
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step=1):
     """A copy of ``input`` with ``input[..., start:end:step, ...]`` (at ``dim``) set to src."""
@@ -1151,8 +1235,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None
     _check_src(src._data, out[key])
     out[key] = src._data
     t = record(SliceScatterBackward0, out, (input, src))
-    if t.grad_fn is not None:
-        node = t.grad_fn
+    if (node := t.grad_fn or _fw.node) is not None:
         node.dim, node.slc, node.src_shape = d, slc, src._data.shape
     return t
 
@@ -1171,6 +1254,12 @@ class DiagonalScatterBackward0(Node):
             diagonal(g, self.offset, self.dim1, self.dim2),
         )
 
+    def jvp(self, tangents, inputs):
+        ti, ts = tangents
+        ti = _tangent_or_zeros(ti, self._meta[0])
+        ts = _tangent_or_zeros(ts, (self.src_shape, self._meta[0][1]))
+        return diagonal_scatter(ti, ts.to(self._meta[0][1]), self.offset, self.dim1, self.dim2)
+
 
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1):
     """A copy of ``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src``."""
@@ -1181,8 +1270,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     _check_src(src._data, view)
     view[...] = src._data
     t = record(DiagonalScatterBackward0, out, (input, src))
-    if t.grad_fn is not None:
-        node = t.grad_fn
+    if (node := t.grad_fn or _fw.node) is not None:
         node.offset, node.dim1, node.dim2, node.src_shape = offset, d1, d2, src._data.shape
     return t
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, register_methods
+from ..autograd import forward_ad as fw
 from ..autograd import grad_mode
 from ..autograd.graph import _init_node, sum_to_shape
 from . import elementwise as ew
-from ._core import Node, edge_of, needs_grad, record
+from ._core import Node, _on, edge_of, needs_grad, record
 
 _state = grad_mode.state
 _wrap = Tensor._wrap
@@ -47,7 +48,22 @@ def _snapshot(self: Tensor) -> Tensor:
     pre.grad_fn = self.grad_fn
     pre._rg = self._rg
     pre._output_nr = self._output_nr
+    if _on and (tangent := fw.tangent_of(self)) is not None:
+        fw.inplace_set(pre, tangent)
     return pre
+
+
+# -- forward AD: an in-place op gives the tensor the tangent of its out-of-place twin ------
+
+
+def _fw_take(self: Tensor, tangent) -> None:
+    """``self`` was modified in place: its tangent becomes ``tangent`` (fitted to it)."""
+    if self._data.dtype.kind not in "fc":
+        return
+    if tangent is not None:
+        with fw.suspended():
+            tangent = fw.fit_tangent(tangent, self)
+    fw.inplace_set(self, tangent)
 
 
 def _store(self: Tensor, value: np.ndarray) -> None:
@@ -99,10 +115,16 @@ def _inplace(self: Tensor, op, *args, **kwargs) -> Tensor:
     if not recording:
         with grad_mode.no_grad():
             result = op(self, *args, **kwargs)
+        tangent = fw.tangent_of(result) if _on else None  # its JVP runs before self changes
         _store(self, result._data)
+        if _on:
+            _fw_take(self, tangent)
         return self
     result = op(_snapshot(self), *args, **kwargs)
+    tangent = fw.tangent_of(result) if _on else None
     _store(self, result._data)
+    if _on:
+        _fw_take(self, tangent)
     self.grad_fn = result.grad_fn
     self._rg = result._rg
     self._output_nr = 0
@@ -158,6 +180,10 @@ def fill_(self: Tensor, value) -> Tensor:
 def _fill(self: Tensor, value, node_cls) -> Tensor:
     recording = _state.enabled and self._rg
     _check_writable(self, recording)
+    if _on:
+        fw.inplace_begin()
+        if fw.tangent_of(self) is not None:
+            _fw_take(self, _wrap(np.zeros_like(self._data)))
     self._data[...] = value
     self._version[0] += 1
     if recording:
@@ -196,6 +222,11 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
             f"the size of tensor b ({src._data.shape[-1] if src._data.ndim else 1}) at "
             "non-singleton dimension 0"
         ) from None
+    if _on:
+        fw.inplace_begin()
+        ts = fw.tangent_of(src)
+        if ts is not None or fw.tangent_of(self) is not None:
+            _fw_take(self, ts if ts is not None else _wrap(np.zeros_like(self._data)))
     np.copyto(self._data, src._data, casting="unsafe")
     self._version[0] += 1
     if recording:
@@ -227,6 +258,11 @@ def t_(self: Tensor) -> Tensor:
         )
     recording = _state.enabled and self._rg
     _check_writable(self, recording)
+    if _on:
+        fw.inplace_begin()
+        if (tangent := fw.tangent_of(self)) is not None:
+            with fw.suspended():
+                fw.inplace_set(self, tangent.t())
     self._data = self._data.T
     self._version[0] += 1
     if recording:
@@ -290,6 +326,8 @@ def setitem(self: Tensor, key, value) -> None:
         value = _wrap(np.asarray(value, dtype=self._data.dtype))
     recording = _state.enabled and (self._rg or value._rg)
     _check_writable(self, recording)
+    if _on:
+        fw.inplace_begin()  # pending JVPs run before self changes
     v = value._data
     try:
         self._data[idx] = v
@@ -300,6 +338,8 @@ def setitem(self: Tensor, key, value) -> None:
             f"indexing result of shape {list(np.shape(target))}"
         ) from None
     self._version[0] += 1
+    if _on:
+        _fw_setitem(self, idx, value)
     if recording:
         node = _init_node(
             CopySlices.__new__(CopySlices),
@@ -310,6 +350,21 @@ def setitem(self: Tensor, key, value) -> None:
         self.grad_fn = node
         self._rg = True
         self._output_nr = 0
+
+
+def _fw_setitem(self: Tensor, idx, value: Tensor) -> None:
+    """Forward AD for ``self[idx] = value``: the tangent's ``[idx]`` becomes value's."""
+    tv = fw.tangent_of(value)
+    ts = fw.tangent_of(self)
+    if (tv is None and ts is None) or self._data.dtype.kind not in "fc":
+        return
+    from .indexing import index_put
+
+    dt = self._data.dtype
+    with fw.suspended():
+        base = ts.to(dt) if ts is not None else _wrap(np.zeros(self._data.shape, dt))
+        new = index_put(base, idx, tv.to(dt) if tv is not None else 0.0)
+    fw.inplace_set(self, new)
 
 
 _METHODS = {

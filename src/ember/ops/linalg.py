@@ -28,7 +28,7 @@ import numpy as np
 from .._tensor import Tensor, _legacy_type_name, register_methods
 from ..autograd import grad_mode
 from . import elementwise as _ew
-from ._core import Node, binary_operands, normalize_dim, record
+from ._core import Node, _fw, add_tangents, binary_operands, normalize_dim, record
 
 _state = grad_mode.state
 _wrap = Tensor._wrap
@@ -216,7 +216,7 @@ def _record_bilinear(cls, res: np.ndarray, inputs: tuple, a: Tensor, b: Tensor):
     ra, rb = a._rg, b._rg
     saved = ((a,) if rb else ()) + ((b,) if ra else ())
     t = record(cls, res, inputs, saved)
-    node = t.grad_fn
+    node = t.grad_fn or _fw.node
     if node is not None:
         node.need = (ra, rb)
         node.shapes = (a._data.shape, b._data.shape)
@@ -249,6 +249,13 @@ class _Bilinear(Node):
             gb = gb * scale if gb is not None else None
         return ga, gb
 
+    def jvp(self, tangents, inputs, *saved):
+        # Bilinear: the product rule, the op itself with one operand's tangent at a time.
+        (ta, tb), (a, b) = tangents[-2:], inputs[-2:]
+        return add_tangents(
+            None if ta is None else self._apply(ta, b), None if tb is None else self._apply(a, tb)
+        )
+
 
 # -- dot, vdot -----------------------------------------------------------------------------
 
@@ -260,6 +267,9 @@ class DotBackward0(_Bilinear):
         ra, rb, a, b = self._unpack(saved)
         return (g * _cj(b) if ra else None), (g * _cj(a) if rb else None)
 
+    def _apply(self, a, b):
+        return dot(a, b)
+
 
 class VdotBackward0(_Bilinear):
     __slots__ = ()
@@ -267,6 +277,9 @@ class VdotBackward0(_Bilinear):
     def backward(self, g, *saved):
         ra, rb, a, b = self._unpack(saved)
         return (_cj(g) * b if ra else None), (g * a if rb else None)
+
+    def _apply(self, a, b):
+        return vdot(a, b)
 
 
 def dot(input, tensor, *, out=None):
@@ -309,6 +322,9 @@ class MmBackward0(_Bilinear):
             return self._recorded(g, a, b)
         return (g @ _cj(b).T if ra else None), (_cj(a).T @ g if rb else None)
 
+    def _apply(self, a, b):
+        return mm(a, b)
+
 
 class MvBackward0(_Bilinear):
     __slots__ = ()
@@ -321,6 +337,9 @@ class MvBackward0(_Bilinear):
             return self._recorded(g, a, b)
         return (np.outer(g, _cj(b)) if ra else None), (_cj(a).T @ g if rb else None)
 
+    def _apply(self, a, b):
+        return mv(a, b)
+
 
 class BmmBackward0(_Bilinear):
     __slots__ = ()
@@ -332,6 +351,9 @@ class BmmBackward0(_Bilinear):
         if type(g) is not np.ndarray:
             return self._recorded(g, a, b)
         return (g @ _mT(_cj(b)) if ra else None), (_mT(_cj(a)) @ g if rb else None)
+
+    def _apply(self, a, b):
+        return bmm(a, b)
 
 
 def mm(input, mat2, *, out=None):
@@ -439,6 +461,9 @@ class _MatmulNd(_Bilinear):
                 gb = gb[..., 0]
         return ga, gb
 
+    def _apply(self, a, b):
+        return matmul(a, b)
+
 
 # torch's final node for each way matmul can go (see ``_matmul_impl`` in LinearAlgebra.cpp).
 _MatmulUnsafeView = type("UnsafeViewBackward0", (_MatmulNd,), {"__slots__": ()})
@@ -458,6 +483,9 @@ class _VecMatBackward(_Bilinear):
         if type(g) is not np.ndarray:
             return self._recorded(g, a, b)
         return (_cj(b) @ g if ra else None), (np.outer(_cj(a), g) if rb else None)
+
+    def _apply(self, a, b):
+        return matmul(a, b)
 
 
 _VecMatBackward.__name__ = _VecMatBackward.__qualname__ = "SqueezeBackward4"
@@ -582,6 +610,9 @@ class _OuterBackward(_Bilinear):
             return self._recorded(g, a, b)
         return (g @ _cj(b) if ra else None), (_cj(a) @ g if rb else None)
 
+    def _apply(self, a, b):
+        return outer(a, b)
+
 
 _OuterBackward.__name__ = _OuterBackward.__qualname__ = "MulBackward0"
 
@@ -655,6 +686,15 @@ class _Scaled(_Bilinear):
             gb = gb * alpha if gb is not None else None
         return gi, ga, gb
 
+    def jvp(self, tangents, inputs, *saved):
+        prod = _Bilinear.jvp(self, tangents, inputs)
+        if prod is not None and self.alpha != 1:
+            prod = prod * self.alpha
+        ti = tangents[0]
+        if ti is not None and self.beta != 1:
+            ti = ti * self.beta
+        return add_tangents(ti if self.beta != 0 else None, prod)
+
 
 class AddmmBackward0(_Scaled):
     __slots__ = ()
@@ -663,6 +703,9 @@ class AddmmBackward0(_Scaled):
 
     def _products(self, g, a, b, ra, rb):
         return (g @ _cj(b).T if ra else None), (_cj(a).T @ g if rb else None)
+
+    def _apply(self, a, b):
+        return mm(a, b)
 
 
 class AddmvBackward0(_Scaled):
@@ -673,6 +716,9 @@ class AddmvBackward0(_Scaled):
     def _products(self, g, a, b, ra, rb):
         return (np.outer(g, _cj(b)) if ra else None), (_cj(a).T @ g if rb else None)
 
+    def _apply(self, a, b):
+        return mv(a, b)
+
 
 class BaddbmmBackward0(_Scaled):
     __slots__ = ()
@@ -681,6 +727,9 @@ class BaddbmmBackward0(_Scaled):
 
     def _products(self, g, a, b, ra, rb):
         return (g @ _mT(_cj(b)) if ra else None), (_mT(_cj(a)) @ g if rb else None)
+
+    def _apply(self, a, b):
+        return bmm(a, b)
 
 
 def _scaled_result(cls, prod, input, m1, m2, beta, alpha):
@@ -693,9 +742,9 @@ def _scaled_result(cls, prod, input, m1, m2, beta, alpha):
         x = input._data
         res += x if beta == 1 else x * beta
     t = _record_bilinear(cls, res, (input, m1, m2), m1, m2)
-    if t.grad_fn is not None:
-        t.grad_fn.alpha = alpha
-        t.grad_fn.beta = beta
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.alpha = alpha
+        gf.beta = beta
     return t
 
 
@@ -1034,6 +1083,16 @@ class _EinsumBackward(Node):
                 grads.append(_einsum_vjp(g, self.terms, self.out_term, ops, self.shapes, k))
         return tuple(grads)
 
+    def jvp(self, tangents, inputs, *saved):
+        # Multilinear: the sum over operands of the einsum with that operand's tangent.
+        eq = ",".join(self.terms) + "->" + self.out_term
+        res = None
+        for k, tg in enumerate(tangents):
+            if tg is not None:
+                ops = [tg if j == k else x for j, x in enumerate(inputs)]
+                res = add_tangents(res, einsum(eq, *ops))
+        return res
+
 
 _EinsumSum = type("SumBackward1", (_EinsumBackward,), {"__slots__": ()})
 _EinsumPermute = type("PermuteBackward0", (_EinsumBackward,), {"__slots__": ()})
@@ -1108,7 +1167,7 @@ def einsum(*args):
     t = record(
         _einsum_node(terms, out_term), res, tuple(operands), tuple(operands[i] for i in saved_idx)
     )
-    node = t.grad_fn
+    node = t.grad_fn or _fw.node
     if node is not None:
         node.terms = terms
         node.out_term = out_term
@@ -1132,6 +1191,10 @@ class _TensordotBackward(_Bilinear):
         ga = _einsum_vjp(g, terms, out_term, ops, self.shapes, 0) if ra else None
         gb = _einsum_vjp(g, terms, out_term, ops, self.shapes, 1) if rb else None
         return ga, gb
+
+    def _apply(self, a, b):
+        terms, out_term = self.eq
+        return einsum(",".join(terms) + "->" + out_term, a, b)
 
 
 _TensordotBackward.__name__ = _TensordotBackward.__qualname__ = "ViewBackward0"
@@ -1228,7 +1291,7 @@ def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
     if res.dtype != x.dtype:
         res = res.astype(x.dtype)
     t = _record_bilinear(_TensordotBackward, res, (a, b), a, b)
-    if t.grad_fn is not None:
+    if (gf := t.grad_fn or _fw.node) is not None:
         la = _LABELS[: x.ndim]
         lb = list(_LABELS[x.ndim : x.ndim + y.ndim])
         for ia, ib in zip(na, nb):
@@ -1237,7 +1300,7 @@ def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
         out_term = "".join(la[i] for i in range(x.ndim) if i not in na) + "".join(
             lb[i] for i in range(y.ndim) if i not in nb
         )
-        t.grad_fn.eq = ((la, lb), out_term)
+        gf.eq = ((la, lb), out_term)
     return t
 
 
@@ -1267,6 +1330,9 @@ class _KronBackward(_Bilinear):
         if rb:
             gb = _einsum_vjp(gi, terms, out_term, ops, (pa, pb), 1).reshape(sb)
         return ga, gb
+
+    def _apply(self, a, b):
+        return kron(a, b)
 
 
 _KronBackward.__name__ = _KronBackward.__qualname__ = "UnsafeViewBackward0"
@@ -1301,6 +1367,9 @@ class TraceBackward0(Node):
             return np.eye(n, m, dtype=g.dtype) * g
         return g * _wrap(np.eye(n, m, dtype=g._data.dtype))
 
+    def jvp(self, tangents, inputs):
+        return trace(tangents[0])
+
 
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor (integers sum to int64).
@@ -1318,8 +1387,8 @@ def trace(input):
     dt = np.dtype(np.int64) if a.dtype.kind in "iu" else a.dtype
     res = np.asarray(np.trace(a, dtype=dt))
     t = record(TraceBackward0, res, (input,))
-    if t.grad_fn is not None:
-        t.grad_fn.shape = a.shape
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.shape = a.shape
     return t
 
 
@@ -1343,6 +1412,12 @@ class LinalgCrossBackward0(Node):
             ga = cross(_cj(b), g, dim=d) if ra else None
             gb = cross(g, _cj(a), dim=d) if rb else None
         return ga, gb
+
+    def jvp(self, tangents, inputs, *saved):
+        (ta, tb), (a, b), d = tangents, inputs, self.dim
+        return add_tangents(
+            None if ta is None else cross(ta, b, dim=d), None if tb is None else cross(a, tb, dim=d)
+        )
 
 
 def cross(input, other, dim=None, *, out=None):
@@ -1385,9 +1460,9 @@ def cross(input, other, dim=None, *, out=None):
     ra, rb = input._rg, other._rg
     saved = ((input,) if rb else ()) + ((other,) if ra else ())
     t = record(LinalgCrossBackward0, np.asarray(res), (input, other), saved)
-    if t.grad_fn is not None:
-        t.grad_fn.dim = d
-        t.grad_fn.need = (ra, rb)
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.dim = d
+        gf.need = (ra, rb)
     return _out(t, out)
 
 

@@ -21,15 +21,17 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, register_methods
-from ..autograd.graph import SavedOutput
 from ._core import (
     Node,
+    _fw,
     default_float,
     needs_grad,
     normalize_dim,
     normalize_dims,
     record,
     record_multi,
+    saved_output,
+    set_saved,
 )
 
 _wrap = Tensor._wrap
@@ -291,6 +293,39 @@ def _dof_warning(fname: str) -> None:
     )
 
 
+# -- forward-mode helpers -------------------------------------------------------------------
+# Each input element feeds exactly one output element of a reduction, so the VJP of a
+# gradient of ones is the partial derivative of its output w.r.t. each input: the JVP
+# sums ``tangent * partials`` over the reduced dims (``_partials_jvp``).
+
+
+def _out_shape(node, i: int = 0) -> tuple:
+    return node._meta[i][0]
+
+
+def _ones_like_out(node, i: int = 0):
+    shape, dt = node._meta[i]
+    return _wrap(np.ones(shape, dt))
+
+
+def _reduce_tangent(t, axes: tuple, out_shape: tuple):
+    """``t`` summed over ``axes`` (the output's reduced dims), shaped like the output."""
+    if t is None:
+        return None
+    return _reshape(_sumk(t, axes) if axes else t, out_shape)
+
+
+def _reduced_axes(keep_shape: tuple) -> tuple:
+    return tuple(i for i, k in enumerate(keep_shape) if k == 1)
+
+
+def _partials_jvp(node, t, saved, axes: tuple):
+    partials = node.backward(_ones_like_out(node), *saved)
+    if partials is None:
+        return None
+    return _reduce_tangent(t * partials, axes, _out_shape(node))
+
+
 # -- sum, nansum, mean ---------------------------------------------------------------------
 
 
@@ -301,6 +336,10 @@ class _ExpandNode(_RNode):
 
     def backward(self, g):
         return _expand(_reshape(g, self.keep_shape), self.in_shape)
+
+    def jvp(self, tangents, inputs):
+        # Linear: the same sum, of the tangent.
+        return _reduce_tangent(tangents[0], _reduced_axes(self.keep_shape), _out_shape(self))
 
 
 class SumBackward0(_ExpandNode):
@@ -317,6 +356,10 @@ class NansumBackward0(_RNode):
     def backward(self, g, x):
         return _reshape(g, self.keep_shape) * (x == x)
 
+    def jvp(self, tangents, inputs, x):
+        t = tangents[0] * (x == x)
+        return _reduce_tangent(t, _reduced_axes(self.keep_shape), _out_shape(self))
+
 
 def _sum_array(a: np.ndarray, axes, keepdim: bool, nan: bool = False) -> np.ndarray:
     fn = np.nansum if nan else np.sum
@@ -326,9 +369,9 @@ def _sum_array(a: np.ndarray, axes, keepdim: bool, nan: bool = False) -> np.ndar
 
 
 def _set_expand(t: Tensor, in_shape: tuple, axes: tuple) -> Tensor:
-    if t.grad_fn is not None:
-        t.grad_fn.in_shape = in_shape
-        t.grad_fn.keep_shape = _keep_shape(in_shape, axes)
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.in_shape = in_shape
+        gf.keep_shape = _keep_shape(in_shape, axes)
     return t
 
 
@@ -364,8 +407,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=No
     axes = _axes(a.ndim, dim)
     res = _sum_array(a, axes, keepdim, nan=True)
     t = record(NansumBackward0, res, (input,), (input,))
-    if t.grad_fn is not None:
-        t.grad_fn.keep_shape = _keep_shape(a.shape, axes)
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.keep_shape = _keep_shape(a.shape, axes)
     return _finish(t, out)
 
 
@@ -374,6 +417,10 @@ class _MeanNode(_RNode):
 
     def backward(self, g):
         return _expand(_reshape(g, self.keep_shape) / self.n, self.in_shape)
+
+    def jvp(self, tangents, inputs):
+        t = _reduce_tangent(tangents[0], _reduced_axes(self.keep_shape), _out_shape(self))
+        return t / self.n
 
 
 class MeanBackward0(_MeanNode):
@@ -419,8 +466,8 @@ def mean(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=No
     axes = _axes(a.ndim, dim)
     res = _mean_array(a, axes, keepdim)
     t = record(MeanBackward0 if dim is _UNSET else MeanBackward1, res, (input,))
-    if t.grad_fn is not None:
-        t.grad_fn.n = _count(a.shape, axes)
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.n = _count(a.shape, axes)
     return _finish(_set_expand(t, a.shape, axes), out)
 
 
@@ -454,6 +501,9 @@ class ProdBackward0(_RNode):
         res = _prod_safe_zeros(_raw(g), xr.reshape(-1), 0).reshape(xr.shape)
         return _const_like(res, x)
 
+    def jvp(self, tangents, inputs, x, result):
+        return _partials_jvp(self, tangents[0], (x, result), tuple(range(x.ndim)))
+
 
 class ProdBackward1(_RNode):
     __slots__ = ("keep_shape", "axis")
@@ -467,6 +517,10 @@ class ProdBackward1(_RNode):
         if not (xr == 0).any():
             return g * (result / x)
         return _const_like(_prod_safe_zeros(_raw(g), xr, self.axis), x)
+
+    def jvp(self, tangents, inputs, x, result):
+        axes = () if self.axis is None else (self.axis,)
+        return _partials_jvp(self, tangents[0], (x, result), axes)
 
 
 def _prod_array(a: np.ndarray, axes, keepdim: bool) -> np.ndarray:
@@ -490,9 +544,9 @@ def prod(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=No
     ax = _single_axis(a.ndim, dim, "prod")
     axes = () if ax is None else (ax,)
     t = record(ProdBackward1, _prod_array(a, axes, keepdim), (input,), (input,), True)
-    if t.grad_fn is not None:
-        t.grad_fn.keep_shape = _keep_shape(a.shape, axes)
-        t.grad_fn.axis = ax
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.keep_shape = _keep_shape(a.shape, axes)
+        gf.axis = ax
     return _finish(t, out)
 
 
@@ -510,6 +564,9 @@ class _EvenlyNode(_RNode):
 
     def backward(self, g, x, result):
         return _evenly_distribute(g, x, result)
+
+    def jvp(self, tangents, inputs, x, result):
+        return _partials_jvp(self, tangents[0], (x, result), tuple(range(x.ndim)))
 
 
 class MaxBackward1(_EvenlyNode):
@@ -542,6 +599,16 @@ class _SelectNode(_RNode):
         onehot = np.arange(n).reshape(pos_shape) == _raw(_reshape(indices, self.keep_shape))
         return _reshape(g, self.keep_shape) * onehot
 
+    def jvp(self, tangents, inputs, indices):
+        # The tangent at the chosen index (the indices output gets none).
+        t = tangents[0]
+        if self.axis is None:
+            return [t, None]
+        from .indexing import gather
+
+        picked = gather(t, self.axis, _reshape(indices, self.keep_shape))
+        return [_reshape(picked, _out_shape(self)), None]
+
 
 class MaxBackward0(_SelectNode):
     __slots__ = ()
@@ -558,10 +625,9 @@ class MedianBackward1(_SelectNode):
 def _select_result(cls, rtype, input, a, values, indices, ax):
     """Wrap (values, indices) of a dim reduction and record the selecting node."""
     values_t, indices_t = record_multi(cls, [values, indices], (input,), (), (True, False))
-    fn = values_t.grad_fn
+    fn = values_t.grad_fn or _fw.node
     if fn is not None:
-        fn._saved = (indices_t,)
-        fn._versions = (indices_t._version[0],)
+        set_saved(fn, (indices_t,))
         fn.in_shape = a.shape
         fn.axis = ax
         fn.keep_shape = _keep_shape(a.shape, () if ax is None else (ax,))
@@ -648,6 +714,9 @@ class _AmaxNode(_RNode):
     def backward(self, g, x, result):
         return _scale_grad_by_count(g, x, result, self.keep_shape, self.axes)
 
+    def jvp(self, tangents, inputs, x, result):
+        return _partials_jvp(self, tangents[0], (x, result), self.axes)
+
 
 class AmaxBackward0(_AmaxNode):
     __slots__ = ()
@@ -671,9 +740,9 @@ def _amaxmin(input, dim, keepdim, axis, keepdims, out, is_max: bool):
     fn = np.max if is_max else np.min
     res = _arr(fn(a, axis=axes, keepdims=keepdim), a.dtype)
     t = record(AmaxBackward0 if is_max else AminBackward0, res, (input,), (input,), True)
-    if t.grad_fn is not None:
-        t.grad_fn.keep_shape = _keep_shape(a.shape, axes)
-        t.grad_fn.axes = axes
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.keep_shape = _keep_shape(a.shape, axes)
+        gf.axes = axes
     return _finish(t, out)
 
 
@@ -707,6 +776,15 @@ class AminmaxBackward0(_RNode):
             total = gm if total is None else total + gm
         return total
 
+    def jvp(self, tangents, inputs, x, mn, mx):
+        t = tangents[0]
+        w_min = self.backward([_ones_like_out(self, 0), None], x, mn, mx)
+        w_max = self.backward([None, _ones_like_out(self, 1)], x, mn, mx)
+        return [
+            _reduce_tangent(t * w_min, self.axes, _out_shape(self, 0)),
+            _reduce_tangent(t * w_max, self.axes, _out_shape(self, 1)),
+        ]
+
 
 def aminmax(input, *, dim=None, keepdim=False, axis=None, keepdims=None):
     """``(min, max)`` over ``dim`` (or everything) as ``torch.return_types.aminmax``.
@@ -735,11 +813,10 @@ def aminmax(input, *, dim=None, keepdim=False, axis=None, keepdims=None):
     mn = _arr(np.min(a, axis=axes, keepdims=keepdim), a.dtype)
     mx = _arr(np.max(a, axis=axes, keepdims=keepdim), a.dtype)
     mn_t, mx_t = record_multi(AminmaxBackward0, [mn, mx], (input,))
-    fn = mn_t.grad_fn
+    fn = mn_t.grad_fn or _fw.node
     if fn is not None:
-        saved = (input, SavedOutput(mn_t), SavedOutput(mx_t))
-        fn._saved = saved
-        fn._versions = tuple(s._version[0] for s in saved)
+        saved = (input, saved_output(mn_t), saved_output(mx_t))
+        set_saved(fn, saved)
         fn.keep_shape = _keep_shape(a.shape, axes)
         fn.axes = axes
     return return_types.aminmax((mn_t, mx_t))
@@ -905,6 +982,9 @@ class VarBackward0(_VarNode):
     def backward(self, g, x):
         return _var_backward(g, x, self.keep_shape, self.axes, self.c, self.n, self.all_dims)
 
+    def jvp(self, tangents, inputs, x):
+        return _partials_jvp(self, tangents[0], (x,), self.axes)
+
 
 class StdBackward0(_VarNode):
     __slots__ = ()
@@ -912,6 +992,9 @@ class StdBackward0(_VarNode):
     def backward(self, g, x, result):
         gv = _std_grad_to_var(g, result)
         return _var_backward(gv, x, self.keep_shape, self.axes, self.c, self.n, self.all_dims)
+
+    def jvp(self, tangents, inputs, x, result):
+        return _partials_jvp(self, tangents[0], (x, result), self.axes)
 
 
 def _set_var(fn, a, axes, c, n, all_dims):
@@ -945,8 +1028,8 @@ def var(
     )
     v, _ = _var_array(a, axes, keepdim, c, n)
     t = record(VarBackward0, v, (input,), (input,))
-    if t.grad_fn is not None:
-        _set_var(t.grad_fn, a, axes, c, n, all_dims)
+    if (gf := t.grad_fn or _fw.node) is not None:
+        _set_var(gf, a, axes, c, n, all_dims)
     return _finish(t, out)
 
 
@@ -973,8 +1056,8 @@ def std(
     )
     v, _ = _var_array(a, axes, keepdim, c, n)
     t = record(StdBackward0, _arr(np.sqrt(v)), (input,), (input,), True)
-    if t.grad_fn is not None:
-        _set_var(t.grad_fn, a, axes, c, n, all_dims)
+    if (gf := t.grad_fn or _fw.node) is not None:
+        _set_var(gf, a, axes, c, n, all_dims)
     return _finish(t, out)
 
 
@@ -984,6 +1067,14 @@ class _VarMeanNode(_VarNode):
 
     def _mean_grad(self, g):
         return _expand(_reshape(g, self.keep_shape) / self.n, self.in_shape)
+
+    def jvp(self, tangents, inputs, *saved):
+        t = tangents[0]
+        partials = self.backward([_ones_like_out(self, 0), None], *saved)
+        return [
+            _reduce_tangent(t * partials, self.axes, _out_shape(self, 0)),
+            _reduce_tangent(t, self.axes, _out_shape(self, 1)) / self.n,
+        ]
 
 
 class VarMeanBackward0(_VarMeanNode):
@@ -1025,11 +1116,10 @@ def _var_mean(input, dim, unbiased, keepdim, correction, axis, keepdims, take_sq
         v = _arr(np.sqrt(v))
     cls = StdMeanBackward0 if take_sqrt else VarMeanBackward0
     first, second = record_multi(cls, [v, _arr(m, a.dtype)], (input,))
-    fn = first.grad_fn
+    fn = first.grad_fn or _fw.node
     if fn is not None:
-        saved = (input, SavedOutput(first)) if take_sqrt else (input,)
-        fn._saved = saved
-        fn._versions = tuple(s._version[0] for s in saved)
+        saved = (input, saved_output(first)) if take_sqrt else (input,)
+        set_saved(fn, saved)
         _set_var(fn, a, axes, c, n, all_dims)
         fn.in_shape = a.shape
     return first, second
@@ -1084,6 +1174,9 @@ class LinalgVectorNormBackward0(_RNode):
             else:
                 scaled = x * np.abs(x) ** (p - 2)
             return scaled * _where(norm == 0, 0, g / norm ** (p - 1))
+
+    def jvp(self, tangents, inputs, x, norm):
+        return _partials_jvp(self, tangents[0], (x, norm), self.axes)
 
 
 def _vector_norm_array(a: np.ndarray, p: float, axes: tuple, keepdim: bool) -> np.ndarray:
@@ -1145,10 +1238,10 @@ def _vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     axes = _axes(a.ndim, dim)
     res = _vector_norm_array(a, p, axes, keepdim)
     t = record(LinalgVectorNormBackward0, res, (src,), (src,), True)
-    if t.grad_fn is not None:
-        t.grad_fn.p = p
-        t.grad_fn.keep_shape = _keep_shape(a.shape, axes)
-        t.grad_fn.axes = axes
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.p = p
+        gf.keep_shape = _keep_shape(a.shape, axes)
+        gf.axes = axes
     return t
 
 
@@ -1187,6 +1280,9 @@ class LogsumexpBackward0(_RNode):
         with np.errstate(invalid="ignore"):
             return _reshape(g, self.keep_shape) * np.exp(x - _reshape(result, self.keep_shape))
 
+    def jvp(self, tangents, inputs, x, result):
+        return _partials_jvp(self, tangents[0], (x, result), _reduced_axes(self.keep_shape))
+
 
 def logsumexp(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None, out=None):
     """``log(sum(exp(input)))`` over ``dim``, computed stably (shifted by the max).
@@ -1220,8 +1316,8 @@ def logsumexp(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None, out
             s = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m
         res = _arr(s if keepdim else np.squeeze(s, axis=axes), a.dtype)
     t = record(LogsumexpBackward0, res, (input,), (input,), True)
-    if t.grad_fn is not None:
-        t.grad_fn.keep_shape = _keep_shape(a.shape, axes)
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.keep_shape = _keep_shape(a.shape, axes)
     return _finish(t, out)
 
 
@@ -1263,12 +1359,20 @@ class SoftmaxBackward0(_RNode):
     def backward(self, g, out):
         return out * (g - _sumk(g * out, self.axes))
 
+    def jvp(self, tangents, inputs, out):
+        # softmax's Jacobian diag(out) - out out^T is symmetric: the VJP rule is the JVP.
+        return self.backward(tangents[0], out)
+
 
 class LogSoftmaxBackward0(_RNode):
     __slots__ = ("axes",)
 
     def backward(self, g, out):
         return g - np.exp(out) * _sumk(g, self.axes)
+
+    def jvp(self, tangents, inputs, out):
+        t = tangents[0]
+        return t - _sumk(np.exp(out) * t, self.axes)
 
 
 def softmax(input, dim=_UNSET, dtype=None, *, axis=None):
@@ -1287,8 +1391,8 @@ def softmax(input, dim=_UNSET, dtype=None, *, axis=None):
         e = np.exp(z)
         res = e if ax is None else e / np.sum(e, axis=ax, keepdims=True)
     t = record(SoftmaxBackward0, _arr(res, a.dtype), (src,), (), True)
-    if t.grad_fn is not None:
-        t.grad_fn.axes = () if ax is None else (ax,)
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.axes = () if ax is None else (ax,)
     return t
 
 
@@ -1307,8 +1411,8 @@ def log_softmax(input, dim=_UNSET, dtype=None, *, axis=None):
     with np.errstate(invalid="ignore", divide="ignore"):
         res = z if ax is None else z - np.log(np.sum(np.exp(z), axis=ax, keepdims=True))
     t = record(LogSoftmaxBackward0, _arr(res, a.dtype), (src,), (), True)
-    if t.grad_fn is not None:
-        t.grad_fn.axes = () if ax is None else (ax,)
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.axes = () if ax is None else (ax,)
     return t
 
 
@@ -1329,6 +1433,10 @@ class CumsumBackward0(_RNode):
             return g
         return _reverse_cumsum(g, self.axis)
 
+    def jvp(self, tangents, inputs):
+        t = tangents[0]
+        return t if self.axis is None else cumsum(t, self.axis)
+
 
 def _cumprod_grad_with_zeros(g: np.ndarray, x: np.ndarray, out: np.ndarray, ax: int):
     """cumprod's gradient where ``x`` has zeros along ``ax`` (no division by zero)."""
@@ -1347,6 +1455,20 @@ def _cumprod_grad_with_zeros(g: np.ndarray, x: np.ndarray, out: np.ndarray, ax: 
     return np.moveaxis(res.reshape(shape), -1, ax)
 
 
+def _cumprod_jvp_with_zeros(t: np.ndarray, x: np.ndarray, ax: int) -> np.ndarray:
+    """cumprod's JVP where ``x`` has zeros: column i of the Jacobian is the running
+    product of ``x`` with ``x_i`` replaced by one, from position i on."""
+    tm = np.moveaxis(t, ax, -1)
+    xm = np.moveaxis(x, ax, -1)
+    res = np.zeros(np.broadcast_shapes(tm.shape, xm.shape), dtype=np.result_type(t, x))
+    for i in range(xm.shape[-1]):
+        y = xm.copy()
+        y[..., i] = 1
+        col = np.cumprod(y, axis=-1)
+        res[..., i:] += tm[..., i : i + 1] * col[..., i:]
+    return np.moveaxis(res, -1, ax)
+
+
 class CumprodBackward0(_RNode):
     __slots__ = ("axis",)
 
@@ -1358,6 +1480,15 @@ class CumprodBackward0(_RNode):
         if not (xr == 0).any():
             return _reverse_cumsum(g * out, ax) / x
         return _const_like(_cumprod_grad_with_zeros(_raw(g), xr, _raw(out), ax), x)
+
+    def jvp(self, tangents, inputs, x, out):
+        # d out_k = sum_{i <= k} t_i prod_{j <= k, j != i} x_j
+        t, ax = tangents[0], self.axis
+        if ax is None or x.shape[ax] == 0:
+            return t
+        if not (_raw(x) == 0).any():
+            return out * cumsum(t / x, ax)
+        return _const_like(_cumprod_jvp_with_zeros(_raw(t), _raw(x), ax), x)
 
 
 def _scan(input, dim, dtype, fname: str):
@@ -1382,8 +1513,8 @@ def cumsum(input, dim=_UNSET, *, dtype=None, axis=None, out=None):
     acc = np.float32 if a.dtype == np.float16 else a.dtype
     res = a.copy() if ax is None else np.cumsum(a, axis=ax, dtype=acc)
     t = record(CumsumBackward0, _arr(res, a.dtype), (input,))
-    if t.grad_fn is not None:
-        t.grad_fn.axis = ax
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.axis = ax
     return _finish(t, out)
 
 
@@ -1401,8 +1532,8 @@ def cumprod(input, dim=_UNSET, *, dtype=None, axis=None, out=None):
     res = a.copy() if ax is None else np.cumprod(a, axis=ax, dtype=a.dtype)
     src = input if a.dtype == input._data.dtype else _wrap(a)
     t = record(CumprodBackward0, _arr(res, a.dtype), (input,), (src,), True)
-    if t.grad_fn is not None:
-        t.grad_fn.axis = ax
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.axis = ax
     return _finish(t, out)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _legacy_type_name, device, register_methods
-from ._core import Node, normalize_dim, normalize_dims, record, record_multi, result_type
+from ._core import Node, _fw, normalize_dim, normalize_dims, record, record_multi, result_type
 
 _wrap = Tensor._wrap
 
@@ -122,6 +122,9 @@ class ViewBackward0(Node):
     def backward(self, g):
         return g.reshape(self.self_sizes)
 
+    def jvp(self, tangents, inputs):
+        return tangents[0].reshape(self._meta[0][0])
+
 
 class ReshapeAliasBackward0(ViewBackward0):
     __slots__ = ()
@@ -137,6 +140,9 @@ class CloneBackward0(Node):
     def backward(self, g):
         return g
 
+    def jvp(self, tangents, inputs):
+        return tangents[0].clone()
+
 
 class AliasBackward0(Node):
     __slots__ = ()
@@ -144,11 +150,14 @@ class AliasBackward0(Node):
     def backward(self, g):
         return g
 
+    def jvp(self, tangents, inputs):
+        return tangents[0]
+
 
 def _record_view(cls, out: np.ndarray, x: Tensor) -> Tensor:
     t = record(cls, out, (x,))
-    if t.grad_fn is not None:
-        t.grad_fn.self_sizes = x._data.shape
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.self_sizes = x._data.shape
     return _as_view(t, x)
 
 
@@ -233,8 +242,8 @@ def _reshape(input: Tensor, size: tuple) -> Tensor:
     # of the input.
     c = clone(input, memory_format=_CONTIGUOUS)
     t = record(UnsafeViewBackward0, c._data.reshape(size), (c,))
-    if t.grad_fn is not None:
-        t.grad_fn.self_sizes = a.shape
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.self_sizes = a.shape
     return t
 
 
@@ -318,6 +327,9 @@ class SqueezeBackward0(Node):
     def backward(self, g):
         return g.reshape(self.self_sizes)
 
+    def jvp(self, tangents, inputs):
+        return tangents[0].reshape(self._meta[0][0])
+
 
 class SqueezeBackward1(SqueezeBackward0):
     __slots__ = ()
@@ -357,6 +369,9 @@ class UnsqueezeBackward0(Node):
     def backward(self, g):
         return g.squeeze(self.dim)
 
+    def jvp(self, tangents, inputs):
+        return unsqueeze(tangents[0], self.dim)
+
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a dim of size 1 at ``dim``.
@@ -370,8 +385,8 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     a = input._data
     d = normalize_dim(dim, a.ndim + 1)
     t = record(UnsqueezeBackward0, a.reshape(a.shape[:d] + (1,) + a.shape[d:]), (input,))
-    if t.grad_fn is not None:
-        t.grad_fn.dim = d
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.dim = d
     return _as_view(t, input)
 
 
@@ -422,6 +437,10 @@ class TransposeBackward0(Node):
             return g
         return g.swapaxes(self.dim0, self.dim1)
 
+    def jvp(self, tangents, inputs):
+        t = tangents[0]
+        return t if t.ndim == 0 else transpose(t, self.dim0, self.dim1)
+
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view).
@@ -437,9 +456,9 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     d1 = normalize_dim(dim1, a.ndim)
     out = a.swapaxes(d0, d1) if a.ndim else a.view()
     t = record(TransposeBackward0, out, (input,))
-    if t.grad_fn is not None:
-        t.grad_fn.dim0 = d0
-        t.grad_fn.dim1 = d1
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.dim0 = d0
+        gf.dim1 = d1
     return _as_view(t, input)
 
 
@@ -454,6 +473,9 @@ class PermuteBackward0(Node):
         if _is_arr(g):
             return g.transpose(inv)
         return permute(g, inv)
+
+    def jvp(self, tangents, inputs):
+        return permute(tangents[0], self.dims)
 
 
 def permute(input: Tensor, *dims) -> Tensor:
@@ -477,8 +499,8 @@ def permute(input: Tensor, *dims) -> Tensor:
     if len(set(nd)) != len(nd):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     t = record(PermuteBackward0, a.transpose(nd), (input,))
-    if t.grad_fn is not None:
-        t.grad_fn.dims = nd
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.dims = nd
     return _as_view(t, input)
 
 
@@ -489,6 +511,9 @@ class TBackward0(Node):
         if g.ndim < 2:
             return g
         return g.swapaxes(0, 1)
+
+    def jvp(self, tangents, inputs):
+        return t(tangents[0])
 
 
 def t(input: Tensor) -> Tensor:
@@ -582,6 +607,9 @@ class ExpandBackward0(Node):
     def backward(self, g):
         # The engine sums the gradient back to the input's shape.
         return g
+
+    def jvp(self, tangents, inputs):
+        return expand(tangents[0], self._meta[0][0])
 
 
 def expand(self: Tensor, *sizes) -> Tensor:
@@ -698,6 +726,9 @@ class RepeatBackward0(Node):
             g = g.sum(axes)
         return g.reshape(self.self_sizes)
 
+    def jvp(self, tangents, inputs):
+        return repeat(tangents[0], self.repeats)
+
 
 def repeat(self: Tensor, *sizes) -> Tensor:
     """Tile the tensor ``sizes[i]`` times along each dim (a copy).
@@ -720,9 +751,9 @@ def repeat(self: Tensor, *sizes) -> Tensor:
     padded = a.reshape((1,) * (len(reps) - a.ndim) + a.shape)
     out = np.tile(padded, reps) if reps else padded.copy()
     t = record(RepeatBackward0, np.ascontiguousarray(out), (self,))
-    if t.grad_fn is not None:
-        t.grad_fn.repeats = reps
-        t.grad_fn.self_sizes = a.shape
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.repeats = reps
+        gf.self_sizes = a.shape
     return t
 
 
@@ -762,6 +793,14 @@ class CatBackward0(Node):
         return tuple(
             _zeros((0,), g) if b is None else g[lead + (slice(b[0], b[1]),)] for b in self.bounds
         )
+
+    def jvp(self, tangents, inputs):
+        dt = self._meta[0][1]
+        parts = [
+            _wrap(np.zeros(x._data.shape, dt)) if tg is None else tg
+            for tg, x in zip(tangents, inputs)
+        ]
+        return cat(parts, self.dim)
 
 
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
@@ -810,9 +849,9 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
             bounds[i] = (pos, pos + n)
             pos += n
     t = record(CatBackward0, res, tuple(tensors))
-    if t.grad_fn is not None:
-        t.grad_fn.dim = d
-        t.grad_fn.bounds = bounds
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.dim = d
+        gf.bounds = bounds
     return _out(t, out)
 
 
@@ -833,6 +872,14 @@ class StackBackward0(Node):
     def backward(self, g):
         lead = (slice(None),) * self.dim
         return tuple(g[lead + (i, Ellipsis)] for i in range(self.n))
+
+    def jvp(self, tangents, inputs):
+        dt = self._meta[0][1]
+        parts = [
+            _wrap(np.zeros(x._data.shape, dt)) if tg is None else tg
+            for tg, x in zip(tangents, inputs)
+        ]
+        return stack(parts, self.dim)
 
 
 def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
@@ -858,9 +905,9 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     dt = result_type(*tensors)
     res = np.stack([x._data for x in tensors], axis=d, dtype=dt, casting="unsafe")
     t = record(StackBackward0, res, tuple(tensors))
-    if t.grad_fn is not None:
-        t.grad_fn.dim = d
-        t.grad_fn.n = len(tensors)
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.dim = d
+        gf.n = len(tensors)
     return _out(t, out)
 
 
@@ -906,6 +953,9 @@ class SplitBackward0(Node):
             return np.concatenate(parts, axis=self.dim)
         return cat(parts, self.dim)
 
+    def jvp(self, tangents, inputs):
+        return list(split_with_sizes(tangents[0], [s[self.dim] for s in self.shapes], self.dim))
+
 
 class SplitWithSizesBackward0(SplitBackward0):
     __slots__ = ()
@@ -920,8 +970,7 @@ def _split_views(cls, input: Tensor, sizes: list, d: int) -> tuple:
         outs.append(a[lead + (slice(pos, pos + n),)])
         pos += n
     ts = record_multi(cls, outs, (input,))
-    if ts and ts[0].grad_fn is not None:
-        node = ts[0].grad_fn
+    if ts and (node := ts[0].grad_fn or _fw.node) is not None:
         node.dim = d
         node.shapes = [o.shape for o in outs]
     for x in ts:
@@ -1049,6 +1098,9 @@ class UnbindBackward0(Node):
             return np.stack(parts, axis=self.dim)
         return stack(parts, self.dim)
 
+    def jvp(self, tangents, inputs):
+        return list(unbind(tangents[0], self.dim))
+
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """The slices along ``dim`` as a tuple of views.
@@ -1066,9 +1118,9 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     lead = (slice(None),) * d
     outs = [a[lead + (i, Ellipsis)] for i in range(a.shape[d])]
     ts = record_multi(UnbindBackward0, outs, (input,))
-    if ts and ts[0].grad_fn is not None:
-        ts[0].grad_fn.dim = d
-        ts[0].grad_fn.shape = outs[0].shape
+    if ts and (gf := ts[0].grad_fn or _fw.node) is not None:
+        gf.dim = d
+        gf.shape = outs[0].shape
     for x in ts:
         _as_view(x, input)
     return tuple(ts)
@@ -1090,14 +1142,16 @@ class SliceBackward0(Node):
         z = _zeros(self.self_sizes, g)
         return slice_scatter(z, g, self.dim, self.start, self.end, self.step)
 
+    def jvp(self, tangents, inputs):
+        return _slice(tangents[0], self.dim, self.start, self.end, self.step)
+
 
 def _slice(input: Tensor, d: int, start: int, end: int, step: int) -> Tensor:
     """The view ``input[..., start:end:step, ...]`` at dim ``d`` (bounds already clamped)."""
     a = input._data
     out = a[(slice(None),) * d + (slice(start, end, step),)]
     t = record(SliceBackward0, out, (input,))
-    if t.grad_fn is not None:
-        node = t.grad_fn
+    if (node := t.grad_fn or _fw.node) is not None:
         node.dim, node.start, node.end, node.step = d, start, end, step
         node.self_sizes = a.shape
     return _as_view(t, input)
@@ -1145,6 +1199,9 @@ class FlipBackward0(Node):
             return np.flip(g, self.dims)
         return flip(g, self.dims)
 
+    def jvp(self, tangents, inputs):
+        return flip(tangents[0], self.dims)
+
 
 def flip(input: Tensor, *dims) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy).
@@ -1160,8 +1217,8 @@ def flip(input: Tensor, *dims) -> Tensor:
     nd = normalize_dims(dims, a.ndim)
     out = np.flip(a, nd).copy() if nd and a.ndim else a.copy()
     t = record(FlipBackward0, out, (input,))
-    if t.grad_fn is not None:
-        t.grad_fn.dims = nd
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.dims = nd
     return t
 
 
@@ -1189,6 +1246,9 @@ class RollBackward0(Node):
         if _is_arr(g):
             return np.roll(g, neg, self.dims) if self.dims is not None else np.roll(g, neg[0])
         return roll(g, neg, self.dims)
+
+    def jvp(self, tangents, inputs):
+        return roll(tangents[0], self.shifts, self.dims)
 
 
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
@@ -1220,9 +1280,9 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
         nd = tuple(normalize_dim(d, a.ndim) for d in dl)
         out = np.roll(a, sh, nd) if a.ndim else a.copy()
     t = record(RollBackward0, out, (input,))
-    if t.grad_fn is not None:
-        t.grad_fn.shifts = sh
-        t.grad_fn.dims = nd
+    if (gf := t.grad_fn or _fw.node) is not None:
+        gf.shifts = sh
+        gf.dims = nd
     return t
 
 
@@ -1258,6 +1318,9 @@ class ToCopyBackward0(Node):
     def backward(self, g):
         # The engine casts the gradient back to the input's dtype.
         return g
+
+    def jvp(self, tangents, inputs):
+        return _cast(tangents[0], self._meta[0][1])
 
 
 def _legacy_dtype(name: str):
