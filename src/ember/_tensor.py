@@ -526,6 +526,12 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None) -> str:
         suffixes = []
+        if self._aux is not None and self._aux.tangent is not None:
+            from .autograd.forward_ad import tangent_of
+
+            tangent = tangent_of(self)
+            if tangent is not None:
+                suffixes.append(f"tangent={tangent!r}")
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._rg:

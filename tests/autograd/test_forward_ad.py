@@ -1029,3 +1029,11 @@ def test_no_forward_ad_work_without_a_level(monkeypatch):
         assert mod._on
     assert mod._on == []
     assert math.isfinite(y.item())
+
+
+def test_dual_tensor_repr_shows_tangent_like_torch():
+    with fwAD.dual_level():
+        x = fwAD.make_dual(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 1.0]))
+        assert repr(x) == "tensor([1., 2.], tangent=tensor([1., 1.]))"
+        assert repr(x * 2) == "tensor([2., 4.], tangent=tensor([2., 2.]))"
+    assert repr(x) == "tensor([1., 2.])"
