@@ -691,18 +691,9 @@ def _make_unary(name, node_name, forward, needs, rule):
     elif name == "relu":
         forward = _relu_forward
 
-    if needs == "x":
-
-        def backward(self, g, x):
-            return rule(g, x)
-    elif needs == "out":
-
-        def backward(self, g, out):
-            return rule(g, out)
-    else:
-
-        def backward(self, g):
-            return rule(g)
+    # The row's rule takes (grad, *saved) exactly as the engine passes them: use it as the
+    # node's backward directly (a static method), saving a call per node.
+    backward = staticmethod(rule)
 
     # The Jacobian is diagonal: the JVP is the same rule applied to the tangent.
     if needs == "x":
@@ -728,7 +719,8 @@ def _make_unary(name, node_name, forward, needs, rule):
             _require_tensor(input, name)
         a = input._data
         if not keeps_int:
-            a = float_operand(a)
+            if a.dtype.kind not in "fc":
+                a = float_operand(a)
         elif name == "square" and a.dtype == np.bool_:
             a = a.astype(np.int64)
         res = forward(a)
