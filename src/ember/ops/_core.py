@@ -53,59 +53,20 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
     """
     if type(out) is not np.ndarray:
         out = np.asarray(out)  # NumPy gives scalars for 0-d results; tensors hold arrays
+    if _on:  # forward AD is on (a dual level exists): tangents, then the usual recording
+        return _fw_record(cls, out, inputs, saved, save_output)
+    edges = _edges(inputs) if _state.enabled and out.dtype.kind in "fc" else None
     # Inlined Tensor._wrap: this function is the hot path of every op.
     t = _new(Tensor)
     t._data = out
-    t._rg = False
-    t.grad_fn = None
     t._output_nr = 0
     t._version = [0]
     t._grad = None
     t._aux = None
-    if _on:  # forward AD is on (a dual level exists): tangents, then the usual recording
-        return _fw_record(cls, out, inputs, saved, save_output)
-    if not _state.enabled:
+    if edges is None:
+        t._rg = False
+        t.grad_fn = None
         return t
-    if len(inputs) == 1:
-        # One input (unary ops, scalar-operand ops): no list, no loop.
-        x = inputs[0]
-        if not (isinstance(x, Tensor) and x._rg) or out.dtype.kind not in "fc":
-            return t
-        fn = x.grad_fn
-        edges = ((fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0),)
-    elif len(inputs) == 2:
-        # Binary ops, unrolled: this runs for every recorded +, -, *, /.
-        x, y = inputs
-        if isinstance(x, Tensor) and x._rg:
-            fn = x.grad_fn
-            ex = (fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0)
-        else:
-            ex = None
-        if isinstance(y, Tensor) and y._rg:
-            fn = y.grad_fn
-            ey = (fn, y._output_nr) if fn is not None else (y._grad_accumulator(), 0)
-        elif ex is None:
-            return t
-        else:
-            ey = _NO_EDGE
-        if out.dtype.kind not in "fc":
-            return t
-        edges = (_NO_EDGE if ex is None else ex, ey)
-    else:
-        edge_list = []
-        needs = False
-        for x in inputs:
-            if isinstance(x, Tensor) and x._rg:
-                fn = x.grad_fn
-                edge_list.append(
-                    (fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0)
-                )
-                needs = True
-            else:
-                edge_list.append(_NO_EDGE)
-        if not needs or out.dtype.kind not in "fc":
-            return t
-        edges = tuple(edge_list)
     node = _new(cls)
     node.next_functions = edges
     node._meta = ((out.shape, out.dtype),)
@@ -132,6 +93,39 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
     t.grad_fn = node
     t._rg = True
     return t
+
+
+def _edges(inputs: tuple):
+    """The ``next_functions`` for an op on ``inputs``, or None when none requires grad."""
+    if len(inputs) == 1:
+        # One input (unary ops): no list, no loop.
+        x = inputs[0]
+        if not (isinstance(x, Tensor) and x._rg):
+            return None
+        fn = x.grad_fn
+        return ((fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0),)
+    if len(inputs) == 2:
+        # Binary ops, unrolled: this runs for every recorded +, -, *, /.
+        x, y = inputs
+        if isinstance(x, Tensor) and x._rg:
+            fn = x.grad_fn
+            ex = (fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0)
+        else:
+            ex = _NO_EDGE
+        if isinstance(y, Tensor) and y._rg:
+            fn = y.grad_fn
+            return ex, ((fn, y._output_nr) if fn is not None else (y._grad_accumulator(), 0))
+        return None if ex is _NO_EDGE else (ex, _NO_EDGE)
+    edge_list = []
+    needs = False
+    for x in inputs:
+        if isinstance(x, Tensor) and x._rg:
+            fn = x.grad_fn
+            edge_list.append((fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0))
+            needs = True
+        else:
+            edge_list.append(_NO_EDGE)
+    return tuple(edge_list) if needs else None
 
 
 def record_multi(cls, outs: list, inputs: tuple, saved: tuple = (), differentiable=None):
