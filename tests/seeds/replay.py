@@ -27,6 +27,11 @@ tutorial shows about the namespace (``x.grad == 2 * x``, next_functions identiti
 :func:`check_oracle` replays the original sources under real torch, its ``randn``/``rand``
 answering ember's draws, and compares every expectation (random cells included) with what
 PyTorch itself prints; it is skipped when torch is not installed.
+
+Each ``test_seed_*.py`` lists its ``CELLS`` and gets the standard tests (every cell, the
+cells against the transcript, the expectations against torch) from :func:`standard_tests`;
+it keeps only what is particular to its seed (e.g. :func:`check_pinned` with the values
+the transcript itself drew).
 """
 
 from __future__ import annotations
@@ -240,6 +245,53 @@ def cell_params(cells: list[Cell], xfail: dict[int, str] | None = None) -> list:
     ]
 
 
+def standard_tests(
+    cells: list[Cell], transcript: str, xfail: dict[int, str] | None = None, seed: int = 0
+) -> dict[str, Callable]:
+    """The tests every seed file runs, for its module namespace
+    (``globals().update(standard_tests(CELLS, TRANSCRIPT, XFAIL))``):
+
+    * ``outcomes``: a module fixture, the cells replayed once under ember;
+    * ``test_cell[In[n]]``: each cell that runs shows what it should (``xfail``: n -> reason);
+    * ``test_cells_are_the_transcripts``: the cells are the transcript's, verbatim;
+    * ``test_expectations_are_what_torch_prints``: every expectation is torch's own output.
+    """
+
+    @pytest.fixture(scope="module")
+    def outcomes():
+        return replay(cells, seed)
+
+    @pytest.mark.parametrize("n", cell_params(cells, xfail))
+    def test_cell(outcomes, n):
+        check(outcomes[n])
+
+    def test_cells_are_the_transcripts():
+        check_sources(cells, transcript)
+
+    def test_expectations_are_what_torch_prints():
+        check_oracle(cells, seed)
+
+    return {
+        "outcomes": outcomes,
+        "test_cell": test_cell,
+        "test_cells_are_the_transcripts": test_cells_are_the_transcripts,
+        "test_expectations_are_what_torch_prints": test_expectations_are_what_torch_prints,
+    }
+
+
+def check_pinned(cells: list[Cell], expect: dict[int, str | None], **draws) -> None:
+    """Replay ``import torch`` and the cells numbered in ``expect`` (each with that expected
+    text, or ``None``: runs, unchecked) with ember's ``randn``/``rand`` answering ``draws``
+    (see :func:`pinned_draws`), e.g. a transcript's own values; check every one."""
+    sources = {c.n: c.source for c in cells}
+    with pinned_draws(**draws):
+        outcomes = replay(
+            [Cell(1, "import torch", None)] + [Cell(n, sources[n], e) for n, e in expect.items()]
+        )
+    for outcome in outcomes.values():
+        check(outcome)
+
+
 # -- helpers for the expectations and relations of random cells ------------------------
 
 
@@ -269,6 +321,23 @@ def doublings(x) -> int:
     while norm(y) < 1000:
         k, y = k + 1, y * np.float32(2)
     return k
+
+
+def vjp(v, x: str = "x") -> tuple[Callable, Callable]:
+    """The expectation and relation of the tutorials' vector-Jacobian product cell: after
+    ``y = x * 2**k`` (see :func:`doublings`; the earlier cell leaves ``k`` on ``draws``) and
+    ``y.backward(v)``, ``x.grad`` (``x`` names it in the namespace) is ``2**k * v``."""
+    v = np.asarray(v, dtype=np.float32)
+
+    def expect(d) -> str:
+        return show(2.0**d.k * v) + "\n"
+
+    def relation(ns) -> None:
+        # The vector-Jacobian product of y = x * 2**k with v is 2**k * v, whatever x was.
+        t = ns[x]
+        assert np.array_equal(array(t.grad), np.float32(2.0 ** doublings(array(t))) * v)
+
+    return expect, relation
 
 
 def array(t) -> np.ndarray:

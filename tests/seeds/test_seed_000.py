@@ -1,28 +1,21 @@
 # ruff: noqa: E501  (the cells are the transcript's code, verbatim)
 """Seed 000 (Chinese comments): leaves, grad_fn, in-place ``t_()`` on a non-leaf, mean/backward
 -> 4.5, randn, ``requires_grad_``, the vector-Jacobian product, no_grad, detach, ``eq().all()``.
-
-Each cell is replayed in order under ember (see ``replay.py``) and must show what PyTorch
-2.13 shows for it; cells with random values are recomputed from ember's own draws.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from replay import (
     Cell,
     array,
-    cell_params,
-    check,
-    check_oracle,
-    check_sources,
+    check_pinned,
     doublings,
     grad_fn_name,
     norm,
-    pinned_draws,
-    replay,
     show,
+    standard_tests,
+    vjp,
 )
 
 TRANSCRIPT = "000_6a046a34fe0ce8e2.txt"
@@ -65,17 +58,7 @@ def relation_15(ns):
     assert np.array_equal(array(y), x * 2.0 ** doublings(x))
 
 
-V_000 = np.array([0.1, 1.0, 0.001], dtype=np.float32)
-
-
-def expect_16(d):
-    return show(2.0**d.k * V_000) + "\n"
-
-
-def relation_16(ns):
-    # The vector-Jacobian product of y = x * 2**k with v is 2**k * v, whatever x was.
-    x = ns["x"]
-    assert np.array_equal(array(x.grad), np.float32(2.0 ** doublings(array(x))) * V_000)
+expect_16, relation_16 = vjp([0.1, 1.0, 0.001])
 
 
 def relation_18(ns):
@@ -260,35 +243,10 @@ tensor(True)
 XFAIL: dict[int, str] = {}
 
 
-@pytest.fixture(scope="module")
-def outcomes():
-    return replay(CELLS)
-
-
-@pytest.mark.parametrize("n", cell_params(CELLS, XFAIL))
-def test_cell(outcomes, n):
-    check(outcomes[n])
-
-
-def test_cells_are_the_transcripts():
-    check_sources(CELLS, TRANSCRIPT)
-
-
-def test_expectations_are_what_torch_prints():
-    check_oracle(CELLS)
+globals().update(standard_tests(CELLS, TRANSCRIPT, XFAIL))
 
 
 def test_vjp_prints_the_transcript_values():
     """With the transcript's own x (norm about 1.3: ten doublings), In [16] prints its line."""
-    cells = {c.n: c for c in CELLS}
     x = np.array([2.4776, -0.6099, -0.4804], dtype=np.float32) / 2
-    with pinned_draws(randn=[x]):
-        outcomes = replay(
-            [
-                Cell(1, "import torch", None),
-                Cell(15, cells[15].source, None),
-                Cell(16, cells[16].source, "tensor([ 102.4000, 1024.0000,    1.0240])\n"),
-            ]
-        )
-    check(outcomes[15])
-    check(outcomes[16])
+    check_pinned(CELLS, {15: None, 16: "tensor([ 102.4000, 1024.0000,    1.0240])\n"}, randn=[x])

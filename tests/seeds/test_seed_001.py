@@ -2,28 +2,21 @@
 """Seed 001: the official "Autograd: Automatic Differentiation" tutorial, the implicit-grad
 error, indexed assignment into zeros with autograd (CopySlices), repeated backward with
 retain_graph.
-
-Each cell is replayed in order under ember (see ``replay.py``) and must show what PyTorch
-2.13 shows for it; cells with random values are recomputed from ember's own draws.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from replay import (
     Cell,
     Raises,
     array,
-    cell_params,
-    check,
-    check_oracle,
-    check_sources,
+    check_pinned,
     doublings,
     grad_fn_name,
-    pinned_draws,
-    replay,
     show,
+    standard_tests,
+    vjp,
 )
 
 TRANSCRIPT = "001_ebc2824ae0d619fc.txt"
@@ -53,17 +46,7 @@ def relation_9(ns):
     assert np.array_equal(array(y), x * 2.0 ** doublings(x))
 
 
-V_001 = np.array([0.1, 1.0, 0.0001], dtype=np.float32)
-
-
-def expect_10(d):
-    return show(2.0**d.k * V_001) + "\n"
-
-
-def relation_10(ns):
-    # The vector-Jacobian product of y = x * 2**k with v is 2**k * v, whatever x was.
-    x = ns["x"]
-    assert np.array_equal(array(x.grad), np.float32(2.0 ** doublings(array(x))) * V_001)
+expect_10, relation_10 = vjp([0.1, 1.0, 0.0001])
 
 
 def relation_14(ns):
@@ -299,35 +282,14 @@ tensor([[ 12., 108.]])
 XFAIL: dict[int, str] = {}
 
 
-@pytest.fixture(scope="module")
-def outcomes():
-    return replay(CELLS)
-
-
-@pytest.mark.parametrize("n", cell_params(CELLS, XFAIL))
-def test_cell(outcomes, n):
-    check(outcomes[n])
-
-
-def test_cells_are_the_transcripts():
-    check_sources(CELLS, TRANSCRIPT)
-
-
-def test_expectations_are_what_torch_prints():
-    check_oracle(CELLS)
+globals().update(standard_tests(CELLS, TRANSCRIPT, XFAIL))
 
 
 def test_vjp_prints_the_transcript_values():
     """With the transcript's own x (its y / 2**10), In [9] and In [10] print its lines."""
-    cells = {c.n: c for c in CELLS}
     y = np.array([456.1063, -466.0776, 1430.5864], dtype=np.float32)
-    with pinned_draws(randn=[y / 1024]):
-        outcomes = replay(
-            [
-                Cell(1, "import torch", None),
-                Cell(9, cells[9].source, show(y, "MulBackward0") + "\n"),
-                Cell(10, cells[10].source, "tensor([1.0240e+02, 1.0240e+03, 1.0240e-01])\n"),
-            ]
-        )
-    check(outcomes[9])
-    check(outcomes[10])
+    expect = {
+        9: show(y, "MulBackward0") + "\n",
+        10: "tensor([1.0240e+02, 1.0240e+03, 1.0240e-01])\n",
+    }
+    check_pinned(CELLS, expect, randn=[y / 1024])

@@ -1,28 +1,21 @@
 # ruff: noqa: E501  (the cells are the transcript's code, verbatim)
 """Seed 002 (Chinese): the same tutorial as seed 001 shown by bare-expression cells (their repr),
 ``rand``, ``norm``, the vector-Jacobian product, no_grad.
-
-Each cell is replayed in order under ember (see ``replay.py``) and must show what PyTorch
-2.13 shows for it; cells with random values are recomputed from ember's own draws.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from replay import (
     Cell,
     array,
-    cell_params,
-    check,
-    check_oracle,
-    check_sources,
+    check_pinned,
     doublings,
     grad_fn_name,
     norm,
-    pinned_draws,
-    replay,
     show,
+    standard_tests,
+    vjp,
 )
 
 TRANSCRIPT = "002_7098374ce7fe07be.txt"
@@ -77,17 +70,7 @@ def relation_26(ns):
     assert np.array_equal(array(yy), xx * 2.0 ** doublings(xx))
 
 
-V_002 = np.array([0.1, 1.0, 0.0001], dtype=np.float32)
-
-
-def expect_29(d):
-    return show(2.0**d.k * V_002) + "\n"
-
-
-def relation_29(ns):
-    # The vector-Jacobian product of yy = xx * 2**k with v is 2**k * v, whatever xx was.
-    xx = ns["xx"]
-    assert np.array_equal(array(xx.grad), np.float32(2.0 ** doublings(array(xx))) * V_002)
+expect_29, relation_29 = vjp([0.1, 1.0, 0.0001], x="xx")
 
 
 def expect_31(d):
@@ -359,33 +342,12 @@ False
 XFAIL: dict[int, str] = {}
 
 
-@pytest.fixture(scope="module")
-def outcomes():
-    return replay(CELLS)
-
-
-@pytest.mark.parametrize("n", cell_params(CELLS, XFAIL))
-def test_cell(outcomes, n):
-    check(outcomes[n])
-
-
-def test_cells_are_the_transcripts():
-    check_sources(CELLS, TRANSCRIPT)
-
-
-def test_expectations_are_what_torch_prints():
-    check_oracle(CELLS)
+globals().update(standard_tests(CELLS, TRANSCRIPT, XFAIL))
 
 
 def test_vjp_prints_the_transcript_values():
     """With the transcript's own xx (In [31]: ten doublings), In [29] prints its line."""
-    cells = {c.n: c for c in CELLS}
     xx = np.array([0.5825, 0.8190, 0.7868], dtype=np.float32)
-    with pinned_draws(rand=[xx]):
-        outcomes = replay(
-            [Cell(1, "import torch", None)]
-            + [Cell(n, cells[n].source, None) for n in (20, 22, 25, 27, 28)]
-            + [Cell(29, cells[29].source, "tensor([1.0240e+02, 1.0240e+03, 1.0240e-01])\n")]
-        )
-    for outcome in outcomes.values():
-        check(outcome)
+    expect = {n: None for n in (20, 22, 25, 27, 28)}
+    expect[29] = "tensor([1.0240e+02, 1.0240e+03, 1.0240e-01])\n"
+    check_pinned(CELLS, expect, rand=[xx])

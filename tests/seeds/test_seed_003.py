@@ -2,27 +2,19 @@
 """Seed 003 (Chinese): computation graphs; ``dot``, ``sum``, gradient accumulation and zeroing,
 detach, control flow, no_grad, ``.data`` mutation. The MXNet cells (In [2], In [3]) are
 skipped.
-
-Each cell is replayed in order under ember (see ``replay.py``) and must show what PyTorch
-2.13 shows for it; cells with random values are recomputed from ember's own draws.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from replay import (
     SKIP,
     Cell,
     array,
-    cell_params,
-    check,
-    check_oracle,
-    check_sources,
     doublings,
     grad_fn_name,
-    replay,
     show,
+    standard_tests,
 )
 
 TRANSCRIPT = "003_4cd202986898aa07.txt"
@@ -343,19 +335,4 @@ tensor([200.])
 XFAIL: dict[int, str] = {}
 
 
-@pytest.fixture(scope="module")
-def outcomes():
-    return replay(CELLS)
-
-
-@pytest.mark.parametrize("n", cell_params(CELLS, XFAIL))
-def test_cell(outcomes, n):
-    check(outcomes[n])
-
-
-def test_cells_are_the_transcripts():
-    check_sources(CELLS, TRANSCRIPT)
-
-
-def test_expectations_are_what_torch_prints():
-    check_oracle(CELLS)
+globals().update(standard_tests(CELLS, TRANSCRIPT, XFAIL))

@@ -1,26 +1,18 @@
 # ruff: noqa: E501  (the cells are the transcript's code, verbatim)
 """Seed 004: ``Variable``, ``is_leaf``, next_functions and AccumulateGrad, retain_graph,
 ``autograd.grad``, tensor hooks, and ``arange(0, 3)`` (int64) refusing ``requires_grad``.
-
-Each cell is replayed in order under ember (see ``replay.py``) and must show what PyTorch
-2.13 shows for it; cells with random values are recomputed from ember's own draws.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from replay import (
     Cell,
     Raises,
     array,
-    cell_params,
-    check,
-    check_oracle,
-    check_sources,
     grad_fn_name,
-    replay,
     show,
+    standard_tests,
 )
 
 TRANSCRIPT = "004_85a610b037536760.txt"
@@ -307,19 +299,4 @@ x.grad
 XFAIL: dict[int, str] = {}
 
 
-@pytest.fixture(scope="module")
-def outcomes():
-    return replay(CELLS)
-
-
-@pytest.mark.parametrize("n", cell_params(CELLS, XFAIL))
-def test_cell(outcomes, n):
-    check(outcomes[n])
-
-
-def test_cells_are_the_transcripts():
-    check_sources(CELLS, TRANSCRIPT)
-
-
-def test_expectations_are_what_torch_prints():
-    check_oracle(CELLS)
+globals().update(standard_tests(CELLS, TRANSCRIPT, XFAIL))
