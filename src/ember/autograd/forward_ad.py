@@ -368,6 +368,9 @@ class _Pending:
 
 
 def _saved_values(node, saved) -> list:
+    """``saved`` (None allowed) checked for in-place modification since ``node`` saved
+    it; saved outputs are rebuilt as outputs of ``node`` so a recorded rule can use them.
+    Also ``ctx.saved_tensors`` of custom Functions (outside any dual level)."""
     out = []
     if saved is _FREED:
         return out
@@ -378,6 +381,7 @@ def _saved_values(node, saved) -> list:
         if item._version[0] != version:
             _raise_modified(node, item, version)
         if type(item) is SavedOutput:
+            _bind()
             t = _Tensor._make_result(item._data, node)
             t._version = item._version
             t._output_nr = item._output_nr
@@ -439,17 +443,23 @@ def _fw_node(cls, t, inputs, saved, save_output, meta):
     return node
 
 
-def _fw_record(cls, out, inputs, saved, save_output):
-    """``record`` while forward AD is on: record as usual, then schedule the op's JVP."""
+def _tangents_and_record(record, inputs, *args):
+    """Run pending JVPs, read the ``inputs``' tangents, then ``record(*args)`` as usual
+    (forward AD off while it runs); return ``(tangents, record's result)``."""
     _fw.node = None
     if _fw.pending:
         _flush()
     tangents = _input_tangents(inputs)
     _on.clear()
     try:
-        t = _record(cls, out, inputs, saved, save_output)
+        return tangents, record(*args)
     finally:
         _on.append(True)
+
+
+def _fw_record(cls, out, inputs, saved, save_output):
+    """``record`` while forward AD is on: record as usual, then schedule the op's JVP."""
+    tangents, t = _tangents_and_record(_record, inputs, cls, out, inputs, saved, save_output)
     if tangents is None or t._data.dtype.kind not in "fc":
         return t
     if getattr(cls, "jvp", None) is None:
@@ -469,15 +479,9 @@ def _fw_record(cls, out, inputs, saved, save_output):
 
 def _fw_record_multi(cls, outs, inputs, saved, differentiable):
     """``record_multi`` while forward AD is on (see ``_fw_record``)."""
-    _fw.node = None
-    if _fw.pending:
-        _flush()
-    tangents = _input_tangents(inputs)
-    _on.clear()
-    try:
-        tensors = _record_multi(cls, outs, inputs, saved, differentiable)
-    finally:
-        _on.append(True)
+    tangents, tensors = _tangents_and_record(
+        _record_multi, inputs, cls, outs, inputs, saved, differentiable
+    )
     if tangents is None:
         return tensors
     targets = [

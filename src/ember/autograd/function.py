@@ -43,7 +43,7 @@ import warnings
 import numpy as np
 
 from . import forward_ad, grad_mode
-from .graph import _FREED, SECOND_BACKWARD_MSG, Node, SavedOutput, _raise_modified
+from .graph import _FREED, SECOND_BACKWARD_MSG, Node, SavedOutput
 
 __all__ = [
     "Function",
@@ -68,15 +68,6 @@ def _type_name(x) -> str:
     if t.__module__ == "builtins":
         return t.__qualname__
     return f"{t.__module__}.{t.__qualname__}"
-
-
-def _edge_of(x) -> tuple:
-    fn = x.grad_fn
-    if fn is not None:
-        return (fn, x._output_nr)
-    if x._rg:
-        return (x._grad_accumulator(), 0)
-    return _NO_EDGE
 
 
 def _expandable(shape: tuple, to: tuple) -> bool:
@@ -141,23 +132,7 @@ class BackwardCFunction(FunctionCtx, Node):
         saved = self._saved
         if saved is _FREED:
             raise RuntimeError(SECOND_BACKWARD_MSG)
-        Tensor = _tensor_cls()
-        out = []
-        for item, version in zip(saved, self._versions):
-            if item is None:
-                out.append(None)
-                continue
-            if item._version[0] != version:
-                _raise_modified(self, item, version)
-            if type(item) is SavedOutput:
-                # An output of this node, rebuilt so a recorded backward can use it.
-                t = Tensor._make_result(item._data, self)
-                t._version = item._version
-                t._output_nr = item._output_nr
-                out.append(t)
-            else:
-                out.append(item)
-        return tuple(out)
+        return tuple(forward_ad._saved_values(self, saved))
 
     saved_variables = saved_tensors
 
@@ -387,7 +362,12 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         ctx._fn_input_shapes = tuple(t._data.shape for t in tensor_args)
         recording = _state.enabled and any(t._rg for t in tensor_args)
         # Edges are taken before forward runs: mark_dirty rebases the inputs' history.
-        edges = tuple(_edge_of(t) for t in tensor_args) if recording else ()
+        if recording:
+            from ..ops._core import edge_of  # not at the top: ops import autograd
+
+            edges = tuple(edge_of(t) for t in tensor_args)
+        else:
+            edges = ()
         # Forward AD: the inputs' tangents; forward itself runs on the primals.
         tangents = forward_ad.function_begin(args) if forward_ad._on else None
 

@@ -252,6 +252,52 @@ def _check_single_element_v(v, inputs, who: str):
         )
 
 
+def _prep_inputs(inputs, fn_name: str, create_graph):
+    """Check ``inputs`` (a Tensor or a tuple of them) and make the copies ``func`` runs on."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    return is_inputs_tuple, _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+
+
+def _prep_v(v, fn_name: str, create_graph, other, is_other_tuple):
+    """Check ``v`` against ``other`` (what it is shaped like) and detach it."""
+    _, v = _as_tuple(v, "v", fn_name)
+    v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+    _validate_v(v, other, is_other_tuple)
+    return v
+
+
+def _prep_inputs_and_v(inputs, v, fn_name: str, create_graph):
+    """The start of ``jvp``/``vhp``/``hvp``: inputs, and a ``v`` shaped like them."""
+    is_inputs_tuple, inputs = _prep_inputs(inputs, fn_name, create_graph)
+    if v is not None:
+        v = _prep_v(v, fn_name, create_graph, inputs, is_inputs_tuple)
+    else:
+        _check_single_element_v(v, inputs, "the user-provided function")
+    return is_inputs_tuple, inputs, v
+
+
+def _call_func(func, inputs, fn_name: str, strict):
+    """Run ``func`` on ``inputs``; return ``(is_outputs_tuple, outputs)``, checked."""
+    outputs = func(*inputs)
+    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", fn_name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    return is_outputs_tuple, outputs
+
+
+def _result_grad_mode(create_graph):
+    """Grad mode for computing the final products: on to keep a graph, else the caller's."""
+    return _set_grad(True if create_graph else grad_mode.state.enabled)
+
+
+def _postprocess_pair(outputs, is_outputs_tuple, result, is_result_tuple, create_graph):
+    """``(outputs, result)`` detached unless ``create_graph``, in the caller's structure."""
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
+        result, is_result_tuple
+    )
+
+
 # -- public API -------------------------------------------------------------------------
 
 
@@ -269,31 +315,19 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         tensor([2., 4.])
     """
     with _set_grad(True):
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "vjp"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_inputs_tuple, inputs = _prep_inputs(inputs, "vjp", create_graph)
+        is_outputs_tuple, outputs = _call_func(func, inputs, "vjp", strict)
         if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, outputs, is_outputs_tuple)
+            v = _prep_v(v, "vjp", create_graph, outputs, is_outputs_tuple)
         elif len(outputs) != 1 or outputs[0].nelement() != 1:
             raise RuntimeError(
                 "The vector v can only be None if the user-provided function returns a single "
                 "Tensor with a single element."
             )
-    enable = True if create_graph else grad_mode.state.enabled
-    with _set_grad(enable):
+    with _result_grad_mode(create_graph):
         grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        result, is_inputs_tuple
-    )
+    return _postprocess_pair(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -310,35 +344,16 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         tensor([2., 0.])
     """
     with _set_grad(True):
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            _check_single_element_v(v, inputs, "the user-provided function")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jvp"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_inputs_tuple, inputs, v = _prep_inputs_and_v(inputs, v, "jvp", create_graph)
+        is_outputs_tuple, outputs = _call_func(func, inputs, "jvp", strict)
         # The double backward trick: the vjp is linear in these dummy grad_outputs.
         grad_outputs = tuple(_zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    if create_graph:
-        with _set_grad(True):
-            grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-            result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    else:
+    with _result_grad_mode(create_graph):
         grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        result, is_outputs_tuple
-    )
+    return _postprocess_pair(outputs, is_outputs_tuple, result, is_outputs_tuple, create_graph)
 
 
 def _one_hot(out, j: int):
@@ -452,13 +467,8 @@ def jacobian(
         return _jacfwd(func, inputs, strict, vectorize)
 
     with _set_grad(True):
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jacobian"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_inputs_tuple, inputs = _prep_inputs(inputs, "jacobian", create_graph)
+        is_outputs_tuple, outputs = _call_func(func, inputs, "jacobian", strict)
         if vectorize and strict:
             raise RuntimeError(
                 "torch.autograd.functional.jacobian: `strict=True` "
@@ -580,6 +590,15 @@ def _check_scalar_output(outputs, is_outputs_tuple, who: str):
         )
 
 
+def _scalar_func_jac(func, inputs, fn_name: str, strict):
+    """Run a scalar ``func`` and take its gradient with a graph (``vhp``/``hvp``)."""
+    is_outputs_tuple, outputs = _call_func(func, inputs, fn_name, strict)
+    _check_scalar_output(outputs, is_outputs_tuple, fn_name)
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict=strict)
+    return is_outputs_tuple, outputs, jac
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """Return ``(func(inputs), v^T H)`` for a scalar ``func`` (H: its Hessian at inputs).
 
@@ -590,31 +609,12 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         tensor([ 6., 12.])
     """
     with _set_grad(True):
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vhp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            _check_single_element_v(v, inputs, "the user-provided function")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "vhp"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _check_scalar_output(outputs, is_outputs_tuple, "vhp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-    enable = True if create_graph else grad_mode.state.enabled
-    with _set_grad(enable):
+        is_inputs_tuple, inputs, v = _prep_inputs_and_v(inputs, v, "vhp", create_graph)
+        is_outputs_tuple, outputs, jac = _scalar_func_jac(func, inputs, "vhp", strict)
+    with _result_grad_mode(create_graph):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        result, is_inputs_tuple
-    )
+    return _postprocess_pair(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -630,31 +630,12 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         tensor([6., 0.])
     """
     with _set_grad(True):
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "hvp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            _check_single_element_v(v, inputs, "the user-provided function")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "hvp"
-        )
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _check_scalar_output(outputs, is_outputs_tuple, "hvp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        is_inputs_tuple, inputs, v = _prep_inputs_and_v(inputs, v, "hvp", create_graph)
+        is_outputs_tuple, outputs, jac = _scalar_func_jac(func, inputs, "hvp", strict)
         grad_jac = tuple(_zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
-    enable = True if create_graph else grad_mode.state.enabled
-    with _set_grad(enable):
+    with _result_grad_mode(create_graph):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        result, is_inputs_tuple
-    )
+    return _postprocess_pair(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
