@@ -10,7 +10,7 @@ Example:
     torch.Size([8, 4])
 """
 
-from . import functional, init, utils
+from . import functional, init, modules, utils
 from .modules import (
     GELU,
     AvgPool2d,
@@ -43,37 +43,4 @@ from .modules import (
 )
 from .parameter import Parameter
 
-__all__ = [
-    "functional",
-    "init",
-    "utils",
-    "Parameter",
-    "Module",
-    "Sequential",
-    "ModuleList",
-    "ModuleDict",
-    "Identity",
-    "Linear",
-    "Conv2d",
-    "MaxPool2d",
-    "AvgPool2d",
-    "Flatten",
-    "Dropout",
-    "BatchNorm1d",
-    "BatchNorm2d",
-    "LayerNorm",
-    "Embedding",
-    "ReLU",
-    "LeakyReLU",
-    "GELU",
-    "Tanh",
-    "Sigmoid",
-    "Softmax",
-    "LogSoftmax",
-    "MSELoss",
-    "L1Loss",
-    "CrossEntropyLoss",
-    "NLLLoss",
-    "BCELoss",
-    "BCEWithLogitsLoss",
-]
+__all__ = ["functional", "init", "utils", "Parameter", *modules.__all__]

@@ -15,8 +15,9 @@ _wrap = Tensor._wrap
 _REDUCTIONS = ("none", "mean", "sum")
 
 
-def _legacy_reduction(size_average, reduce, reduction: str) -> str:
-    """torch's ``_Reduction.legacy_get_string`` for the deprecated arguments."""
+def _legacy_reduction(size_average, reduce, reduction: str, stacklevel: int = 3) -> str:
+    """torch's ``_Reduction.legacy_get_string`` for the deprecated arguments (the warning
+    names the frame ``stacklevel`` levels up)."""
     if size_average is None and reduce is None:
         return reduction
     size_average = True if size_average is None else size_average
@@ -30,7 +31,7 @@ def _legacy_reduction(size_average, reduce, reduction: str) -> str:
     warnings.warn(
         f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
         UserWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     return ret
 
@@ -69,6 +70,16 @@ def _require_tensor(x, fname: str, what: str = "input", pos: int = 1) -> None:
         raise TypeError(
             f"{fname}(): argument '{what}' (position {pos}) must be Tensor, not {type(x).__name__}"
         )
+
+
+def _loss_args(fname: str, input, target, size_average, reduce, reduction: str) -> str:
+    """Type-check the ``input`` and ``target`` of loss ``fname`` and return its reduction
+    (resolving the deprecated ``size_average`` / ``reduce``, warning at the loss's caller)."""
+    _require_tensor(input, fname)
+    _require_tensor(target, fname, "target", 2)
+    reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=4)
+    _check_reduction(reduction)
+    return reduction
 
 
 # -- nll_loss ------------------------------------------------------------------------------
@@ -144,10 +155,7 @@ def nll_loss(
         >>> F.nll_loss(logp, ember.tensor([0, 1]))
         tensor(0.3000)
     """
-    _require_tensor(input, "nll_loss")
-    _require_tensor(target, "nll_loss", "target", 2)
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _loss_args("nll_loss", input, target, size_average, reduce, reduction)
     x = input._data
     t = target._data
     _check_target_dtype(target)
@@ -241,10 +249,7 @@ def cross_entropy(
         >>> F.cross_entropy(logits, ember.tensor([0, 1]))
         tensor(0.3466)
     """
-    _require_tensor(input, "cross_entropy")
-    _require_tensor(target, "cross_entropy", "target", 2)
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _loss_args("cross_entropy", input, target, size_average, reduce, reduction)
     class_dim = 0 if input.dim() == 1 else 1
     if tuple(input.shape) == tuple(target.shape):
         if target._data.dtype.kind != "f":
@@ -398,10 +403,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         >>> F.mse_loss(ember.tensor([1.0, 2.0]), ember.tensor([0.0, 0.0]))
         tensor(2.5000)
     """
-    _require_tensor(input, "mse_loss")
-    _require_tensor(target, "mse_loss", "target", 2)
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _loss_args("mse_loss", input, target, size_average, reduce, reduction)
     _broadcast_warning(input, target)
     if weight is not None:
         return _weighted((input - target) ** 2, weight, input, reduction)
@@ -444,10 +446,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
         >>> F.l1_loss(ember.tensor([1.0, -2.0]), ember.tensor([0.0, 0.0]))
         tensor(1.5000)
     """
-    _require_tensor(input, "l1_loss")
-    _require_tensor(target, "l1_loss", "target", 2)
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _loss_args("l1_loss", input, target, size_average, reduce, reduction)
     _broadcast_warning(input, target)
     _check_broadcast(tuple(input.shape), tuple(target.shape))
     loss = (input - target).abs()
@@ -502,10 +501,7 @@ def binary_cross_entropy(
         >>> F.binary_cross_entropy(ember.tensor([0.5, 1.0]), ember.tensor([1.0, 1.0]))
         tensor(0.3466)
     """
-    _require_tensor(input, "binary_cross_entropy")
-    _require_tensor(target, "binary_cross_entropy", "target", 2)
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _loss_args("binary_cross_entropy", input, target, size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Using a target size ({target.shape}) that is different to the input size "
@@ -593,10 +589,9 @@ def binary_cross_entropy_with_logits(
         >>> F.binary_cross_entropy_with_logits(ember.tensor([1e4, -1e4]), ember.tensor([1.0, 0.0]))
         tensor(0.)
     """
-    _require_tensor(input, "binary_cross_entropy_with_logits")
-    _require_tensor(target, "binary_cross_entropy_with_logits", "target", 2)
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _loss_args(
+        "binary_cross_entropy_with_logits", input, target, size_average, reduce, reduction
+    )
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"

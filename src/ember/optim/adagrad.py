@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from .optimizer import Optimizer, _bump_step, _new_step, _real, _to_float
+from ._functional import _check_fused, _check_lr, _check_non_negative, _param_and_grad
+from .optimizer import Optimizer, _bump_step, _new_step, _real, _step_tensor, _to_float
 
 __all__ = ["Adagrad"]
 
@@ -48,20 +49,11 @@ class Adagrad(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(
-                f"Invalid initial_accumulator_value value: {initial_accumulator_value}"
-            )
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_lr(lr)
+        _check_non_negative(lr_decay, "lr_decay value")
+        _check_non_negative(weight_decay, "weight_decay value")
+        _check_non_negative(initial_accumulator_value, "initial_accumulator_value value")
+        _check_non_negative(eps, "epsilon value")
         defaults = {
             "lr": lr,
             "lr_decay": lr_decay,
@@ -74,27 +66,17 @@ class Adagrad(Optimizer):
             "fused": fused,
         }
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, differentiable, foreach)
         for group in self.param_groups:
             for p in group["params"]:
                 _init_state(self.state[p], p, group["initial_accumulator_value"])
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
+        self._setdefault_groups(foreach=None, maximize=False, differentiable=False, fused=None)
         for s in self.state.values():
             if "step" in s and not isinstance(s["step"], Tensor):
-                step = _new_step()
-                step._data[...] = float(s["step"])
-                s["step"] = step
+                s["step"] = _step_tensor(s["step"])
 
     def share_memory(self) -> None:
         """No-op: ember tensors live in ordinary process memory."""
@@ -108,20 +90,13 @@ class Adagrad(Optimizer):
             eps = group["eps"]
             weight_decay = group["weight_decay"]
             maximize = group["maximize"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
+            for p in self._params_with_grad(group):
                 state = self.state[p]
                 if len(state) == 0:
                     _init_state(state, p, group["initial_accumulator_value"])
                 step = _bump_step(state["step"])
 
-                param = _real(p._data)
-                grad = _real(p._grad._data)
-                if maximize:
-                    grad = -grad
-                if weight_decay != 0:
-                    grad = grad + weight_decay * param
+                param, grad = _param_and_grad(p, maximize, weight_decay)
                 clr = lr / (1 + (step - 1) * lr_decay)
 
                 state_sum = _real(state["sum"]._data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
+from ._functional import _check_fused, _check_lr, _check_non_negative, _param_and_grad
 from .optimizer import Optimizer, _bump_step, _lerp_, _new_step, _real, _to_float
 
 __all__ = ["Adam"]
@@ -45,23 +46,17 @@ class Adam(Optimizer):
         fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor):
-            if foreach and not capturable:
-                raise ValueError(
-                    "lr as a Tensor is not supported for capturable=False and foreach=True"
-                )
-            if lr.numel() != 1:
-                raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError(
+                "lr as a Tensor is not supported for capturable=False and foreach=True"
+            )
+        _check_lr(lr)
+        _check_non_negative(eps, "epsilon value")
         if not 0.0 <= betas[0] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_non_negative(weight_decay, "weight_decay value")
         if not (
             (isinstance(betas[0], float) and isinstance(betas[1], float))
             or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))
@@ -90,28 +85,20 @@ class Adam(Optimizer):
             "decoupled_weight_decay": decoupled_weight_decay,
         }
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, differentiable, foreach)
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    step = _new_step()
-                    step._data[...] = float(p_state["step"])
-                    p_state["step"] = step
+        self._setdefault_groups(
+            amsgrad=False,
+            maximize=False,
+            foreach=None,
+            capturable=False,
+            differentiable=False,
+            decoupled_weight_decay=False,
+            fused=None,
+        )
+        self._restore_step_tensors()
 
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates and returns the loss."""
@@ -124,9 +111,7 @@ class Adam(Optimizer):
             amsgrad = group["amsgrad"]
             maximize = group["maximize"]
             decoupled = group["decoupled_weight_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
+            for p in self._params_with_grad(group):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _new_step()
@@ -136,15 +121,10 @@ class Adam(Optimizer):
                         state["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))
                 step = _bump_step(state["step"])
 
-                param = _real(p._data)
-                grad = _real(p._grad._data)
-                if maximize:
-                    grad = -grad
-                if weight_decay != 0:
-                    if decoupled:
-                        param *= 1 - lr * weight_decay
-                    else:
-                        grad = grad + weight_decay * param
+                # decoupled (AdamW) decay scales the parameter instead of adding to the gradient
+                param, grad = _param_and_grad(p, maximize, 0 if decoupled else weight_decay)
+                if decoupled and weight_decay != 0:
+                    param *= 1 - lr * weight_decay
 
                 exp_avg = _real(state["exp_avg"]._data)
                 exp_avg_sq = _real(state["exp_avg_sq"]._data)

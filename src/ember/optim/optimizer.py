@@ -111,6 +111,13 @@ def _to_float(x) -> float:
     return x.item() if isinstance(x, Tensor) else x
 
 
+def _step_tensor(step) -> Tensor:
+    """A ``step`` counter restored from an old state (a number) as a scalar tensor."""
+    step_t = _new_step()
+    step_t._data[...] = float(step)
+    return step_t
+
+
 def _step_with_hooks(func):
     """Wrap a subclass's ``step`` so pre/post hooks run around it, like torch's."""
 
@@ -413,6 +420,25 @@ class Optimizer:
     def step(self, closure=None):
         """Perform a single optimization step (implemented by subclasses)."""
         raise NotImplementedError
+
+    def _params_with_grad(self, group: dict[str, Any]):
+        """The parameters of ``group`` that have a gradient, in order."""
+        return (p for p in group["params"] if p._grad is not None)
+
+    def _setdefault_groups(self, **defaults) -> None:
+        """``group.setdefault(name, value)`` for every group (old pickles lack new options)."""
+        for group in self.param_groups:
+            for name, value in defaults.items():
+                group.setdefault(name, value)
+
+    def _restore_step_tensors(self) -> None:
+        """Turn the numeric ``step`` of each parameter's (non-empty) state from an old pickle
+        into a scalar tensor."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = _step_tensor(p_state["step"])
 
     def _closure_loss(self, closure):
         if closure is None:

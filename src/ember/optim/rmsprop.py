@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
+from ._functional import _check_lr, _check_non_negative, _param_and_grad
 from .optimizer import Optimizer, _bump_step, _lerp_, _new_step, _real, _to_float
 
 __all__ = ["RMSprop"]
@@ -42,18 +43,11 @@ class RMSprop(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_lr(lr)
+        _check_non_negative(eps, "epsilon value")
+        _check_non_negative(momentum, "momentum value")
+        _check_non_negative(weight_decay, "weight_decay value")
+        _check_non_negative(alpha, "alpha value")
         defaults = {
             "lr": lr,
             "momentum": momentum,
@@ -70,19 +64,15 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    step = _new_step()
-                    step._data[...] = float(p_state["step"])
-                    p_state["step"] = step
+        self._setdefault_groups(
+            momentum=0,
+            centered=False,
+            foreach=None,
+            maximize=False,
+            differentiable=False,
+            capturable=False,
+        )
+        self._restore_step_tensors()
 
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates and returns the loss."""
@@ -95,9 +85,7 @@ class RMSprop(Optimizer):
             momentum = group["momentum"]
             centered = group["centered"]
             maximize = group["maximize"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
+            for p in self._params_with_grad(group):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _new_step()
@@ -108,12 +96,7 @@ class RMSprop(Optimizer):
                         state["grad_avg"] = Tensor._wrap(np.zeros_like(p._data))
                 _bump_step(state["step"])
 
-                param = _real(p._data)
-                grad = _real(p._grad._data)
-                if maximize:
-                    grad = -grad
-                if weight_decay != 0:
-                    grad = grad + weight_decay * param
+                param, grad = _param_and_grad(p, maximize, weight_decay)
 
                 square_avg = _real(state["square_avg"]._data)
                 square_avg *= alpha

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ._functional import _check_fused, _param_and_grad
 from .optimizer import Optimizer, _real, _to_float
 
 __all__ = ["SGD"]
@@ -61,20 +62,13 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, differentiable, foreach)
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        self._setdefault_groups(
+            nesterov=False, maximize=False, foreach=None, differentiable=False, fused=False
+        )
 
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates and returns the loss."""
@@ -86,18 +80,10 @@ class SGD(Optimizer):
             dampening = group["dampening"]
             nesterov = group["nesterov"]
             maximize = group["maximize"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                param = _real(p._data)
-                grad = _real(p._grad._data)
-                owned = False  # whether ``grad`` is a temporary we may modify
-                if maximize:
-                    grad = -grad
-                    owned = True
-                if weight_decay != 0:
-                    grad = grad + weight_decay * param
-                    owned = True
+            for p in self._params_with_grad(group):
+                param, grad = _param_and_grad(p, maximize, weight_decay)
+                # whether ``grad`` is a temporary we may modify
+                owned = bool(maximize) or weight_decay != 0
                 if momentum != 0:
                     state = self.state[p]
                     buf_t = state.get("momentum_buffer")

@@ -9,7 +9,7 @@ from .. import functional as F
 from .. import init
 from .._conv import _pair
 from ..parameter import Parameter
-from .linear import _factory
+from .linear import _factory, _init_bias_param, _reset_bias
 from .module import Module
 
 __all__ = ["Conv2d"]
@@ -99,20 +99,13 @@ class Conv2d(Module):
         self.weight = Parameter(
             _creation.empty((out_channels, in_channels // groups, *kernel_size), **kw)
         )
-        if bias:
-            self.bias = Parameter(_creation.empty(out_channels, **kw))
-        else:
-            self.register_parameter("bias", None)
+        _init_bias_param(self, bias, out_channels, kw)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Re-draw the weights and bias with torch's default initialisation."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        _reset_bias(self.weight, self.bias, zero_without_fan_in=False)
 
     def _conv_forward(self, input, weight, bias):
         if self.padding_mode != "zeros":

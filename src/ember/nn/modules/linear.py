@@ -21,6 +21,31 @@ def _factory(device, dtype) -> dict:
     return {"dtype": dtype}
 
 
+def _init_bias_param(module: Module, bias: bool, size, kw: dict) -> None:
+    """Give ``module`` an uninitialised ``bias`` parameter of ``size`` (``bias`` true) or
+    register ``bias`` as None."""
+    if bias:
+        module.bias = Parameter(_creation.empty(size, **kw))
+    else:
+        module.register_parameter("bias", None)
+
+
+def _reset_bias(weight, bias, zero_without_fan_in: bool) -> None:
+    """torch's default bias init, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with ``weight``'s fan-in;
+    without fan-in the bias becomes 0 if ``zero_without_fan_in`` (``Linear``), else is left
+    as it is (``Conv2d``). No-op for no bias."""
+    if bias is None:
+        return
+    fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+    if fan_in != 0:
+        bound = 1 / math.sqrt(fan_in)
+    elif zero_without_fan_in:
+        bound = 0
+    else:
+        return
+    init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     """Returns its input unchanged (arguments are accepted and ignored).
 
@@ -62,19 +87,13 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(_creation.empty((out_features, in_features), **kw))
-        if bias:
-            self.bias = Parameter(_creation.empty(out_features, **kw))
-        else:
-            self.register_parameter("bias", None)
+        _init_bias_param(self, bias, out_features, kw)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Re-draw the weights and bias with torch's default initialisation."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_bias(self.weight, self.bias, zero_without_fan_in=True)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)

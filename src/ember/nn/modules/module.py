@@ -214,12 +214,18 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
+    def _get_owner(self, target: str) -> tuple[Module, str]:
+        """The submodule holding the dotted path ``target`` and the attribute name in it
+        (raising ``AttributeError`` if that attribute does not exist)."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        return mod, name
+
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at the dotted path ``target``."""
-        module_path, _, param_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, param_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
+        mod, param_name = self._get_owner(target)
         param = getattr(mod, param_name)
         if not isinstance(param, Parameter):
             raise AttributeError("`" + param_name + "` is not an nn.Parameter")
@@ -227,10 +233,7 @@ class Module:
 
     def get_buffer(self, target: str) -> Tensor:
         """The buffer at the dotted path ``target``."""
-        module_path, _, buffer_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, buffer_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
+        mod, buffer_name = self._get_owner(target)
         if buffer_name not in mod._buffers:
             raise AttributeError("`" + buffer_name + "` is not a buffer")
         return getattr(mod, buffer_name)

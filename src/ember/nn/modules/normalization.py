@@ -9,10 +9,29 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .linear import _factory
+from .linear import _factory, _init_bias_param
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
+
+
+def _init_affine_params(module: Module, affine: bool, bias: bool, shape, kw: dict) -> None:
+    """Uninitialised ``weight`` and (if ``bias``) ``bias`` parameters of ``shape`` when
+    ``affine``; otherwise both are registered as None."""
+    if affine:
+        module.weight = Parameter(_creation.empty(shape, **kw))
+        _init_bias_param(module, bias, shape, kw)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine_params(module: Module, affine: bool) -> None:
+    """Weight 1 and bias (if any) 0, when ``affine``."""
+    if affine:
+        init.ones_(module.weight)
+        if module.bias is not None:
+            init.zeros_(module.bias)
 
 
 class _BatchNorm(Module):
@@ -37,15 +56,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(_creation.empty(num_features, **kw))
-            if bias:
-                self.bias = Parameter(_creation.empty(num_features, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _init_affine_params(self, self.affine, bias, num_features, kw)
         if self.track_running_stats:
             self.register_buffer("running_mean", _creation.zeros(num_features, **kw))
             self.register_buffer("running_var", _creation.ones(num_features, **kw))
@@ -66,10 +77,7 @@ class _BatchNorm(Module):
     def reset_parameters(self) -> None:
         """Reset the running statistics and set weight to 1 and bias to 0."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine_params(self, self.affine)
 
     def _check_input_dim(self, input) -> None:
         raise NotImplementedError
@@ -205,23 +213,12 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(_creation.empty(self.normalized_shape, **kw))
-            if bias:
-                self.bias = Parameter(_creation.empty(self.normalized_shape, **kw))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _init_affine_params(self, self.elementwise_affine, bias, self.normalized_shape, kw)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight 1, bias 0."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine_params(self, self.elementwise_affine)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)

@@ -1,0 +1,43 @@
+"""Shared pieces of the optimizers' ``__init__`` checks and ``step`` updates."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from .optimizer import _real
+
+
+def _check_non_negative(value, what: str) -> None:
+    """Raise ``ValueError("Invalid <what>: <value>")`` unless ``0 <= value``."""
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid {what}: {value}")
+
+
+def _check_lr(lr) -> None:
+    """A learning rate must be non-negative and, as a tensor, have one element."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    _check_non_negative(lr, "learning rate")
+
+
+def _check_fused(fused, differentiable, foreach) -> None:
+    """The option combinations torch rejects for ``fused=True``."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _param_and_grad(p: Tensor, maximize, weight_decay) -> tuple[np.ndarray, np.ndarray]:
+    """``p``'s data and its gradient as real arrays, the gradient negated for ``maximize``
+    and with ``weight_decay * param`` added (L2 penalty); ``p._grad`` itself is never
+    modified (either step that applies makes a new array)."""
+    param = _real(p._data)
+    grad = _real(p._grad._data)
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad + weight_decay * param
+    return param, grad
