@@ -95,6 +95,9 @@ from .ops.shape import *  # noqa: F403
 __version__ = "0.1.0"
 
 
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
+
+
 def is_tensor(obj) -> bool:
     """True if ``obj`` is an ember Tensor."""
     return isinstance(obj, Tensor)

@@ -362,3 +362,20 @@ def test_grad_mode_bare_decorators():
     with ember.no_grad():
         assert g(x).requires_grad
     assert ember.is_grad_enabled()
+
+
+def test_anomaly_mode_names_the_node_that_made_nan():
+    x = ember.tensor([0.0, 1.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        ctx = ember.autograd.detect_anomaly()
+    with ctx:
+        assert ember.is_anomaly_enabled()
+        y = (x.sqrt() * 0).sum()
+        with pytest.raises(RuntimeError) as e:
+            y.backward()
+    assert str(e.value) == "Function 'SqrtBackward0' returned nan values in its 0th output."
+    assert not ember.is_anomaly_enabled()
+    (x.sqrt() * 0).sum().backward()  # off: NaN flows as in torch
+    assert np.isnan(x.grad.numpy()[0])
+    with ember.autograd.set_detect_anomaly(True, check_nan=False):
+        (x.sqrt() * 0).sum().backward()

@@ -15,6 +15,12 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from . import forward_ad, functional
+from .anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
@@ -25,6 +31,10 @@ __all__ = [
     "Variable",
     "Node",
     "gradcheck",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
     "gradgradcheck",
     "Function",
     "FunctionCtx",

@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 from .graph import (
     _FREED,
     AccumulateGrad,
@@ -125,7 +125,12 @@ def run_backward(
     grad_mode.state.enabled = create_graph
     # Plain backward() takes the fast path below for every ordinary node; hooks, leaves,
     # the root, multi-output nodes and grad()/inputs= bookkeeping go through _run_special.
-    plain = capture is None and accumulate_into is None and not create_graph
+    plain = (
+        capture is None
+        and accumulate_into is None
+        and not create_graph
+        and not anomaly_mode.state.enabled
+    )
     job = _Job(
         root=root,
         retain_graph=retain_graph,
@@ -259,6 +264,8 @@ def _run_special(job: _Job, node, grads):
     if node is job.root:
         return grads
     results = _call_node(node, grads, as_tensors)
+    if anomaly_mode.state.enabled and anomaly_mode.state.check_nan:
+        anomaly_mode.check_results(node, results)
     if hooks is not None and hooks.post:
         results = _run_post_hooks(hooks, results, grads, as_tensors, Tensor)
     if not job.retain_graph and node._saved:
