@@ -26,20 +26,122 @@ VIEW_LEAF_MSG = (
 )
 
 
-def _check_writable(self: Tensor, recording: bool) -> None:
+def _check_writable(self: Tensor, recording: bool, rebase: bool = True):
+    """Refuse in-place changes torch refuses; return the base a view's change must be
+    recorded on (None when ``self`` is not a view or nothing is recorded)."""
     if not recording:
-        return
+        return None
     if self.grad_fn is None and self._rg:
         raise RuntimeError(LEAF_MSG)
     aux = self._aux
-    if aux is not None and aux.base is not None:
-        base = aux.base
-        if base.grad_fn is None and base._rg:
-            raise RuntimeError(VIEW_LEAF_MSG)
+    if aux is None or aux.base is None:
+        return None
+    base = aux.base
+    if base.grad_fn is None and base._rg:
+        raise RuntimeError(VIEW_LEAF_MSG)
+    if not rebase or _view_geometry(self._data, base._data) is None:
         raise RuntimeError(
-            "ember does not support recording an in-place operation on a view of a tensor "
+            "ember does not support recording this in-place operation on a view of a tensor "
             "that is part of the autograd graph; use the out-of-place operation instead"
         )
+    return base
+
+
+# -- in-place changes through views --------------------------------------------------------
+# NumPy views share memory, so writing through a view already changes its base; what is
+# left is the graph. As torch does, the base's history becomes a CopySlices node wrapping
+# the in-place op's node (whose first input was the view), and the view itself becomes an
+# AsStridedBackward0 of the new base. A view is located inside its base by its element
+# offset and strides, so every kind of view (select, slice, transpose, diagonal, ...) works.
+
+
+def _view_geometry(view: np.ndarray, base: np.ndarray):
+    """(offset, shape, strides) of ``view`` in elements of the C-contiguous ``base``."""
+    if not base.flags.c_contiguous or view.dtype != base.dtype:
+        return None
+    item = base.itemsize
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if offset % item or any(st % item for st in view.strides):
+        return None
+    offset //= item
+    if not 0 <= offset <= base.size or not np.may_share_memory(view, base):
+        return None if view.size else (0, view.shape, (0,) * view.ndim)
+    return offset, view.shape, tuple(st // item for st in view.strides)
+
+
+def _region(arr: np.ndarray, geometry) -> np.ndarray:
+    """The writable view of a C-contiguous base-shaped ``arr`` that ``geometry`` describes."""
+    offset, shape, strides = geometry
+    flat = arr.reshape(-1)
+    return np.lib.stride_tricks.as_strided(
+        flat[offset:], shape=shape, strides=tuple(st * arr.itemsize for st in strides)
+    )
+
+
+class CopySlicesView(Node):
+    """The base's node after an in-place op on one of its views (torch's CopySlices)."""
+
+    __slots__ = ("fn", "geometry")
+
+    def backward(self, g):
+        if not isinstance(g, np.ndarray):
+            raise NotImplementedError(
+                "ember cannot differentiate twice through an in-place operation on a view"
+            )
+        fn = self.fn
+        g_base = np.array(g, order="C", copy=True)
+        region = _region(g_base, self.geometry)
+        g_view = region.copy()
+        grads = fn.backward(g_view, *fn._unpack_saved(False))
+        grads = grads if type(grads) is tuple else (grads,)
+        g_old = grads[0]
+        region[...] = 0 if g_old is None else sum_to_shape(np.asarray(g_old), g_view.shape)
+        return (g_base, *grads[1:])
+
+
+CopySlicesView.__name__ = CopySlicesView.__qualname__ = "CopySlices"
+
+
+class AsStridedBackward0(Node):
+    """A view after an in-place op through it: its gradient lands in its region of the base."""
+
+    __slots__ = ("geometry", "base_shape")
+
+    def backward(self, g):
+        if not isinstance(g, np.ndarray):
+            raise NotImplementedError(
+                "ember cannot differentiate twice through an in-place operation on a view"
+            )
+        g_base = np.zeros(self.base_shape, dtype=g.dtype)
+        _region(g_base, self.geometry)[...] = g
+        return g_base
+
+
+def _rebase_view(view: Tensor, base: Tensor) -> None:
+    """After an in-place op recorded as ``view.grad_fn``, move that history onto ``base``."""
+    fn = view.grad_fn
+    geometry = _view_geometry(view._data, base._data)
+    meta = ((base._data.shape, base._data.dtype),)
+    if fn is None:
+        return
+    copy_slices = _init_node(
+        CopySlicesView.__new__(CopySlicesView), (edge_of(base),) + fn.next_functions[1:], meta
+    )
+    copy_slices.fn = fn
+    copy_slices.geometry = geometry
+    base.grad_fn = copy_slices
+    base._rg = True
+    base._output_nr = 0
+    as_strided = _init_node(
+        AsStridedBackward0.__new__(AsStridedBackward0),
+        ((copy_slices, 0),),
+        ((view._data.shape, view._data.dtype),),
+    )
+    as_strided.geometry = geometry
+    as_strided.base_shape = base._data.shape
+    view.grad_fn = as_strided
+    view._rg = True
+    view._output_nr = 0
 
 
 def _snapshot(self: Tensor) -> Tensor:
@@ -111,7 +213,7 @@ def _type_word(d) -> str:
 
 def _inplace(self: Tensor, op, *args, **kwargs) -> Tensor:
     recording = _state.enabled and (self._rg or needs_grad(*args, *kwargs.values()))
-    _check_writable(self, recording)
+    base = _check_writable(self, recording)
     if not recording:
         with grad_mode.no_grad():
             result = op(self, *args, **kwargs)
@@ -128,6 +230,8 @@ def _inplace(self: Tensor, op, *args, **kwargs) -> Tensor:
     self.grad_fn = result.grad_fn
     self._rg = result._rg
     self._output_nr = 0
+    if base is not None:
+        _rebase_view(self, base)
     return self
 
 
@@ -179,7 +283,7 @@ def fill_(self: Tensor, value) -> Tensor:
 
 def _fill(self: Tensor, value, node_cls) -> Tensor:
     recording = _state.enabled and self._rg
-    _check_writable(self, recording)
+    base = _check_writable(self, recording)
     if _on:
         fw.inplace_begin()
         if fw.tangent_of(self) is not None:
@@ -192,6 +296,8 @@ def _fill(self: Tensor, value, node_cls) -> Tensor:
         )
         self.grad_fn = node
         self._output_nr = 0
+        if base is not None:
+            _rebase_view(self, base)
     return self
 
 
@@ -213,7 +319,7 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     if not isinstance(src, Tensor):
         src = _wrap(np.asarray(src))
     recording = _state.enabled and (self._rg or src._rg)
-    _check_writable(self, recording)
+    base = _check_writable(self, recording)
     try:
         np.broadcast_to(src._data, self._data.shape)
     except ValueError:
@@ -238,6 +344,8 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
         self.grad_fn = node
         self._rg = True
         self._output_nr = 0
+        if base is not None:
+            _rebase_view(self, base)
     return self
 
 
@@ -257,7 +365,7 @@ def t_(self: Tensor) -> Tensor:
             f"t_() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D"
         )
     recording = _state.enabled and self._rg
-    _check_writable(self, recording)
+    _check_writable(self, recording, rebase=False)
     if _on:
         fw.inplace_begin()
         if (tangent := fw.tangent_of(self)) is not None:
@@ -325,7 +433,7 @@ def setitem(self: Tensor, key, value) -> None:
     if not isinstance(value, Tensor):
         value = _wrap(np.asarray(value, dtype=self._data.dtype))
     recording = _state.enabled and (self._rg or value._rg)
-    _check_writable(self, recording)
+    base = _check_writable(self, recording)
     if _on:
         fw.inplace_begin()  # pending JVPs run before self changes
     v = value._data
@@ -350,6 +458,8 @@ def setitem(self: Tensor, key, value) -> None:
         self.grad_fn = node
         self._rg = True
         self._output_nr = 0
+        if base is not None:
+            _rebase_view(self, base)
 
 
 def _fw_setitem(self: Tensor, idx, value: Tensor) -> None:
