@@ -11,82 +11,10 @@ from hypothesis import strategies as st
 import ember
 from ember.ops.indexing import index_np, index_put
 from ember.ops.inplace import _index_key
-from numgrad import numgrad as _numgrad
 
 torch = pytest.importorskip("torch")
 
-
-# -- helpers ---------------------------------------------------------------------------------
-
-
-def _outs(r):
-    return tuple(r) if isinstance(r, (tuple, list)) else (r,)
-
-
-def _check_gradients(fn, arrays, rng):
-    xs = [ember.tensor(a, requires_grad=True) for a in arrays]
-    outs = [o for o in _outs(fn(*xs)) if o.requires_grad]
-    ws = [rng.standard_normal(tuple(o.shape)) for o in outs]
-    ember.autograd.backward(outs, [ember.tensor(w) for w in ws])
-    num = _numgrad(
-        lambda *t: tuple(o for o in _outs(fn(*t)) if o.dtype.is_floating_point),
-        [a.copy() for a in arrays],
-        ws,
-    )
-    for x, n in zip(xs, num):
-        got = np.zeros_like(n) if x.grad is None else x.grad.numpy()
-        np.testing.assert_allclose(got, n, rtol=1e-6, atol=1e-7)
-
-
-def _name(t):
-    return None if t.grad_fn is None else type(t.grad_fn).__name__
-
-
-def _edges(t):
-    """The graph structure one step back: ``[(node name, output_nr), ...]``."""
-    if t.grad_fn is None:
-        return None
-    return [(None if n is None else type(n).__name__, i) for n, i in t.grad_fn.next_functions]
-
-
-def _compare(fn, arrays, rng, check_base=True):
-    """Run ``fn(module, *inputs)`` with ember and torch; compare outputs and gradients."""
-    xe = [ember.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
-    xt = [torch.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
-    with warnings.catch_warnings(record=True) as we:
-        warnings.simplefilter("always")
-        oe = _outs(fn(ember, *xe))
-    with warnings.catch_warnings(record=True) as wt:
-        warnings.simplefilter("always")
-        ot = _outs(fn(torch, *xt))
-    assert [str(w.message) for w in we] == [str(w.message) for w in wt]
-    assert len(oe) == len(ot)
-    for e, t in zip(oe, ot):
-        assert tuple(e.shape) == tuple(t.shape)
-        assert str(e.dtype) == str(t.dtype)
-        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-6)
-        assert _name(e) == _name(t)
-        assert _edges(e) == _edges(t)
-        if check_base:
-            assert (e._base is not None) == (t._base is not None)
-    diff = [i for i, t in enumerate(ot) if t.requires_grad]
-    if not diff:
-        return
-    ws = [rng.standard_normal(tuple(ot[i].shape)).astype(np.float32) for i in diff]
-    ember.autograd.backward([oe[i] for i in diff], [ember.tensor(w) for w in ws])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # torch repeats the uint8-index warning in backward
-        torch.autograd.backward([ot[i] for i in diff], [torch.tensor(w) for w in ws])
-    for e, t in zip(xe, xt):
-        if t.grad is None:
-            assert e.grad is None or not e.grad.numpy().any()
-        else:
-            np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
-
-
-def _arr(rng, shape, dtype=np.float64):
-    return rng.standard_normal(shape).astype(dtype)
-
+import torch_compare as tc  # noqa: E402  (needs torch: after importorskip)
 
 # -- __getitem__ keys (applied to a (3, 4, 5) tensor) ---------------------------------------
 
@@ -161,7 +89,7 @@ KEY_IDS = [k[0] for k in KEYS]
 @pytest.mark.parametrize("case", KEYS, ids=KEY_IDS)
 def test_getitem_matches_torch(case):
     rng = np.random.default_rng(0)
-    _compare(lambda M, x: x[case[1](M)], [_arr(rng, (3, 4, 5), np.float32)], rng)
+    tc.compare(lambda M, x: x[case[1](M)], [tc.arr(rng, (3, 4, 5), np.float32)], rng)
 
 
 @pytest.mark.parametrize("case", KEYS, ids=KEY_IDS)
@@ -169,7 +97,7 @@ def test_getitem_gradcheck(case):
     rng = np.random.default_rng(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _check_gradients(lambda x: x[case[1](ember)], [_arr(rng, (3, 4, 5))], rng)
+        tc.check_gradients(lambda x: x[case[1](ember)], [tc.arr(rng, (3, 4, 5))], rng)
 
 
 def test_getitem_small_shapes():
@@ -184,7 +112,7 @@ def test_getitem_small_shapes():
         ((2, 0), slice(None)),
         ((0, 3), []),
     ]:
-        _compare(lambda M, x, key=key: x[key], [_arr(rng, shape, np.float32)], rng)
+        tc.compare(lambda M, x, key=key: x[key], [tc.arr(rng, shape, np.float32)], rng)
 
 
 def test_getitem_int_tensor_data():
@@ -426,14 +354,14 @@ OP_IDS = [o[0] for o in OPS]
 def test_ops_match_torch(case):
     _, shapes, fn = case
     rng = np.random.default_rng(3)
-    _compare(fn, [_arr(rng, s, np.float32) for s in shapes], rng)
+    tc.compare(fn, [tc.arr(rng, s, np.float32) for s in shapes], rng)
 
 
 @pytest.mark.parametrize("case", OPS, ids=OP_IDS)
 def test_ops_gradcheck(case):
     _, shapes, fn = case
     rng = np.random.default_rng(4)
-    _check_gradients(lambda *xs: fn(ember, *xs), [_arr(rng, s) for s in shapes], rng)
+    tc.check_gradients(lambda *xs: fn(ember, *xs), [tc.arr(rng, s) for s in shapes], rng)
 
 
 # The recorded (create_graph) backward: d/dw <J^T w, v> = J v, compared with torch.
@@ -480,7 +408,7 @@ def _double_backward(fn, arrays):
     results = []
     for M in (ember, torch):
         xs = [M.tensor(a, requires_grad=True) for a in arrays]
-        outs = [o for o in _outs(fn(M, *xs)) if o.requires_grad]
+        outs = [o for o in tc.outs(fn(M, *xs)) if o.requires_grad]
         r = np.random.default_rng(5)
         ws = [M.tensor(r.standard_normal(tuple(o.shape)), requires_grad=True) for o in outs]
         gs = M.autograd.grad(outs, xs, ws, create_graph=True, allow_unused=True)
@@ -499,14 +427,14 @@ def _double_backward(fn, arrays):
 def test_getitem_double_backward(kid):
     key = KEYS[KEY_IDS.index(kid)][1]
     rng = np.random.default_rng(6)
-    _double_backward(lambda M, x: x[key(M)], [_arr(rng, (3, 4, 5))])
+    _double_backward(lambda M, x: x[key(M)], [tc.arr(rng, (3, 4, 5))])
 
 
 @pytest.mark.parametrize("oid", DOUBLE_OPS)
 def test_ops_double_backward(oid):
     _, shapes, fn = OPS[OP_IDS.index(oid)]
     rng = np.random.default_rng(7)
-    _double_backward(fn, [_arr(rng, s) for s in shapes])
+    _double_backward(fn, [tc.arr(rng, s) for s in shapes])
 
 
 @pytest.mark.parametrize("op", ["scatter", "scatter_add"])
@@ -514,8 +442,8 @@ def test_scatter_src_larger_than_index_gradcheck(op):
     # torch raises "returned an invalid gradient" in backward here; ember pads the gradient.
     rng = np.random.default_rng(9)
     idx = ember.tensor([[0], [3], [1]])
-    _check_gradients(
-        lambda x, s: getattr(x, op)(1, idx, s), [_arr(rng, (3, 4)), _arr(rng, (4, 2))], rng
+    tc.check_gradients(
+        lambda x, s: getattr(x, op)(1, idx, s), [tc.arr(rng, (3, 4)), tc.arr(rng, (4, 2))], rng
     )
 
 
@@ -580,9 +508,9 @@ SETITEMS = [
 def test_setitem_matches_torch(case):
     _, shape, vshape, key = case
     rng = np.random.default_rng(8)
-    base = _arr(rng, shape, np.float32)
-    val = _arr(rng, vshape, np.float32)
-    w = _arr(rng, shape, np.float32)
+    base = tc.arr(rng, shape, np.float32)
+    val = tc.arr(rng, vshape, np.float32)
+    w = tc.arr(rng, shape, np.float32)
     res, names = [], []
     for M in (ember, torch):
         b = M.tensor(base, requires_grad=True)
@@ -663,7 +591,7 @@ def _build_key(M, items):
 def test_hyp_getitem_matches_torch(sk):
     shape, items = sk
     rng = np.random.default_rng(len(shape))
-    _compare(lambda M, x: x[_build_key(M, items)], [_arr(rng, shape, np.float32)], rng)
+    tc.compare(lambda M, x: x[_build_key(M, items)], [tc.arr(rng, shape, np.float32)], rng)
 
 
 @settings(derandomize=True, max_examples=50, deadline=None)
@@ -677,13 +605,13 @@ def test_hyp_gather_scatter_index_select(shape, data):
     rng = np.random.default_rng(nd)
     idx = rng.integers(0, n, size=ishape)
     vec = rng.integers(0, n, size=data.draw(st.integers(0, 5)))
-    arr = _arr(rng, shape, np.float32)
-    _compare(lambda M, x: x.gather(dim, M.tensor(idx)), [arr], rng)
-    _compare(lambda M, x: x.index_select(dim, M.tensor(vec)), [arr], rng)
+    arr = tc.arr(rng, shape, np.float32)
+    tc.compare(lambda M, x: x.gather(dim, M.tensor(idx)), [arr], rng)
+    tc.compare(lambda M, x: x.index_select(dim, M.tensor(vec)), [arr], rng)
     # scatter_add needs an index no larger than self outside ``dim``.
     sidx = idx[tuple(slice(0, s) if i != dim % nd else slice(None) for i, s in enumerate(shape))]
-    src = _arr(rng, sidx.shape, np.float32)
-    _compare(lambda M, x, s: x.scatter_add(dim, M.tensor(sidx), s), [arr, src], rng)
+    src = tc.arr(rng, sidx.shape, np.float32)
+    tc.compare(lambda M, x, s: x.scatter_add(dim, M.tensor(sidx), s), [arr, src], rng)
 
 
 @settings(derandomize=True, max_examples=50, deadline=None)
@@ -691,15 +619,15 @@ def test_hyp_gather_scatter_index_select(shape, data):
 def test_hyp_masks_and_diagonals(shape, data):
     rng = np.random.default_rng(len(shape))
     mask = rng.random(shape) > 0.5
-    arr = _arr(rng, shape, np.float32)
-    _compare(lambda M, x: x.masked_fill(M.tensor(mask), 1.5), [arr], rng)
-    _compare(lambda M, x: x.masked_select(M.tensor(mask)), [arr], rng)
-    _compare(lambda M, x: x[M.tensor(mask)], [arr], rng)
+    arr = tc.arr(rng, shape, np.float32)
+    tc.compare(lambda M, x: x.masked_fill(M.tensor(mask), 1.5), [arr], rng)
+    tc.compare(lambda M, x: x.masked_select(M.tensor(mask)), [arr], rng)
+    tc.compare(lambda M, x: x[M.tensor(mask)], [arr], rng)
     if len(shape) >= 2:
         nd = len(shape)
         d1 = data.draw(st.integers(-nd, nd - 1))
         d2 = data.draw(st.integers(-nd, nd - 1).filter(lambda d: d % nd != d1 % nd))
         off = data.draw(st.integers(-4, 4))
-        _compare(lambda M, x: x.diagonal(off, d1, d2), [arr], rng)
-        _compare(lambda M, x: x.tril(off), [arr], rng)
-        _compare(lambda M, x: x.triu(off), [arr], rng)
+        tc.compare(lambda M, x: x.diagonal(off, d1, d2), [arr], rng)
+        tc.compare(lambda M, x: x.tril(off), [arr], rng)
+        tc.compare(lambda M, x: x.triu(off), [arr], rng)

@@ -9,82 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
-from numgrad import numgrad as _numgrad
 
 torch = pytest.importorskip("torch")
 
-
-# -- helpers ---------------------------------------------------------------------------------
-
-
-def _outs(r):
-    return tuple(r) if isinstance(r, (tuple, list)) else (r,)
-
-
-def _weights(outs, rng):
-    return [rng.standard_normal(o.shape) for o in outs]
-
-
-def _check_gradients(fn, arrays, rng):
-    xs = [ember.tensor(a, requires_grad=True) for a in arrays]
-    outs = [o for o in _outs(fn(*xs)) if o.requires_grad]
-    ws = _weights(outs, rng)
-    ember.autograd.backward(outs, [ember.tensor(w) for w in ws])
-    num = _numgrad(
-        lambda *t: tuple(o for o in _outs(fn(*t)) if o.dtype.is_floating_point),
-        [a.copy() for a in arrays],
-        ws,
-    )
-    for x, n in zip(xs, num):
-        got = np.zeros_like(n) if x.grad is None else x.grad.numpy()
-        np.testing.assert_allclose(got, n, rtol=1e-6, atol=1e-7)
-
-
-def _name(t):
-    fn = t.grad_fn
-    if fn is None:
-        return None
-    return fn.name() if hasattr(fn, "_meta") else type(fn).__name__
-
-
-def _edges(t):
-    """The graph structure one step back: ``[(node name, output_nr), ...]``."""
-    if t.grad_fn is None:
-        return None
-    return [(None if n is None else type(n).__name__, i) for n, i in t.grad_fn.next_functions]
-
-
-def _compare(fn, arrays, rng, check_base=True):
-    """Run ``fn(module, *inputs)`` with ember and torch; compare outputs and gradients."""
-    xe = [ember.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
-    xt = [torch.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
-    oe = _outs(fn(ember, *xe))
-    ot = _outs(fn(torch, *xt))
-    assert len(oe) == len(ot)
-    for e, t in zip(oe, ot):
-        assert tuple(e.shape) == tuple(t.shape)
-        assert str(e.dtype) == str(t.dtype)
-        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-6)
-        assert _name(e) == _name(t)
-        assert _edges(e) == _edges(t)
-        if check_base:
-            assert (e._base is not None) == (t._base is not None)
-    diff = [i for i, t in enumerate(ot) if t.requires_grad]
-    if not diff:
-        return
-    ws = [rng.standard_normal(tuple(ot[i].shape)).astype(np.float32) for i in diff]
-    ember.autograd.backward([oe[i] for i in diff], [ember.tensor(w) for w in ws])
-    torch.autograd.backward([ot[i] for i in diff], [torch.tensor(w) for w in ws])
-    for e, t in zip(xe, xt):
-        if t.grad is None:
-            assert e.grad is None or not e.grad.numpy().any()
-        else:
-            np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
-
-
-def _arr(rng, shape, dtype=np.float64):
-    return rng.standard_normal(shape).astype(dtype)
-
+import torch_compare as tc  # noqa: E402  (needs torch: after importorskip)
 
 # -- the case table: (id, input shapes, fn(module, *inputs)) ---------------------------------
 
@@ -203,7 +131,7 @@ def test_matches_torch(case):
     rng = np.random.default_rng(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _compare(fn, [_arr(rng, s, np.float32) for s in shapes], rng)
+        tc.compare(fn, [tc.arr(rng, s, np.float32) for s in shapes], rng)
 
 
 # Casts that round through float32/float16 cannot pass a float64 finite-difference check.
@@ -232,7 +160,7 @@ def test_gradcheck_float64(case):
     rng = np.random.default_rng(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _check_gradients(lambda *xs: fn(ember, *xs), [_arr(rng, s) for s in shapes], rng)
+        tc.check_gradients(lambda *xs: fn(ember, *xs), [tc.arr(rng, s) for s in shapes], rng)
 
 
 # The recorded (create_graph) backward: d/dw <J^T w, v> = J v, compared with torch.
@@ -266,11 +194,11 @@ DOUBLE = [
 def test_double_backward_matches_torch(cid):
     _, shapes, fn = CASES[CASE_IDS.index(cid)]
     rng = np.random.default_rng(2)
-    arrays = [_arr(rng, s) for s in shapes]
+    arrays = [tc.arr(rng, s) for s in shapes]
     results = []
     for M in (ember, torch):
         xs = [M.tensor(a, requires_grad=True) for a in arrays]
-        outs = [o for o in _outs(fn(M, *xs)) if o.requires_grad]
+        outs = [o for o in tc.outs(fn(M, *xs)) if o.requires_grad]
         r = np.random.default_rng(3)
         ws = [
             M.tensor(r.standard_normal(tuple(o.shape)), dtype=o.dtype, requires_grad=True)
@@ -528,9 +456,9 @@ def test_hyp_permute_transpose(shape, data):
     d0 = data.draw(st.integers(-len(shape), len(shape) - 1))
     d1 = data.draw(st.integers(-len(shape), len(shape) - 1))
     rng = np.random.default_rng(len(shape))
-    arr = _arr(rng, shape, np.float32)
-    _compare(lambda M, x: x.permute(*perm), [arr], rng)
-    _compare(lambda M, x: x.transpose(d0, d1).contiguous(), [arr], rng, check_base=False)
+    arr = tc.arr(rng, shape, np.float32)
+    tc.compare(lambda M, x: x.permute(*perm), [arr], rng)
+    tc.compare(lambda M, x: x.transpose(d0, d1).contiguous(), [arr], rng, check_base=False)
 
 
 @settings(derandomize=True, max_examples=50, deadline=None)
@@ -557,7 +485,7 @@ def test_hyp_reshape(shape, data):
             x = x.transpose(0, -1)
         return x.reshape(*factors)
 
-    _compare(fn, [_arr(rng, shape, np.float32)], rng)
+    tc.compare(fn, [tc.arr(rng, shape, np.float32)], rng)
 
 
 @settings(derandomize=True, max_examples=50, deadline=None)
@@ -570,11 +498,11 @@ def test_hyp_split_chunk_cat(shape, data):
     sizes = [b - a for a, b in zip([0] + cuts, cuts + [n])]
     chunks = data.draw(st.integers(1, 5))
     rng = np.random.default_rng(n)
-    arr = _arr(rng, shape, np.float32)
-    _compare(lambda M, x: x.split(size, dim), [arr], rng)
-    _compare(lambda M, x: x.split(sizes, dim), [arr], rng)
-    _compare(lambda M, x: x.chunk(chunks, dim), [arr], rng)
-    _compare(lambda M, x: M.cat(x.split(sizes, dim)[::-1], dim), [arr], rng)
+    arr = tc.arr(rng, shape, np.float32)
+    tc.compare(lambda M, x: x.split(size, dim), [arr], rng)
+    tc.compare(lambda M, x: x.split(sizes, dim), [arr], rng)
+    tc.compare(lambda M, x: x.chunk(chunks, dim), [arr], rng)
+    tc.compare(lambda M, x: M.cat(x.split(sizes, dim)[::-1], dim), [arr], rng)
 
 
 @settings(derandomize=True, max_examples=50, deadline=None)
@@ -588,12 +516,12 @@ def test_hyp_expand_repeat_flip_roll(shape, data):
     dims = data.draw(st.lists(st.integers(-nd, nd - 1), max_size=nd, unique_by=lambda d: d % nd))
     shifts = data.draw(st.lists(st.integers(-5, 5), min_size=len(dims), max_size=len(dims)))
     rng = np.random.default_rng(nd)
-    _compare(lambda M, x: x.expand(*target), [_arr(rng, small, np.float32)], rng)
-    arr = _arr(rng, shape, np.float32)
-    _compare(lambda M, x: x.repeat(*reps), [arr], rng)
-    _compare(lambda M, x: x.flip(dims), [arr], rng)
+    tc.compare(lambda M, x: x.expand(*target), [tc.arr(rng, small, np.float32)], rng)
+    arr = tc.arr(rng, shape, np.float32)
+    tc.compare(lambda M, x: x.repeat(*reps), [arr], rng)
+    tc.compare(lambda M, x: x.flip(dims), [arr], rng)
     if dims:
-        _compare(lambda M, x: x.roll(shifts, dims), [arr], rng)
+        tc.compare(lambda M, x: x.roll(shifts, dims), [arr], rng)
 
 
 @settings(derandomize=True, max_examples=50, deadline=None)
@@ -604,9 +532,9 @@ def test_hyp_squeeze_unsqueeze_stack(shape, data):
     sq = data.draw(st.integers(-nd, nd - 1))
     k = data.draw(st.integers(1, 3))
     rng = np.random.default_rng(nd)
-    arrs = [_arr(rng, shape, np.float32) for _ in range(k)]
-    _compare(lambda M, x: x.unsqueeze(d), arrs[:1], rng)
-    _compare(lambda M, x: x.squeeze(sq), arrs[:1], rng)
-    _compare(lambda M, x: x.squeeze(), arrs[:1], rng)
-    _compare(lambda M, *xs: M.stack(xs, d), arrs, rng)
-    _compare(lambda M, x: x.unbind(sq), arrs[:1], rng)
+    arrs = [tc.arr(rng, shape, np.float32) for _ in range(k)]
+    tc.compare(lambda M, x: x.unsqueeze(d), arrs[:1], rng)
+    tc.compare(lambda M, x: x.squeeze(sq), arrs[:1], rng)
+    tc.compare(lambda M, x: x.squeeze(), arrs[:1], rng)
+    tc.compare(lambda M, *xs: M.stack(xs, d), arrs, rng)
+    tc.compare(lambda M, x: x.unbind(sq), arrs[:1], rng)
