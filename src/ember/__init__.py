@@ -85,12 +85,17 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+
+# before ops' names, so an op defined there (searchsorted, ...) takes precedence
+from ._compat import *  # noqa: F403, E402
 from .ops.elementwise import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403
 from .ops.inplace import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.reduction import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
+from .ops.sorting import *  # noqa: F403
+from .linalg import _top_slogdet as slogdet, det, inverse, logdet  # noqa: E402  (binds ember.linalg)
 
 __version__ = "0.1.0"
 

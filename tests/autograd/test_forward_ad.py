@@ -670,18 +670,15 @@ def test_plain_dual_results_record_no_graph():
         assert tangent.grad_fn is None and not tangent.requires_grad
 
 
-def test_ops_without_a_forward_rule_raise_torchs_error():
+def test_nn_losses_have_forward_rules_like_torch():
     import ember.nn.functional as F
 
     x = ember.ones(3, dtype=ember.float64)
     with fwAD.dual_level():
-        d = fwAD.make_dual(x, x)
-        with pytest.raises(NotImplementedError) as info:
-            F.mse_loss(d, x)
-    assert str(info.value) == (
-        "Trying to use forward AD with mse_loss that does not support it because it has not "
-        "been implemented yet."
-    )
+        d = fwAD.make_dual(x * 3, x)
+        tangent = fwAD.unpack_dual(F.mse_loss(d, x)).tangent
+    # d/dt mean((d - x)^2) along t = ones: mean(2 (d - x)) = 4
+    assert tangent.item() == pytest.approx(4.0)
 
 
 # -- in-place ops ------------------------------------------------------------------------------

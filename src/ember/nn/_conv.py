@@ -162,6 +162,9 @@ class Im2ColBackward0(NNNode):
             return _fold_tensor(grad, self.geo)
         return _fold_array(grad, self.geo)
 
+    def jvp(self, tangents, inputs, *saved):
+        return _unfold_tensor(tangents[0], self.geo)  # linear: the op on the tangent
+
 
 class Col2ImBackward0(NNNode):
     __slots__ = ("geo",)
@@ -170,6 +173,9 @@ class Col2ImBackward0(NNNode):
         if isinstance(grad, Tensor):
             return _unfold_tensor(grad, self.geo)
         return _unfold_array(grad, self.geo)
+
+    def jvp(self, tangents, inputs, *saved):
+        return _fold_tensor(tangents[0], self.geo)
 
 
 def _unfold_tensor(x: Tensor, geo: _Geometry) -> Tensor:
@@ -507,6 +513,18 @@ class MaxPool2DWithIndicesBackward0(NNNode):
         cols = cols.reshape(n, c, geo.k[0] * geo.k[1], -1)
         return cols.max(2)[0].reshape(n, c, *geo.out)
 
+    def jvp(self, tangents, inputs, *saved):
+        # The tangent at each window's recorded maximum (torch's tie-breaking).
+        from .functional import pad
+
+        geo, t = self.geo, tangents[0]
+        n, c = t.shape[:2]
+        tp = pad(t, geo.torch_pad())
+        cols = _unfold_tensor(tp, _Geometry(geo.size, geo.k, geo.s, geo.d, geo.out, (0, 0)))
+        cols = cols.reshape(n, c, geo.k[0] * geo.k[1], -1)
+        idx = _wrap(self.arg.astype(np.int64).reshape(n, c, 1, -1))
+        return cols.gather(2, idx).reshape(n, c, *geo.out)
+
 
 def _max_pool_array(x: np.ndarray, geo: _Geometry):
     lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
@@ -691,6 +709,9 @@ class ConstantPadNdBackward0(NNNode):
         if isinstance(grad, Tensor):
             return _constant_pad(grad, neg, 0)
         return _constant_pad_array(grad, neg, 0)
+
+    def jvp(self, tangents, inputs, *saved):
+        return _constant_pad(tangents[0], self.amounts, 0)  # the padding value is constant
 
 
 def _constant_pad(input: Tensor, amounts: tuple, value) -> Tensor:

@@ -7,6 +7,13 @@ the backward pass is itself recorded (``create_graph=True``), the node instead r
 differentiates it with ``autograd.grad``: higher-order gradients are exact without a
 second hand-written rule per op. Linear ops (pad, unfold, fold) override ``backward``
 with their adjoint, which works on arrays and Tensors alike.
+
+Forward mode (``autograd.forward_ad``) reuses ``composite`` too: the generic ``jvp``
+re-runs it on the (dual) inputs with forward AD switched back on, so the tangent is
+``J @ t`` computed by the JVP rules of its ember ops (and recorded when something
+requires grad, for reverse-over-forward). Nodes whose ``composite`` encodes backward-only
+semantics (embedding's ``padding_idx``, max pooling's tie-breaking) or that have none
+(the linear ones) define ``jvp`` themselves.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd import forward_ad as _fwad
+from ..autograd.forward_ad import _fw, _on
 from ..ops._core import Node, record
 
 _wrap = Tensor._wrap
@@ -41,6 +50,17 @@ class NNNode(Node):
 
     def vjp(self, grad, *inputs):
         raise NotImplementedError
+
+    def jvp(self, tangents, inputs, *saved):
+        """``J @ tangents``: ``composite`` re-run on the saved inputs (which carry the
+        tangents) with forward AD back on; its result's tangent is the answer."""
+        args = []
+        it = iter(saved)
+        for present in self.layout:
+            args.append(next(it) if present else None)
+        with _ForwardResumed():
+            out = self.composite(*args)
+            return _fwad.tangent_of(out)
 
     def composite(self, *inputs):
         raise NotImplementedError
@@ -77,11 +97,33 @@ class NNNode(Node):
         return tuple(result) if len(result) > 1 else result[0]
 
 
+class _ForwardResumed:
+    """Forward AD back on inside a JVP rule (which runs with it suspended), with a fresh
+    list of pending JVPs; everything is restored on exit."""
+
+    __slots__ = ("prev",)
+
+    def __enter__(self):
+        self.prev = (_fw.suspended, _fw.pending, _fw.node)
+        _fw.suspended = 0
+        _fw.pending = []
+        _fw.node = None
+        _on[:] = [True]
+
+    def __exit__(self, *exc) -> None:
+        _fw.suspended, _fw.pending, _fw.node = self.prev
+        if _fw.suspended or _fw.level < 0:
+            _on.clear()
+        else:
+            _on[:] = [True]
+
+
 def record_nn(cls, out: np.ndarray, inputs: tuple, **attrs) -> Tensor:
-    """Wrap ``out`` and attach a ``cls`` node saving the Tensor inputs; set its attributes."""
+    """Wrap ``out`` and attach a ``cls`` node saving the Tensor inputs; set its attributes
+    (on the graph node, or on the forward-only node whose JVP will run, ``_fw.node``)."""
     saved = tuple(x for x in inputs if isinstance(x, Tensor))
     t = record(cls, out, inputs, saved)
-    node = t.grad_fn
+    node = t.grad_fn or _fw.node
     if node is not None:
         node.layout = tuple(isinstance(x, Tensor) for x in inputs)
         for k, v in attrs.items():

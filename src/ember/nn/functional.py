@@ -341,6 +341,20 @@ class EmbeddingBackward0(NNNode):
         f = _wrap(factor.astype(w._data.dtype))
         return rows * f + (rows * (1 - f)).detach()
 
+    def jvp(self, tangents, inputs, *saved):
+        # Linear in the weight: the same embedding of its tangent (as torch does: the
+        # padding_idx row and scale_grad_by_freq change the gradient, not the function).
+        tw = tangents[0]
+        return record_nn(
+            EmbeddingBackward0,
+            tw._data[self.indices],
+            (tw,),
+            indices=self.indices,
+            num_weights=self.num_weights,
+            padding_idx=self.padding_idx,
+            scale=self.scale,
+        )
+
 
 def _embedding_renorm_(weight: Tensor, indices: np.ndarray, max_norm, norm_type) -> None:
     w = weight._data

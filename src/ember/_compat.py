@@ -1,0 +1,635 @@
+"""torch API surface that tutorials touch but that has little to compute on a CPU-only,
+NumPy-backed library: ``torch.cuda``/``torch.backends`` stand-ins, thread and determinism
+settings, ``finfo``/``iinfo``, the legacy ``torch.FloatTensor``-style types, ``Tensor.new_*``
+factories, the in-place random fills, ``meshgrid``, ``bucketize`` and ``searchsorted``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import sys
+import types
+import warnings
+
+import numpy as np
+
+from . import _creation, _dtype
+from ._tensor import Size, Tensor, register_methods
+
+_wrap = Tensor._wrap
+
+__all__ = [
+    "BoolTensor",
+    "ByteTensor",
+    "CharTensor",
+    "DoubleTensor",
+    "FloatTensor",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
+    "ShortTensor",
+    "are_deterministic_algorithms_enabled",
+    "backends",
+    "bucketize",
+    "cuda",
+    "e",
+    "finfo",
+    "get_num_threads",
+    "iinfo",
+    "inf",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "meshgrid",
+    "nan",
+    "pi",
+    "searchsorted",
+    "set_num_threads",
+    "use_deterministic_algorithms",
+]
+
+pi = math.pi
+e = math.e
+inf = math.inf
+nan = math.nan
+
+# -- torch.cuda / torch.backends on a CPU-only build ----------------------------------------
+
+_NO_CUDA = "Torch not compiled with CUDA enabled"
+
+
+def _no_cuda(*args, **kwargs):
+    raise AssertionError(_NO_CUDA)
+
+
+def _none(*args, **kwargs) -> None:
+    return None
+
+
+def _false(*args, **kwargs) -> bool:
+    return False
+
+
+def _module(name: str, doc: str, **attrs) -> types.ModuleType:
+    mod = types.ModuleType(name, doc)
+    for key, value in attrs.items():
+        setattr(mod, key, value)
+    sys.modules[name] = mod  # so ``import ember.cuda`` works too
+    return mod
+
+
+cuda = _module(
+    "ember.cuda",
+    "torch.cuda as a CPU-only build of torch has it: nothing is available.",
+    is_available=_false,
+    is_initialized=_false,
+    device_count=lambda: 0,
+    manual_seed=_none,
+    manual_seed_all=_none,
+    seed=_none,
+    seed_all=_none,
+    empty_cache=_none,
+    synchronize=_no_cuda,
+    current_device=_no_cuda,
+    get_device_name=_no_cuda,
+    set_device=_no_cuda,
+    init=_no_cuda,
+)
+
+backends = _module("ember.backends", "torch.backends stand-ins.")
+backends.cudnn = _module(
+    "ember.backends.cudnn",
+    "Settable flags, as torch.backends.cudnn; cuDNN itself is never available.",
+    deterministic=False,
+    benchmark=False,
+    enabled=True,
+    allow_tf32=True,
+    is_available=_false,
+    version=_none,
+)
+backends.mps = _module(
+    "ember.backends.mps",
+    "Apple's Metal backend: never available.",
+    is_available=_false,
+    is_built=_false,
+)
+
+
+def _tensor_cuda(self, device=None, non_blocking=False, memory_format=None):
+    """``Tensor.cuda()`` fails as on a CPU-only torch build."""
+    raise AssertionError(_NO_CUDA)
+
+
+# -- threads and determinism ----------------------------------------------------------------
+
+_threads: list = [None]
+
+
+def set_num_threads(int) -> None:  # noqa: A002 - torch's parameter name
+    """Set the number of BLAS threads NumPy uses (through threadpoolctl when installed).
+
+    Example:
+        >>> import ember
+        >>> n = ember.get_num_threads(); ember.set_num_threads(1); ember.get_num_threads()
+        1
+        >>> ember.set_num_threads(n)
+    """
+    n = int
+    if isinstance(n, builtins.bool) or not isinstance(n, (builtins.int, np.integer)):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _threads[0] = builtins.int(n)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=_threads[0], user_api="blas")
+    except Exception:  # noqa: BLE001 - optional and best effort: never fail
+        pass
+
+
+def get_num_threads() -> builtins.int:
+    """The number of threads set by ``set_num_threads`` (else NumPy's BLAS threads)."""
+    if _threads[0] is not None:
+        return _threads[0]
+    try:
+        from threadpoolctl import threadpool_info
+
+        counts = [i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"]
+        if counts:
+            return builtins.int(max(counts))
+    except Exception:  # noqa: BLE001
+        pass
+    import os
+
+    return os.cpu_count() or 1
+
+
+_deterministic = {"mode": False, "warn_only": False}
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False) -> None:
+    """Remember the flag (ember's algorithms are deterministic anyway)."""
+    if type(mode) is not builtins.bool:
+        raise TypeError(
+            "_set_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
+            f"{type(mode).__name__}"
+        )
+    if type(warn_only) is not builtins.bool:
+        raise TypeError(
+            "_set_deterministic_algorithms(): argument 'warn_only' must be bool, not "
+            f"{type(warn_only).__name__}"
+        )
+    _deterministic["mode"] = mode
+    _deterministic["warn_only"] = warn_only
+
+
+def are_deterministic_algorithms_enabled() -> builtins.bool:
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> builtins.bool:
+    return _deterministic["warn_only"]
+
+
+# -- finfo / iinfo ---------------------------------------------------------------------------
+
+
+def _as_dtype(d):
+    if isinstance(d, _dtype.dtype):
+        return d
+    return _dtype.from_numpy_dtype(_dtype.to_numpy_dtype(d))
+
+
+class finfo:  # noqa: N801 - torch's name
+    """Machine limits of a floating dtype, with torch's fields.
+
+    Example:
+        >>> import ember
+        >>> ember.finfo(ember.float32).eps
+        1.1920928955078125e-07
+        >>> ember.finfo(ember.float16)
+        finfo(resolution=0.001, min=-65504, max=65504, eps=0.000976562, smallest_normal=6.10352e-05, tiny=6.10352e-05, dtype=float16)
+    """  # noqa: E501
+
+    def __init__(self, type=None) -> None:  # noqa: A002 - torch's parameter name
+        d = _dtype.get_default_dtype() if type is None else _as_dtype(type)
+        d = d.to_real()
+        if not d.is_floating_point:
+            raise TypeError(
+                "torch.finfo() requires a floating point input type. Use torch.iinfo to "
+                "handle 'torch.finfo'"
+            )
+        info = np.finfo(d.np)
+        self.bits = info.bits
+        self.eps = builtins.float(info.eps)
+        self.max = builtins.float(info.max)
+        self.min = builtins.float(info.min)
+        self.tiny = builtins.float(info.smallest_normal)
+        self.smallest_normal = self.tiny
+        self.resolution = 10.0**-info.precision
+        self.dtype = d.name
+
+    def __eq__(self, other) -> builtins.bool:
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> builtins.int:
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
+
+    __str__ = __repr__
+
+
+class iinfo:  # noqa: N801 - torch's name
+    """Limits of an integer dtype, with torch's fields (``bits``, ``min``, ``max``, ``dtype``).
+
+    Example:
+        >>> import ember
+        >>> ember.iinfo(ember.uint8).max
+        255
+    """
+
+    def __init__(self, type) -> None:  # noqa: A002 - torch's parameter name
+        d = _as_dtype(type)
+        if d is _dtype.bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if d.np.kind not in "iu":
+            raise TypeError(
+                "torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                "'torch.iinfo'"
+            )
+        info = np.iinfo(d.np)
+        self.bits = info.bits
+        self.min = builtins.int(info.min)
+        self.max = builtins.int(info.max)
+        self.dtype = d.name
+
+    def __eq__(self, other) -> builtins.bool:
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> builtins.int:
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+    __str__ = __repr__
+
+
+# -- legacy tensor types (torch.FloatTensor, ...) ---------------------------------------------
+
+_CPP_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+
+
+def _options(d) -> str:
+    return (
+        f"TensorOptions(dtype={_CPP_NAMES[d.name]}, device=cpu, layout=Strided, "
+        "requires_grad=false (default), pinned_memory=false (default), "
+        "memory_format=(nullopt))"
+    )
+
+
+class tensortype(type):  # noqa: N801 - torch's metaclass name
+    """Metaclass of the legacy types: ``isinstance(t, FloatTensor)`` tests the dtype."""
+
+    dtype: _dtype.dtype
+    is_cuda = False
+    is_sparse = False
+
+    def __instancecheck__(cls, obj) -> builtins.bool:
+        return isinstance(obj, Tensor) and obj._data.dtype == cls.dtype.np
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.{cls.__name__}'>"
+
+    def __call__(cls, *args, device=None):
+        d = cls.dtype
+        if not args:
+            return _wrap(np.zeros((0,), dtype=d.np))
+        if len(args) == 1:
+            (data,) = args
+            if isinstance(data, Tensor):
+                if data._data.dtype != d.np:
+                    raise TypeError(
+                        f"expected {_options(d)} (got {_options(_as_dtype(data.dtype))})"
+                    )
+                return data
+            if isinstance(data, Size):
+                return _creation.empty(data, dtype=d)
+            if isinstance(data, (list, tuple, np.ndarray)):
+                return _creation.tensor(data, dtype=d)
+            if isinstance(data, str):
+                raise TypeError("new(): invalid data type 'str'")
+            if not isinstance(data, (builtins.int, np.integer)) or isinstance(data, builtins.bool):
+                raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+        for i, s in enumerate(args):
+            if isinstance(s, builtins.bool) or not isinstance(s, (builtins.int, np.integer)):
+                raise TypeError(
+                    f"new(): argument 'size' failed to unpack the object at pos {i + 1} with "
+                    f'error "type must be tuple of ints,but got {type(s).__name__}"'
+                )
+        return _creation.empty(*args, dtype=d)
+
+
+def _legacy(name: str, d) -> tensortype:
+    cls = tensortype(name, (), {"dtype": d, "__module__": "torch"})
+    cls.__doc__ = f"Legacy constructor: ``{name}(data)`` or ``{name}(*size)`` of dtype {d}."
+    return cls
+
+
+FloatTensor = _legacy("FloatTensor", _dtype.float32)
+DoubleTensor = _legacy("DoubleTensor", _dtype.float64)
+HalfTensor = _legacy("HalfTensor", _dtype.float16)
+LongTensor = _legacy("LongTensor", _dtype.int64)
+IntTensor = _legacy("IntTensor", _dtype.int32)
+ShortTensor = _legacy("ShortTensor", _dtype.int16)
+CharTensor = _legacy("CharTensor", _dtype.int8)
+ByteTensor = _legacy("ByteTensor", _dtype.uint8)
+BoolTensor = _legacy("BoolTensor", _dtype.bool)
+
+_orig_type = Tensor.type
+
+
+def _tensor_type(self, dtype=None, non_blocking=False, **kwargs):
+    """``t.type()`` -> 'torch.FloatTensor'; ``t.type(torch.DoubleTensor)`` converts."""
+    if isinstance(dtype, tensortype):
+        dtype = dtype.dtype
+    return _orig_type(self, dtype)
+
+
+# -- Tensor.new_* ------------------------------------------------------------------------------
+
+
+def _new_dtype(self: Tensor, dtype):
+    return self.dtype if dtype is None else dtype
+
+
+def new_zeros(
+    self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+):
+    """Zeros of ``size`` with this tensor's dtype unless ``dtype`` is given."""
+    return _creation.zeros(*size, dtype=_new_dtype(self, dtype), requires_grad=requires_grad)
+
+
+def new_ones(
+    self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+):
+    """Ones of ``size`` with this tensor's dtype unless ``dtype`` is given.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([1, 2], dtype=ember.int32).new_ones(2)
+        tensor([1, 1], dtype=torch.int32)
+    """
+    return _creation.ones(*size, dtype=_new_dtype(self, dtype), requires_grad=requires_grad)
+
+
+def new_empty(
+    self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+):
+    """An uninitialised (zero-filled) tensor of ``size`` with this tensor's dtype."""
+    return _creation.empty(*size, dtype=_new_dtype(self, dtype), requires_grad=requires_grad)
+
+
+def new_full(
+    self,
+    size,
+    fill_value,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    layout=None,
+    pin_memory=False,
+):
+    """``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is given."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(
+            f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
+            f"{type(size).__name__}"
+        )
+    return _creation.full(
+        size,
+        _creation._scalar(fill_value),
+        dtype=_new_dtype(self, dtype),
+        requires_grad=requires_grad,
+    )
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor copying ``data`` with this tensor's dtype unless ``dtype`` is given."""
+    d = _new_dtype(self, dtype)
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "tensor.new_tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        arr = data._data.astype(_dtype.to_numpy_dtype(d), copy=True)
+        return _creation._finish(arr, requires_grad)
+    return _creation.tensor(data, dtype=d, requires_grad=requires_grad)
+
+
+# -- fill_diagonal_ ---------------------------------------------------------------------------
+
+
+def fill_diagonal_(self: Tensor, fill_value, wrap: builtins.bool = False) -> Tensor:
+    """Fill the main diagonal in place (``wrap``: restart it below a tall matrix's square).
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2, 3).fill_diagonal_(1)
+        tensor([[1., 0., 0.],
+                [0., 1., 0.]])
+    """
+    from .autograd import grad_mode
+    from .ops.inplace import VIEW_LEAF_MSG, setitem
+
+    shape = self._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if grad_mode.state.enabled and self._rg and self.grad_fn is None:
+        raise RuntimeError(VIEW_LEAF_MSG)  # torch fills a diagonal view of it
+    n = min(shape)
+    if len(shape) == 2 and wrap and shape[0] > shape[1]:
+        step = shape[1] + 1
+        flat = np.arange(0, shape[0] * shape[1], step)
+        idx = np.unravel_index(flat, shape)
+    else:
+        idx = (np.arange(n),) * len(shape)
+    setitem(self, tuple(idx), _creation._scalar(fill_value))
+    return self
+
+
+# -- meshgrid / bucketize / searchsorted ----------------------------------------------------------
+
+_MESHGRID_WARNING = (
+    "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+    "argument. (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4215.)"
+)
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids from 1-D tensors (``indexing='ij'`` or ``'xy'``), as expanded views.
+
+    Example:
+        >>> import ember
+        >>> xs, ys = ember.meshgrid(ember.arange(3), ember.arange(2), indexing="ij")
+        >>> xs.shape
+        torch.Size([3, 2])
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+        indexing = "ij"
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError(
+                "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
+                f"{t._data.ndim}D tensor of shape {list(t._data.shape)}"
+            )
+    if any(t._data.dtype != tensors[0]._data.dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
+    swap = indexing == "xy" and len(tensors) >= 2
+    ts = list(tensors)
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [t._data.size for t in ts]
+    out = []
+    for i, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[i] = -1
+        out.append(t.reshape(view).expand(*shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+def _search(boundaries: np.ndarray, values: np.ndarray, side: str) -> np.ndarray:
+    if boundaries.ndim == 1:
+        return np.searchsorted(boundaries, values, side=side)
+    lead = boundaries.shape[:-1]
+    b = boundaries.reshape(-1, boundaries.shape[-1])
+    v = values.reshape(b.shape[0], -1)
+    rows = [np.searchsorted(br, vr, side=side) for br, vr in zip(b, v)]
+    return np.stack(rows).reshape(lead + values.shape[-1:])
+
+
+def _index_result(arr: np.ndarray, out_int32: builtins.bool) -> Tensor:
+    return _wrap(np.asarray(arr, dtype=np.int32 if out_int32 else np.int64))
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor:
+    """The bucket of each value of ``input`` between the 1-D sorted ``boundaries`` (int64).
+
+    ``right=False``: ``boundaries[i-1] < x <= boundaries[i]``; ``right=True``:
+    ``boundaries[i-1] <= x < boundaries[i]``.
+
+    Example:
+        >>> import ember
+        >>> ember.bucketize(ember.tensor([3, 6, 9]), ember.tensor([1, 3, 5, 7, 9]))
+        tensor([1, 3, 4])
+    """
+    b = boundaries._data
+    if b.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
+    v = input._data if isinstance(input, Tensor) else np.asarray(input)
+    return _index_result(np.searchsorted(b, v, side="right" if right else "left"), out_int32)
+
+
+def searchsorted(
+    sorted_sequence,
+    values,
+    *,
+    out_int32=False,
+    right=False,
+    side=None,
+    out=None,
+    sorter=None,
+) -> Tensor:
+    """Indices at which ``values`` would be inserted into the innermost dimension of
+    ``sorted_sequence`` to keep it sorted (int64; ``right``/``side='right'`` after equals).
+
+    Example:
+        >>> import ember
+        >>> ember.searchsorted(ember.tensor([1, 3, 5, 7, 9]), ember.tensor([3, 6, 9]))
+        tensor([1, 3, 4])
+    """
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(
+                f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
+            )
+        if right and side == "left":
+            raise RuntimeError(
+                "torch.searchsorted(): side and right can't be set to opposites, got side of "
+                "left while right was True"
+            )
+        right = side == "right"
+    b = sorted_sequence._data
+    if b.ndim == 0:
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+            "dimension"
+        )
+    if sorter is not None:
+        b = np.take_along_axis(b, sorter._data, axis=-1)
+    scalar = not isinstance(values, Tensor)
+    v = np.asarray(values) if scalar else values._data
+    if b.ndim > 1:
+        if v.ndim == 0:
+            raise RuntimeError(
+                "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+                f"dimension is 1, but we got boundaries tensor dim({b.ndim}) and input value's "
+                f"dim({v.ndim}) numel({v.size})"
+            )
+        if v.shape[:-1] != b.shape[:-1]:
+            raise RuntimeError(
+                "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                "dimensions of boundaries tensor and input value tensor must match, but we got "
+                f"boundaries tensor {list(b.shape)} and input value tensor {list(v.shape)}"
+            )
+    return _index_result(_search(b, v, "right" if right else "left"), out_int32)
+
+
+# -- attach the Tensor methods (only those no one else has defined) ---------------------------
+
+_METHODS = {
+    "cuda": _tensor_cuda,
+    "new_zeros": new_zeros,
+    "new_ones": new_ones,
+    "new_full": new_full,
+    "new_empty": new_empty,
+    "new_tensor": new_tensor,
+    "fill_diagonal_": fill_diagonal_,
+    **_creation.RANDOM_FILLS,
+}
+register_methods({k: v for k, v in _METHODS.items() if not hasattr(Tensor, k)})
+register_methods({"type": _tensor_type})

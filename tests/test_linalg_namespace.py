@@ -1,0 +1,161 @@
+"""ember.linalg: values, grad_fn names, gradients (torch and finite differences),
+forward-mode JVPs, batching and torch's error messages."""
+
+import math
+
+import numpy as np
+import pytest
+
+import ember
+from numgrad import numgrad
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(0)
+A = RNG.normal(size=(2, 3, 3)) + 3 * np.eye(3)
+M = RNG.normal(size=(3, 4))
+B = RNG.normal(size=(2, 3, 2))
+SPD = A @ A.swapaxes(-1, -2) + np.eye(3)
+
+
+def _first(y):
+    return y[-1] if isinstance(y, tuple) else y
+
+
+CASES = [
+    ("inv", lambda lib, a: lib.linalg.inv(a), [A]),
+    ("inverse", lambda lib, a: lib.inverse(a), [A[0]]),
+    ("tensor_inverse", lambda lib, a: a.inverse(), [A]),
+    ("det", lambda lib, a: lib.linalg.det(a), [A]),
+    ("det_top", lambda lib, a: lib.det(a), [A[1]]),
+    ("slogdet", lambda lib, a: lib.linalg.slogdet(a), [A]),
+    ("logdet", lambda lib, a: lib.logdet(a), [SPD]),
+    ("solve", lambda lib, a, b: lib.linalg.solve(a, b), [A, B]),
+    ("solve_vec", lambda lib, a, b: lib.linalg.solve(a, b), [A, B[0, :, 0]]),
+    (
+        "solve_right",
+        lambda lib, a, b: lib.linalg.solve(a, b, left=False),
+        [A, np.ascontiguousarray(B.swapaxes(1, 2))],
+    ),
+    # Symmetrised input: finite differences then see the symmetric gradient torch returns.
+    ("cholesky", lambda lib, a: lib.linalg.cholesky((a + a.mT) / 2), [SPD]),
+    ("cholesky_up", lambda lib, a: lib.linalg.cholesky((a + a.mT) / 2, upper=True), [SPD[0]]),
+    ("svdvals", lambda lib, a: lib.linalg.svdvals(a), [M]),
+    ("norm", lambda lib, a: lib.linalg.norm(a), [A]),
+    ("norm_dim", lambda lib, a: lib.linalg.norm(a, 3, dim=1), [A]),
+    ("norm_nuc", lambda lib, a: lib.linalg.norm(a, "nuc"), [M]),
+    ("vector_norm", lambda lib, a: lib.linalg.vector_norm(a, 1, dim=(0, 1)), [A]),
+    ("mn_fro", lambda lib, a: lib.linalg.matrix_norm(a), [A]),
+    ("mn_nuc_keep", lambda lib, a: lib.linalg.matrix_norm(a, "nuc", (0, 2), True), [A]),
+    ("mn_2", lambda lib, a: lib.linalg.matrix_norm(a, 2), [A]),
+    ("mn_-2", lambda lib, a: lib.linalg.matrix_norm(a, -2), [A]),
+    ("mn_1", lambda lib, a: lib.linalg.matrix_norm(a, 1), [A]),
+    ("mn_-1_keep", lambda lib, a: lib.linalg.matrix_norm(a, -1, keepdim=True), [A]),
+    ("mn_inf", lambda lib, a: lib.linalg.matrix_norm(a, math.inf, (2, 0)), [A]),
+    ("mn_-inf", lambda lib, a: lib.linalg.matrix_norm(a, -math.inf), [A]),
+]
+
+
+def _run(lib, f, arrays):
+    ts = [lib.tensor(a, requires_grad=True) for a in arrays]
+    y = _first(f(lib, *ts))
+    w = np.random.default_rng(3).uniform(0.5, 1.5, tuple(y.shape))
+    y.backward(lib.tensor(w))
+    name = type(y.grad_fn).__name__
+    return y.detach().numpy(), name, [t.grad.numpy() for t in ts], w
+
+
+@pytest.mark.parametrize("name,f,arrays", CASES, ids=[c[0] for c in CASES])
+def test_matches_torch_and_numgrad(name, f, arrays):
+    v, n, grads, w = _run(ember, f, arrays)
+    tv, tn, tgrads, _ = _run(torch, f, arrays)
+    np.testing.assert_allclose(v, tv, rtol=1e-10, atol=1e-12)
+    assert n == tn
+    for g, tg in zip(grads, tgrads):
+        np.testing.assert_allclose(g, tg, rtol=1e-8, atol=1e-10)
+    for g, ng in zip(grads, numgrad(lambda *xs: _first(f(ember, *xs)), arrays, [w])):
+        np.testing.assert_allclose(g, ng, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,f,arrays", CASES, ids=[c[0] for c in CASES])
+def test_forward_ad_matches_torch(name, f, arrays):
+    tangents = [np.random.default_rng(10 + i).normal(size=a.shape) for i, a in enumerate(arrays)]
+    res = []
+    for lib in (ember, torch):
+        fwad = lib.autograd.forward_ad
+        with fwad.dual_level():
+            duals = [fwad.make_dual(lib.tensor(a), lib.tensor(t)) for a, t in zip(arrays, tangents)]
+            y = _first(f(lib, *duals))
+            res.append(fwad.unpack_dual(y).tangent.numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-8, atol=1e-10)
+
+
+def test_double_backward_inv_det():
+    for f in (lambda lib, a: lib.linalg.inv(a).sum(), lambda lib, a: lib.linalg.det(a)):
+        out = []
+        for lib in (ember, torch):
+            a = lib.tensor(A[0], requires_grad=True)
+            (g,) = lib.autograd.grad(f(lib, a), a, create_graph=True)
+            (g2,) = lib.autograd.grad((g * g).sum(), a)
+            out.append(g2.numpy())
+        np.testing.assert_allclose(out[0], out[1], rtol=1e-8)
+
+
+def test_singular_det_gradient_and_logdet_values():
+    s = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+    grads = []
+    for lib in (ember, torch):
+        a = lib.tensor(s, requires_grad=True)
+        lib.linalg.det(a).backward()
+        grads.append(a.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], atol=1e-10)
+    for m in (-np.eye(3), np.zeros((2, 2)), SPD):
+        e, t = ember.logdet(ember.tensor(m)), torch.logdet(torch.tensor(m))
+        np.testing.assert_allclose(e.numpy(), t.numpy())
+    r = ember.slogdet(ember.tensor(-np.eye(2)))
+    assert repr(r).startswith("torch.return_types.slogdet(") and r.sign.item() == 1.0
+    assert type(ember.linalg.slogdet(ember.tensor(A))).__name__ == "linalg_slogdet"
+
+
+ERRORS = [
+    lambda lib: lib.linalg.inv(lib.zeros(3, 3)),
+    lambda lib: lib.linalg.inv(lib.tensor([[1.0, 2.0], [2.0, 4.0]])),
+    lambda lib: lib.linalg.inv(lib.stack([lib.eye(2), lib.zeros(2, 2)])),
+    lambda lib: lib.linalg.inv(lib.ones(2, 3)),
+    lambda lib: lib.linalg.inv(lib.ones(3)),
+    lambda lib: lib.linalg.inv(lib.ones(2, 2, dtype=lib.int64)),
+    lambda lib: lib.inverse(lib.zeros(2, 3, 3)),
+    lambda lib: lib.linalg.det(lib.ones(2, 3)),
+    lambda lib: lib.linalg.det(lib.ones(2, 2, dtype=lib.int64)),
+    lambda lib: lib.linalg.slogdet(lib.ones(2, 3)),
+    lambda lib: lib.logdet(lib.ones(2, 3)),
+    lambda lib: lib.linalg.solve(lib.zeros(2, 2), lib.ones(2)),
+    lambda lib: lib.linalg.solve(lib.eye(3), lib.ones(2)),
+    lambda lib: lib.linalg.solve(lib.ones(2, 3), lib.ones(2)),
+    lambda lib: lib.linalg.cholesky(-lib.eye(2)),
+    lambda lib: lib.linalg.cholesky(lib.tensor([[[1.0, 0], [0, 1]], [[1.0, 2], [2, 1]]])),
+    lambda lib: lib.linalg.cholesky(lib.ones(2, 3)),
+    lambda lib: lib.linalg.matrix_norm(lib.ones(3)),
+    lambda lib: lib.linalg.matrix_norm(lib.ones(3, 3), "abc"),
+    lambda lib: lib.linalg.norm(lib.ones(3, 3), "fro", dim=1),
+    lambda lib: lib.linalg.norm(lib.ones(2, 3, 4), "fro"),
+    lambda lib: lib.linalg.vector_norm(lib.ones(3), "fro"),
+]
+
+
+@pytest.mark.parametrize("f", ERRORS)
+def test_errors_match_torch(f):
+    with pytest.raises(Exception) as te:
+        f(torch)
+    with pytest.raises(
+        RuntimeError if isinstance(te.value, RuntimeError) else type(te.value)
+    ) as ee:
+        f(ember)
+    assert str(ee.value) == str(te.value)
+    assert type(ee.value).__name__ == type(te.value).__name__
+
+
+def test_linalg_error_is_runtime_error():
+    assert issubclass(ember.linalg.LinAlgError, RuntimeError)
+    with pytest.raises(ember.linalg.LinAlgError):
+        ember.linalg.inv(ember.zeros(2, 2))
