@@ -464,3 +464,23 @@ VV = [[3, 6, 9], [3, 6, 9]]
 )
 def test_searchsorted(fn):
     same(fn)
+
+
+def test_devices_behave_like_a_cpu_only_torch_build():
+    import torch as real
+
+    for spec in ("cpu", "cuda", "cuda:1", "mps"):
+        assert repr(ember.device(spec)) == repr(real.device(spec))
+        assert str(ember.device(spec)) == str(real.device(spec))
+    assert ember.device("cpu") != "cpu" and ember.device("cpu") == ember.device("cpu")
+    assert ember.ones(2).device == ember.device("cpu")
+    for make in (
+        lambda m: m.ones(2).to("cuda"),
+        lambda m: m.zeros(2, device="cuda"),
+        lambda m: m.tensor([1.0], device=m.device("cuda")),
+    ):
+        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+            make(ember)
+        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+            make(real)
+    assert ember.zeros(2, device="cpu").tolist() == [0.0, 0.0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtype
-from ._tensor import Tensor
+from ._tensor import Tensor, check_device
 
 _wrap = Tensor._wrap
 
@@ -181,6 +181,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         >>> ember.tensor([0.1, 1.0])
         tensor([0.1000, 1.0000])
     """
+    check_device(device)
     if isinstance(data, Tensor):
         import warnings
 
@@ -221,6 +222,7 @@ def _unwrap_nested(data):
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like ``tensor`` but shares memory with a Tensor or ndarray when no conversion is needed."""
+    check_device(device)
     if isinstance(data, Tensor):
         if dtype is None or _dtype.to_numpy_dtype(dtype) == data._data.dtype:
             return data
@@ -263,6 +265,7 @@ def zeros(
         >>> ember.zeros(2)
         tensor([0., 0.])
     """
+    check_device(device)
     return _finish(np.zeros(_size(shape, size), dtype=_float_dtype(dtype)), requires_grad)
 
 
@@ -277,6 +280,7 @@ def ones(
         tensor([[1., 1.],
                 [1., 1.]], requires_grad=True)
     """
+    check_device(device)
     return _finish(np.ones(_size(shape, size), dtype=_float_dtype(dtype)), requires_grad)
 
 
@@ -292,6 +296,7 @@ def empty(
     pin_memory=False,
 ) -> Tensor:
     """An uninitialised tensor (ember zero-fills it, so results are deterministic)."""
+    check_device(device)
     return _finish(np.zeros(_size(shape, size), dtype=_float_dtype(dtype)), requires_grad)
 
 
@@ -305,6 +310,7 @@ def full(
         >>> ember.full((2,), 7)
         tensor([7, 7])
     """
+    check_device(device)
     if dtype is None:
         dt = _infer_dtype(fill_value)
     else:
@@ -325,6 +331,7 @@ def eye(
     requires_grad=False,
 ) -> Tensor:
     """The identity matrix (``n`` x ``m``)."""
+    check_device(device)
     return _finish(np.eye(n, n if m is None else m, dtype=_float_dtype(dtype)), requires_grad)
 
 
@@ -340,6 +347,7 @@ def arange(
         >>> ember.arange(0, 3)
         tensor([0, 1, 2])
     """
+    check_device(device)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -365,6 +373,7 @@ def linspace(
     start, end, steps: int, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    check_device(device)
     return _finish(
         np.linspace(start, end, steps, dtype=np.float64).astype(_float_dtype(dtype)),
         requires_grad,
@@ -397,6 +406,7 @@ def rand(
         >>> ember.rand(2, 3).shape
         torch.Size([2, 3])
     """
+    check_device(device)
     dt = _float_dtype(dtype)
     return _finish(
         _rng(generator).random(_size(shape, size), dtype=np.float64).astype(dt), requires_grad
@@ -420,6 +430,7 @@ def randn(
         >>> ember.randn(3, requires_grad=True).requires_grad
         True
     """
+    check_device(device)
     dt = _float_dtype(dtype)
     return _finish(
         _rng(generator).standard_normal(_size(shape, size), dtype=np.float64).astype(dt),
@@ -446,6 +457,7 @@ def randint(
         >>> ember.randint(0, 10, (3,)).dtype
         torch.int64
     """
+    check_device(device)
     if size is None:
         if isinstance(high, (tuple, list)):
             low, high, size = 0, low, high
@@ -499,6 +511,7 @@ def zeros_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
     """Zeros with the shape (and dtype, unless given) of ``input``."""
+    check_device(device)
     return _finish(np.zeros(input._data.shape, dtype=_like_dtype(input, dtype)), requires_grad)
 
 
@@ -506,12 +519,14 @@ def ones_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
     """Ones with the shape (and dtype, unless given) of ``input``."""
+    check_device(device)
     return _finish(np.ones(input._data.shape, dtype=_like_dtype(input, dtype)), requires_grad)
 
 
 def empty_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
+    check_device(device)
     return zeros_like(input, dtype=dtype, requires_grad=requires_grad)
 
 
@@ -525,6 +540,7 @@ def full_like(
     requires_grad=False,
     memory_format=None,
 ) -> Tensor:
+    check_device(device)
     return _finish(
         np.full(input._data.shape, fill_value, dtype=_like_dtype(input, dtype)), requires_grad
     )
@@ -533,6 +549,7 @@ def full_like(
 def rand_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
+    check_device(device)
     dt = _like_dtype(input, dtype)
     return _finish(default_generator._rng.random(input._data.shape).astype(dt), requires_grad)
 
@@ -540,6 +557,7 @@ def rand_like(
 def randn_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
+    check_device(device)
     dt = _like_dtype(input, dtype)
     return _finish(
         default_generator._rng.standard_normal(input._data.shape).astype(dt), requires_grad

@@ -385,8 +385,8 @@ class Tensor:
         return _dtype.from_numpy_dtype(self._data.dtype)
 
     @property
-    def device(self) -> str:
-        return device("cpu")
+    def device(self) -> device:
+        return _CPU
 
     @property
     def is_cuda(self) -> bool:
@@ -576,30 +576,84 @@ def _to_array_input(x):
     return x
 
 
+_DEVICE_TYPES = (
+    "cpu",
+    "cuda",
+    "ipu",
+    "xpu",
+    "mkldnn",
+    "opengl",
+    "opencl",
+    "ideep",
+    "hip",
+    "ve",
+    "fpga",
+    "maia",
+    "xla",
+    "lazy",
+    "vulkan",
+    "mps",
+    "meta",
+    "hpu",
+    "mtia",
+    "privateuseone",
+)
+
+
 class device:
-    """A device description; ember computes on the CPU only."""
+    """A device description, as ``torch.device``. Any type can be named; tensors live on
+    the CPU only, and asking for another device raises torch's CPU-build error.
+
+    Example:
+        >>> import ember
+        >>> ember.device("cuda:1")
+        device(type='cuda', index=1)
+    """
 
     __slots__ = ("type", "index")
 
     def __init__(self, type: str = "cpu", index: int | None = None) -> None:
         if isinstance(type, device):
             type, index = type.type, type.index
-        if type.split(":")[0] != "cpu":
-            raise RuntimeError(f"ember runs on the CPU only; device {type!r} is not available")
-        self.type = "cpu"
-        self.index = index
+        elif isinstance(type, int):
+            type, index = "cuda", type
+        kind, _, number = type.partition(":")
+        if kind not in _DEVICE_TYPES:
+            raise RuntimeError(
+                "Expected one of " + ", ".join(_DEVICE_TYPES) + " device type at start of "
+                f"device string: {type}"
+            )
+        self.type = kind
+        self.index = int(number) if number else index
 
     def __repr__(self) -> str:
-        return "device(type='cpu')"
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
 
     def __str__(self) -> str:
-        return "cpu"
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other: Any) -> bool:
-        return str(other) == "cpu" or isinstance(other, device)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self) -> int:
-        return hash("cpu")
+        return hash((self.type, self.index))
+
+
+_CPU = device("cpu")
+
+
+def check_device(dev) -> None:
+    """Accept the CPU; any other device fails as in a CPU-only torch build."""
+    if dev is None or dev == "cpu" or dev is _CPU:
+        return
+    d = dev if isinstance(dev, device) else device(dev)
+    if d.type == "cpu":
+        return
+    if d.type == "cuda":
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    raise RuntimeError(f"ember computes on the CPU only; device '{d}' is not available")
 
 
 # NumPy ufunc name -> ember function; filled by the op modules.

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, _legacy_type_name, device, register_methods
+from .._tensor import Tensor, _legacy_type_name, check_device, device, register_methods
 from ._core import Node, _fw, normalize_dim, normalize_dims, record, record_multi, result_type
 
 _wrap = Tensor._wrap
@@ -1405,7 +1405,7 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
                 "torch.memory_format memory_format = None)"
             )
     if dev is not None:
-        device(dev)  # validates: ember is CPU-only
+        check_device(dev)  # ember is CPU-only: torch's CPU-build error otherwise
     if target is None:
         return _cast(self, self._data.dtype, copy)
     return _cast(self, target, copy)
