@@ -47,7 +47,8 @@ def _scalar_or_tensor(x):
 
 
 class AddBackward0(Node):
-    __slots__ = ("alpha",)
+    __slots__ = ()
+    alpha = 1  # set on the instance only when it is not 1 (nodes keep a __dict__ for that)
 
     def backward(self, g):
         return g, (g if self.alpha == 1 else g * self.alpha)
@@ -71,13 +72,14 @@ def add(input, other, *, alpha=1, out=None):
         other = _scalar_or_tensor(other)
     a, b = binary_operands(input, other)
     t = record(AddBackward0, (a + b) if alpha == 1 else (a + b * alpha), (input, other))
-    if (gf := t.grad_fn or _fw.node) is not None:
+    if alpha != 1 and (gf := t.grad_fn or _fw.node) is not None:
         gf.alpha = alpha
     return t if out is None else _out(t, out)
 
 
 class SubBackward0(Node):
-    __slots__ = ("alpha",)
+    __slots__ = ()
+    alpha = 1  # set on the instance only when it is not 1 (nodes keep a __dict__ for that)
 
     def backward(self, g):
         return g, (-g if self.alpha == 1 else g * -self.alpha)
@@ -101,7 +103,7 @@ def sub(input, other, *, alpha=1, out=None):
     _check_bool_sub(input, other)
     a, b = binary_operands(input, other)
     t = record(SubBackward0, (a - b) if alpha == 1 else (a - b * alpha), (input, other))
-    if (gf := t.grad_fn or _fw.node) is not None:
+    if alpha != 1 and (gf := t.grad_fn or _fw.node) is not None:
         gf.alpha = alpha
     return _out(t, out)
 
@@ -122,7 +124,8 @@ def _check_bool_sub(x, y) -> None:
 
 
 class RsubBackward1(Node):
-    __slots__ = ("alpha",)
+    __slots__ = ()
+    alpha = 1  # set on the instance only when it is not 1 (nodes keep a __dict__ for that)
 
     def backward(self, g):
         return (-g if self.alpha == 1 else g * -self.alpha), None
@@ -140,7 +143,7 @@ def rsub(input, other, *, alpha=1):
     _check_bool_sub(input, other)
     a, b = binary_operands(input, other)
     t = record(RsubBackward1, (b - a) if alpha == 1 else (b - a * alpha), (input, other))
-    if (gf := t.grad_fn or _fw.node) is not None:
+    if alpha != 1 and (gf := t.grad_fn or _fw.node) is not None:
         gf.alpha = alpha
     return t
 
