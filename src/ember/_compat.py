@@ -283,22 +283,10 @@ class iinfo:  # noqa: N801 - torch's name
 
 # -- legacy tensor types (torch.FloatTensor, ...) ---------------------------------------------
 
-_CPP_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-}
-
 
 def _options(d) -> str:
     return (
-        f"TensorOptions(dtype={_CPP_NAMES[d.name]}, device=cpu, layout=Strided, "
+        f"TensorOptions(dtype={_dtype.cpp_name(d)}, device=cpu, layout=Strided, "
         "requires_grad=false (default), pinned_memory=false (default), "
         "memory_format=(nullopt))"
     )

@@ -579,19 +579,6 @@ def randint_like(input, low, high=None, *, dtype=None, requires_grad=False) -> T
 # them under no_grad), bump the version counter, and on a tensor in the graph record a node
 # whose gradient is zero.
 
-_TYPE_WORDS = {
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
 _RANDOM_NODES: dict = {}
 
 
@@ -638,7 +625,7 @@ def uniform_(self: Tensor, a=0.0, b=1.0, *, generator=None, **kwargs) -> Tensor:
     dt = self._data.dtype
     if dt.kind not in "fc":
         raise NotImplementedError(
-            f"\"check_uniform_bounds\" not implemented for '{_TYPE_WORDS[dt.name]}'"
+            f"\"check_uniform_bounds\" not implemented for '{_dtype.scalar_name(dt)}'"
         )
     if a > b:
         raise RuntimeError(
@@ -661,7 +648,7 @@ def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     dt = self._data.dtype
     if dt.kind not in "fc":
         raise NotImplementedError(
-            f"\"normal_kernel_cpu\" not implemented for '{_TYPE_WORDS[dt.name]}'"
+            f"\"normal_kernel_cpu\" not implemented for '{_dtype.scalar_name(dt)}'"
         )
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
@@ -759,7 +746,7 @@ def exponential_(self: Tensor, lambd=1.0, *, generator=None) -> Tensor:
     if dt.kind not in "fc":
         raise RuntimeError(
             "Exponential distribution is a continuous probability distribution. dtype must be "
-            f"a floating point but you specified {_TYPE_WORDS[dt.name]}"
+            f"a floating point but you specified {_dtype.scalar_name(dt)}"
         )
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")

@@ -117,6 +117,55 @@ def set_default_dtype(d: dtype) -> None:
     _tensor_str.set_default_numpy_dtype(d.np)
 
 
+# torch's ScalarType names (its dtype error messages) and the C++ types some messages print.
+SCALAR_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+CPP_NAMES = {
+    "bool": "bool",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _name_of(d) -> str:
+    if isinstance(d, str):
+        return d
+    if type(d) is dtype:
+        return d.name
+    return np.dtype(d).name
+
+
+def scalar_name(d) -> str:
+    """torch's ScalarType name of a dtype ("Float", "Long", ...), for error messages."""
+    name = _name_of(d)
+    return SCALAR_NAMES.get(name, name)
+
+
+def cpp_name(d) -> str:
+    """The C++ type name torch prints for a dtype ("float", "long int", ...)."""
+    name = _name_of(d)
+    return CPP_NAMES.get(name, name)
+
+
 # torch's promotion lattice: bool < integers < floats < complex, within a category by width.
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 

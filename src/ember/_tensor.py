@@ -20,19 +20,7 @@ from .autograd.graph import AccumulateGrad, RemovableHandle
 _state = grad_mode.state
 _new = object.__new__
 
-_LEGACY_NAMES = {
-    "float32": "torch.FloatTensor",
-    "float64": "torch.DoubleTensor",
-    "float16": "torch.HalfTensor",
-    "int64": "torch.LongTensor",
-    "int32": "torch.IntTensor",
-    "int16": "torch.ShortTensor",
-    "int8": "torch.CharTensor",
-    "uint8": "torch.ByteTensor",
-    "bool": "torch.BoolTensor",
-    "complex64": "torch.ComplexFloatTensor",
-    "complex128": "torch.ComplexDoubleTensor",
-}
+_LEGACY_NAMES = {k: f"torch.{v}Tensor" for k, v in _dtype.SCALAR_NAMES.items()}
 
 
 def _legacy_type_name(np_dtype) -> str:

@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from .._dtype import cpp_name
 from .._tensor import Tensor, register_methods
 from ._core import Node, _fw, normalize_dim, record
 from .inplace import _make_inplace, _type_word
@@ -37,21 +38,6 @@ _UINT8_WARNING = (
     "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/IndexingUtils.h:37.)"
 )
 _BAD_INDEX_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
-
-# C++ scalar type names torch prints in some messages (masked_fill's mask check).
-_CTYPE = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
 
 
 def _is_arr(g) -> bool:
@@ -855,8 +841,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(
-            "masked_fill_ only supports boolean masks, but got mask with dtype "
-            + _CTYPE[m.dtype.name]
+            "masked_fill_ only supports boolean masks, but got mask with dtype " + cpp_name(m.dtype)
         )
     vt = None
     if isinstance(value, Tensor):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import scalar_name
 from .._tensor import Tensor, register_methods
 from ..autograd import forward_ad as fw
 from ..autograd import grad_mode
@@ -196,19 +197,7 @@ def _store(self: Tensor, value: np.ndarray) -> None:
 
 
 def _type_word(d) -> str:
-    return {
-        "float32": "Float",
-        "float64": "Double",
-        "float16": "Half",
-        "int64": "Long",
-        "int32": "Int",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "bool": "Bool",
-        "complex64": "ComplexFloat",
-        "complex128": "ComplexDouble",
-    }[d.name]
+    return scalar_name(d)
 
 
 def _inplace(self: Tensor, op, *args, **kwargs) -> Tensor:

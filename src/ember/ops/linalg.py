@@ -25,6 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._dtype import cpp_name, scalar_name
 from .._tensor import Tensor, _legacy_type_name, register_methods
 from ..autograd import grad_mode
 from . import elementwise as _ew
@@ -36,34 +37,6 @@ _wrap = Tensor._wrap
 # torch's label order for einsum: 'A'-'Z' are labels 0-25, 'a'-'z' are 26-51.
 _LABELS = string.ascii_uppercase + string.ascii_lowercase
 _LABEL_SET = frozenset(_LABELS)
-
-# c10::toString(ScalarType) and the C++ type names torch prints in dtype errors.
-_SCALAR_NAME = {
-    np.dtype(np.float16): "Half",
-    np.dtype(np.float32): "Float",
-    np.dtype(np.float64): "Double",
-    np.dtype(np.complex64): "ComplexFloat",
-    np.dtype(np.complex128): "ComplexDouble",
-    np.dtype(np.uint8): "Byte",
-    np.dtype(np.int8): "Char",
-    np.dtype(np.int16): "Short",
-    np.dtype(np.int32): "Int",
-    np.dtype(np.int64): "Long",
-    np.dtype(np.bool_): "Bool",
-}
-_CPP_NAME = {
-    np.dtype(np.float16): "c10::Half",
-    np.dtype(np.float32): "float",
-    np.dtype(np.float64): "double",
-    np.dtype(np.complex64): "c10::complex<float>",
-    np.dtype(np.complex128): "c10::complex<double>",
-    np.dtype(np.uint8): "unsigned char",
-    np.dtype(np.int8): "signed char",
-    np.dtype(np.int16): "short int",
-    np.dtype(np.int32): "int",
-    np.dtype(np.int64): "long int",
-    np.dtype(np.bool_): "bool",
-}
 
 
 # -- shared helpers ----------------------------------------------------------------------
@@ -77,11 +50,11 @@ def _require_tensor(x, fname: str, arg: str, pos: int) -> None:
 
 
 def _sname(dt) -> str:
-    return _SCALAR_NAME.get(np.dtype(dt), str(dt))
+    return scalar_name(dt)
 
 
 def _cname(dt) -> str:
-    return _CPP_NAME.get(np.dtype(dt), str(dt))
+    return cpp_name(dt)
 
 
 def _not_implemented_bool(kernel: str, dt) -> None:

@@ -109,24 +109,7 @@ class _Unset:
 
 _UNSET = _Unset()
 
-# torch's ScalarType names, used in its dtype error messages.
-_SCALAR_NAMES = {
-    "bool": "Bool",
-    "uint8": "Byte",
-    "int8": "Char",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
-
-
-def _scalar_name(np_dtype) -> str:
-    return _SCALAR_NAMES.get(np.dtype(np_dtype).name, str(np_dtype))
+_scalar_name = _dtype.scalar_name  # imported by nn and linalg
 
 
 class _RNode(Node):
