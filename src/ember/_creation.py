@@ -135,6 +135,8 @@ def _infer_dtype(data) -> np.dtype | None:
     while stack:
         x = stack.pop()
         if isinstance(x, (list, tuple)):
+            if not x:  # torch: an empty sequence is of the default dtype
+                kinds.add("f")
             stack.extend(x)
         elif isinstance(x, (np.ndarray, np.generic)):
             kinds.add("np")
@@ -150,6 +152,8 @@ def _infer_dtype(data) -> np.dtype | None:
             kinds.add(
                 x._data.dtype.kind if x._data.dtype.kind != "f" else "tf" + x._data.dtype.name
             )
+        elif not isinstance(x, str):  # strings fail later, with torch's sizes error
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     if not kinds or kinds == {"np"}:
         return None if kinds else _dtype._default[0].np
     if "c" in kinds:
@@ -201,7 +205,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         # With an explicit dtype, convert Python numbers straight to it (0.3 stays exact
         # in float64 instead of passing through float32).
         inferred = _infer_dtype(data) if dtype is None else _dtype.to_numpy_dtype(dtype)
-        arr = np.array(_unwrap_nested(data), dtype=inferred)
+        try:
+            arr = np.array(_unwrap_nested(data), dtype=inferred)
+        except (ValueError, TypeError):
+            # NumPy's message names its own internals: walk the data as torch does instead.
+            arr = _from_irregular(data, inferred)
         if arr.dtype == object:
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
         if arr.dtype.kind == "U" or arr.dtype.kind == "S":
@@ -209,6 +217,58 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     if dtype is not None:
         arr = arr.astype(_dtype.to_numpy_dtype(dtype), copy=False)
     return _finish(arr, requires_grad)
+
+
+_MAX_DIMS = 64
+
+
+def _is_sequence(x) -> bool:
+    return isinstance(x, (list, tuple, str, Tensor, np.ndarray))
+
+
+def _from_irregular(data, np_dtype) -> np.ndarray:
+    """Data NumPy refused (ragged lists, strings, None): torch's error for it, or, as
+    torch does for data with no elements (``[[], [1]]``), an empty array of the sizes
+    read along the first elements."""
+    sizes = []
+    x = data
+    while _is_sequence(x) and not isinstance(x, (Tensor, np.ndarray)):
+        if len(sizes) >= _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+        sizes.append(len(x))
+        if not len(x):
+            break
+        x = x[0]
+    if isinstance(x, (Tensor, np.ndarray)):
+        sizes.extend(np.shape(x._data if isinstance(x, Tensor) else x))
+    if x is None:
+        raise RuntimeError("Could not infer dtype of NoneType")
+    if np_dtype is None:
+        np_dtype = _dtype._default[0].np
+    if int(np.prod(sizes)) == 0:
+        return np.empty(sizes, dtype=np_dtype)
+    _check_nested(data, sizes, 0, np_dtype)
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _check_nested(obj, sizes: list, dim: int, np_dtype) -> None:
+    """Raise torch's error for the first place where ``obj`` departs from ``sizes``."""
+    if dim == len(sizes):
+        if _is_sequence(obj) or obj is None:
+            kind = np.dtype(np_dtype).kind
+            what = type(obj).__name__
+            if kind in "iub":
+                raise TypeError(f"'{what}' object cannot be interpreted as an integer")
+            raise TypeError(f"must be real number, not {what}")
+        return
+    if isinstance(obj, (Tensor, np.ndarray)):
+        return
+    if not isinstance(obj, (list, tuple)):
+        raise TypeError("not a sequence")
+    if len(obj) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(obj)})")
+    for item in obj:
+        _check_nested(item, sizes, dim + 1, np_dtype)
 
 
 def _unwrap_nested(data):

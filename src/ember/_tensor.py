@@ -27,6 +27,19 @@ def _legacy_type_name(np_dtype) -> str:
     return _LEGACY_NAMES[np.dtype(np_dtype).name]
 
 
+INFERENCE_INPLACE_MSG = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+INFERENCE_SAVE_MSG = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
+
+
 class Size(tuple):
     """``tensor.shape``: a tuple that prints as ``torch.Size([2, 3])``."""
 
@@ -53,6 +66,9 @@ class TensorAux:
         "base",
         "name",
         "tangent",  # forward AD: the tangent at the current dual level (autograd.forward_ad)
+        # A view made in no_grad mode of a tensor that requires grad: the grad_fn name of
+        # the view of it modified in place ("" for the view itself), else None.
+        "no_grad_view",
     )
 
     def __init__(self) -> None:
@@ -63,6 +79,7 @@ class TensorAux:
         self.base = None
         self.name = None
         self.tangent = None
+        self.no_grad_view = None
 
 
 class Tensor:
@@ -102,7 +119,7 @@ class Tensor:
         self._rg = False
         self.grad_fn = None
         self._output_nr = 0
-        self._version = [0]
+        self._version = None if _state.inference else [0]
         self._grad = None
         self._aux = None
 
@@ -113,7 +130,8 @@ class Tensor:
         t._rg = False
         t.grad_fn = None
         t._output_nr = 0
-        t._version = [0]
+        # Inference tensors (made in inference_mode) have no version counter.
+        t._version = None if _state.inference else [0]
         t._grad = None
         t._aux = None
         return t
@@ -198,10 +216,23 @@ class Tensor:
                     f"assigned grad expected to be a Tensor or None but got grad of type "
                     f"{type(value).__name__}"
                 )
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+            dt = value._data.dtype
+            if dt != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_dtype.cpp_name(dt)}' to a "
+                    f"tensor with grad_dtype '{_dtype.scalar_name(self._data.dtype)}'. The "
+                    "gradient must match the tensor's grad_dtype (defaults to the tensor's "
+                    "dtype). You can set the tensor's grad_dtype attribute with a specific "
+                    "dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging "
+                    "the dtypes of a tensor and its gradient may break downstream systems that "
+                    "assume they match."
+                )
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                    f"tensor of size '{list(self._data.shape)}'. Please ensure that the "
+                    "gradient and the tensor are the same size"
+                )
         self._grad = value
 
     @grad.deleter
@@ -220,7 +251,29 @@ class Tensor:
 
     @property
     def _version_(self) -> int:
+        if self._version is None:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version[0]
+
+    def is_inference(self) -> bool:
+        """True for a tensor made in ``inference_mode`` (or a view of one).
+
+        Example:
+            >>> import ember
+            >>> with ember.inference_mode():
+            ...     x = ember.ones(2)
+            >>> x.is_inference()
+            True
+        """
+        return self._version is None
+
+    def _bump(self) -> None:
+        """Count an in-place change in the version counter (saved-tensor checks read it)."""
+        v = self._version
+        if v is not None:
+            v[0] += 1
+        elif not _state.inference:
+            raise RuntimeError(INFERENCE_INPLACE_MSG)
 
     @property
     def retains_grad(self) -> bool:
@@ -473,14 +526,19 @@ class Tensor:
             )
         return bool(self._data.reshape(()))
 
+    def _python_scalar(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._data.reshape(()).item()
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._python_scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._python_scalar())
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._python_scalar())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:

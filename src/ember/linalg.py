@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ._tensor import Tensor, register_methods
-from .ops._core import Node, _fw, normalize_dim, record, record_multi, set_saved
+from .ops._core import Node, _fw, normalize_dim, record, record_multi, saved_output, set_saved
 from .ops.reduction import _scalar_name, _vector_norm, make_return_type
 
 _wrap = Tensor._wrap
@@ -413,17 +413,128 @@ def cholesky(A, *, upper=False, out=None):
 
 
 class LinalgSvdBackward0(Node):
-    __slots__ = ("u", "vh")
+    """The SVD ``A = U diag(S) Vh``: one node for its three outputs (torch's ``svd_backward``
+    and ``svd_jvp``). The rules use ``@``, ``swapaxes``, ``[..., None]`` and ``*`` only, so a
+    recorded backward differentiates through U, S and Vh (outputs of this same node) and
+    second derivatives of ``svdvals`` and the nuclear norm are exact."""
 
-    def backward(self, g):
-        u, vh = self.u, self.vh
-        if not _is_np(g):
-            u, vh = _wrap(u), _wrap(vh)
-        return (u * _unsq(g, -2)) @ vh
+    __slots__ = ("full_matrices",)
+    _multi_output = True
 
-    def jvp(self, tangents, inputs):
-        u, vh = _wrap(self.u), _wrap(self.vh)
-        return ((_mT(u) @ tangents[0]) * vh).sum(-1)
+    def backward(self, grads, U, S, Vh):
+        gU, gS, gVh = grads
+        if self.full_matrices:
+            # Only the first k = min(m, n) columns of U (rows of Vh) depend on A.
+            k = S.shape[-1]
+            U, Vh = U[..., :k], Vh[..., :k, :]
+            gU = None if gU is None else gU[..., :k]
+            gVh = None if gVh is None else gVh[..., :k, :]
+        return _svd_backward(gU, gS, gVh, U, S, Vh)
+
+    def jvp(self, tangents, inputs, U, S, Vh):
+        if self.full_matrices and U.shape[-2] != Vh.shape[-1]:
+            raise NotImplementedError(
+                "linalg.svd: forward-mode AD with full_matrices=True is supported only for "
+                "square matrices; pass full_matrices=False"
+            )
+        return list(_svd_jvp(tangents[0], U, S, Vh))
+
+
+def _eye_like(S):
+    """The identity matrix of S's last size, as an array or a constant Tensor like S."""
+    eye = np.eye(S.shape[-1], dtype=S.dtype if _is_np(S) else S._data.dtype)
+    return eye if _is_np(S) else _wrap(eye)
+
+
+def _svd_gap(S):
+    """``E[i, j] = S_j^2 - S_i^2`` with ones on the diagonal (divided into, never by 0 there)."""
+    S2 = S * S
+    return S2[..., None, :] - S2[..., :, None] + _eye_like(S)
+
+
+def _svd_backward(gU, gS, gVh, U, S, Vh):
+    if gU is None and gVh is None:
+        if gS is None:
+            return None
+        return (U * gS[..., None, :]) @ Vh
+    m, n = U.shape[-2], Vh.shape[-1]
+    E = _svd_gap(S)
+    if gU is not None:
+        UtgU = _mT(U) @ gU
+        UhgU = UtgU - _mT(UtgU)
+    if gVh is not None:
+        VhgV = Vh @ _mT(gVh)
+        VhgV = VhgV - _mT(VhgV)
+    if gU is not None and gVh is not None:
+        gA = (UhgU * S[..., None, :] + S[..., :, None] * VhgV) / E
+    elif gU is not None:
+        gA = UhgU * (S[..., None, :] / E)
+    else:
+        gA = VhgV * (S[..., :, None] / E)
+    if gS is not None:
+        gA = gA + gS[..., :, None] * _eye_like(S)
+    if m > n and gU is not None:
+        gA = U @ gA
+        gUSinv = gU / S[..., None, :]
+        gA = (gA + gUSinv - U @ (_mT(U) @ gUSinv)) @ Vh
+    elif m < n and gVh is not None:
+        gA = gA @ Vh
+        SinvgVh = gVh / S[..., :, None]
+        gA = U @ (gA + SinvgVh - (SinvgVh @ _mT(Vh)) @ Vh)
+    else:
+        gA = U @ (gA @ Vh)
+    return gA
+
+
+def _svd_jvp(dA, U, S, Vh):
+    m, n = U.shape[-2], Vh.shape[-1]
+    V = _mT(Vh)
+    dP = _mT(U) @ (dA @ V)
+    dS = dP.diagonal(0, -2, -1) if not _is_np(dP) else np.diagonal(dP, 0, -2, -1)
+    eye = _eye_like(S)
+    dP = dP - dS[..., :, None] * eye
+    E = _svd_gap(S)
+    X = dP * S[..., None, :]
+    dU = U @ ((X + _mT(X)) / E)
+    if m > n:
+        dAVSinv = dA @ (V / S[..., None, :])
+        dU = dU + dAVSinv - U @ (_mT(U) @ dAVSinv)
+    Y = S[..., :, None] * dP
+    dVh = -(((Y + _mT(Y)) / E) @ Vh)
+    if m < n:
+        UHdASinv = (_mT(U) / S[..., :, None]) @ dA
+        dVh = dVh + UHdASinv - (UHdASinv @ V) @ Vh
+    return dU, dS, dVh
+
+
+svd_type = make_return_type("linalg_svd", ("U", "S", "Vh"))
+
+
+def _svd(A, full_matrices: bool, fname: str):
+    """(U, S, Vh) Tensors of one recorded SVD node."""
+    a = _checks(A, fname, square=False)
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    dt = a.dtype
+    real = s.dtype if a.dtype.kind == "f" else np.dtype(a.real.dtype)
+    outs = [u.astype(dt, copy=False), s.astype(real, copy=False), vh.astype(dt, copy=False)]
+    ts = record_multi(LinalgSvdBackward0, outs, (A,))
+    fn = next((t.grad_fn for t in ts if t.grad_fn is not None), None) or _fw.node
+    if fn is not None:
+        fn.full_matrices = bool(full_matrices)
+        set_saved(fn, tuple(saved_output(t) for t in ts))
+    return ts
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    """``A = U diag(S) Vh`` with singular values S descending (``torch.linalg.svd``).
+
+    Example:
+        >>> import ember
+        >>> U, S, Vh = ember.linalg.svd(ember.tensor([[3.0, 0.0], [0.0, -4.0]]))
+        >>> S
+        tensor([4., 3.])
+    """
+    return svd_type(tuple(_svd(A, full_matrices, "linalg.svd")))
 
 
 def svdvals(A, *, driver=None, out=None):
@@ -434,12 +545,7 @@ def svdvals(A, *, driver=None, out=None):
         >>> ember.linalg.svdvals(ember.tensor([[3.0, 0.0], [0.0, -4.0]]))
         tensor([4., 3.])
     """
-    a = _checks(A, "linalg.svd", square=False)
-    u, s, vh = np.linalg.svd(a, full_matrices=False)
-    t = record(LinalgSvdBackward0, s.astype(a.dtype, copy=False), (A,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.u, gf.vh = u, vh
-    return t
+    return _svd(A, False, "linalg.svd")[1]
 
 
 # -- norms -------------------------------------------------------------------------------------
@@ -562,5 +668,6 @@ __all__ = [
     "slogdet",
     "solve",
     "cholesky",
+    "svd",
     "svdvals",
 ]

@@ -123,6 +123,10 @@ def run_backward(
 
     prev_mode = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
+    # torch computes 0/0, log(0), overflow silently (nan/inf): so do the rules, without
+    # NumPy's warnings. Once per pass, not per node.
+    quiet = np.errstate(all="ignore")
+    quiet.__enter__()
     # Plain backward() takes the fast path below for every ordinary node; hooks, leaves,
     # the root, multi-output nodes and grad()/inputs= bookkeeping go through _run_special.
     plain = (
@@ -193,6 +197,8 @@ def run_backward(
                     else:
                         if g.shape != shape:
                             g = sum_to_shape(g, shape)
+                        if not shape and type(g) is not np.ndarray:
+                            g = np.asarray(g)  # NumPy gives scalars for 0-d results
                         if g.dtype != dt:
                             g = g.astype(dt, copy=False)
                     if d == 0 and len(meta) == 1 and nxt not in buffers:
@@ -217,6 +223,7 @@ def run_backward(
             g = g0 = results = buf = None
     finally:
         grad_mode.state.enabled = prev_mode
+        quiet.__exit__(None, None, None)
     return captured
 
 
@@ -294,12 +301,49 @@ def _as_raw(g, as_tensors: bool):
     return g._data if hasattr(g, "_data") else g
 
 
+def _hook_name(fn) -> str:
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def _checked(fn, old, new, Tensor):
+    """A hook's replacement for gradient ``old``, refused (torch's errors) when it is not a
+    Tensor of the same size and dtype."""
+    if new is None:
+        return None
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if old is None:
+        raise RuntimeError("can't replace a empty gradient with a non-empty value")
+    old_data = old._data if isinstance(old, Tensor) else old
+    if new._data.dtype != old_data.dtype:
+        from .._tensor import _legacy_type_name
+
+        raise RuntimeError(
+            f"hook '{_hook_name(fn)}' has changed the type of value (was "
+            f"{_legacy_type_name(old_data.dtype)} got {_legacy_type_name(new._data.dtype)})"
+        )
+    if new._data.shape != old_data.shape:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
+    return new
+
+
+def _checked_all(fn, old: tuple, new, Tensor) -> list:
+    new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+    if len(new) != len(old):
+        raise RuntimeError(
+            f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got "
+            f"{len(new)}, but expected {len(old)})"
+        )
+    return [g if n is None else _checked(fn, g, n, Tensor) for g, n in zip(old, new)]
+
+
 def _run_pre_hooks(node, hooks, grads, as_tensors, Tensor):
     grads = list(grads)
     for nr, fn in list(hooks.tensor.values()):
         if grads[nr] is None:
             continue
-        new = fn(_as_tensor(grads[nr], Tensor))
+        new = _checked(fn, grads[nr], fn(_as_tensor(grads[nr], Tensor)), Tensor)
         if new is not None:
             grads[nr] = _as_raw(new, as_tensors)
     for nr, ref in list(hooks.retain.items()):
@@ -307,20 +351,19 @@ def _run_pre_hooks(node, hooks, grads, as_tensors, Tensor):
         if t is not None and grads[nr] is not None:
             _store_retained_grad(t, grads[nr], as_tensors, Tensor)
     for fn in list(hooks.pre.values()):
-        new = fn(tuple(_as_tensor(g, Tensor) for g in grads))
+        wrapped = tuple(_as_tensor(g, Tensor) for g in grads)
+        new = fn(wrapped)
         if new is not None:
-            grads = [_as_raw(g, as_tensors) for g in new]
+            grads = [_as_raw(g, as_tensors) for g in _checked_all(fn, wrapped, new, Tensor)]
     return grads
 
 
 def _run_post_hooks(hooks, results, grads, as_tensors, Tensor):
     for fn in list(hooks.post.values()):
-        new = fn(
-            tuple(_as_tensor(g, Tensor) for g in results),
-            tuple(_as_tensor(g, Tensor) for g in grads),
-        )
+        wrapped = tuple(_as_tensor(g, Tensor) for g in results)
+        new = fn(wrapped, tuple(_as_tensor(g, Tensor) for g in grads))
         if new is not None:
-            results = tuple(_as_raw(g, as_tensors) for g in new)
+            results = tuple(_as_raw(g, as_tensors) for g in _checked_all(fn, wrapped, new, Tensor))
     return results
 
 
@@ -340,7 +383,7 @@ def _accumulate(var, g, create_graph: bool, Tensor) -> None:
     aux = var._aux
     if aux is not None and aux.hooks:
         for fn in list(aux.hooks.values()):
-            new = fn(_as_tensor(g, Tensor))
+            new = _checked(fn, g, fn(_as_tensor(g, Tensor)), Tensor)
             if new is not None:
                 g = _as_raw(new, create_graph)
     old = var._grad
@@ -364,7 +407,7 @@ def _accumulate(var, g, create_graph: bool, Tensor) -> None:
         var._grad = Tensor._wrap(old._data + g)
     else:
         old._data += g
-        old._version[0] += 1
+        old._bump()
     if aux is not None and aux.post_accumulate_hooks:
         for fn in list(aux.post_accumulate_hooks.values()):
             fn(var)

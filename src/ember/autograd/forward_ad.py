@@ -410,6 +410,11 @@ def _fit(res, out):
     return res
 
 
+def _versions_of(saved) -> tuple:
+    """Version counters of values kept for a JVP (0 where a value has none)."""
+    return tuple(0 if s is None or s._version is None else s._version[0] for s in saved)
+
+
 def _flush() -> None:
     pending, _fw.pending = _fw.pending, []
     for p in pending:
@@ -439,7 +444,7 @@ def _fw_node(cls, t, inputs, saved, save_output, meta):
     if save_output:
         saved = saved + (t,)
     node._saved = saved
-    node._versions = tuple([s._version[0] for s in saved])
+    node._versions = _versions_of(saved)
     return node
 
 
@@ -516,7 +521,7 @@ def saved_output(t):
 def set_saved(node, saved: tuple) -> None:
     """Give a node of ``record_multi`` its saved values (ops set them after recording)."""
     node._saved = saved
-    node._versions = tuple([s._version[0] for s in saved])
+    node._versions = _versions_of(saved)
     pending = _fw.pending
     if pending and pending[-1].node is node:
         pending[-1].saved = saved  # kept for the JVP even if a backward frees the node's
@@ -575,7 +580,7 @@ def function_jvp(cls, ctx, args, tangents, result):
     fw_saved = getattr(ctx, "saved_for_forward", None) or ()
     prev = (ctx._saved, ctx._versions)
     ctx._saved = tuple(fw_saved)
-    ctx._versions = tuple(0 if s is None else s._version[0] for s in fw_saved)
+    ctx._versions = _versions_of(fw_saved)
     try:
         with _SUSPEND:
             res = cls.jvp(ctx, *grads)

@@ -420,7 +420,7 @@ def _wrap_outputs(ctx, tensor_args, edges, output, recording, Tensor):
         if is_dirty:
             if recording:
                 _check_dirty(o)
-            o._version[0] += 1
+            o._bump()
         differentiable = recording and oid not in non_diff_ids and o._data.dtype.kind in "fc"
         if is_dirty:
             out = o
@@ -492,6 +492,10 @@ def _save(ctx, Tensor) -> None:
             items.append(so)
         else:
             items.append(t)
+        if t._version is None:
+            from .._tensor import INFERENCE_SAVE_MSG
+
+            raise RuntimeError(INFERENCE_SAVE_MSG)
         versions.append(t._version[0])
     ctx._saved = tuple(items)
     ctx._versions = tuple(versions)

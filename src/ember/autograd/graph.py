@@ -193,9 +193,14 @@ def _init_node(node: Node, next_functions: tuple, meta: tuple) -> Node:
 
 
 def _op_name(node: Node) -> str:
-    name = node.name()
-    head, sep, tail = name.partition("Backward")
-    return head + tail if sep and tail != "0" else head if sep else name
+    return op_name(node.name())
+
+
+def op_name(node_name: str) -> str:
+    """The op a node name stands for, as torch's messages write it: ``MulBackward0`` ->
+    ``Mul``, ``SliceBackward1`` -> ``Slice1``."""
+    head, sep, tail = node_name.partition("Backward")
+    return head + tail if sep and tail != "0" else head if sep else node_name
 
 
 def _raise_modified(node: Node, item, version: int) -> None:

@@ -160,7 +160,7 @@ def _update(stat: Tensor, value: np.ndarray, momentum) -> None:
     a = stat._data
     new = (1.0 - m) * a + m * value.astype(a.dtype, copy=False)
     np.copyto(a, new.reshape(a.shape), casting="unsafe")
-    stat._version[0] += 1
+    stat._bump()
 
 
 class NativeLayerNormBackward0(NNNode):

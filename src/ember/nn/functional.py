@@ -173,14 +173,6 @@ _SQRT_2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _KAPPA = 0.044715
-_erf_ufunc = np.frompyfunc(math.erf, 1, 1)
-
-
-def _erf(a: np.ndarray) -> np.ndarray:
-    # math.erf is exact to the last bit; ``frompyfunc`` keeps the loop in C.
-    if a.size == 0:
-        return a.copy()
-    return _erf_ufunc(a.astype(np.float64, copy=False)).astype(a.dtype)
 
 
 class GeluBackward0(NNNode):
@@ -194,7 +186,7 @@ class GeluBackward0(NNNode):
             right = 1 + t
             d = 0.5 * right + left * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * _KAPPA * x * x)
         else:
-            cdf = 0.5 * (1 + _erf(x / _SQRT_2))
+            cdf = 0.5 * (1 + _ew.erf_array(x / _SQRT_2))
             pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
             d = cdf + x * pdf
         return (g * d).astype(g.dtype, copy=False)
@@ -227,7 +219,7 @@ def gelu(input, approximate: str = "none"):
     if approximate == "tanh":
         out = 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a)))
     else:
-        out = 0.5 * a * (1 + _erf(a / _SQRT_2))
+        out = 0.5 * a * (1 + _ew.erf_array(a / _SQRT_2))
     out = np.asarray(out, dtype=a.dtype)
     return record_nn(GeluBackward0, out, (input,), approximate=approximate)
 
@@ -364,7 +356,7 @@ def _embedding_renorm_(weight: Tensor, indices: np.ndarray, max_norm, norm_type)
     if over.any():
         scale = max_norm / (norms[over] + 1e-7)
         w[rows[over]] *= scale.reshape(-1, 1).astype(w.dtype)
-        weight._version[0] += 1
+        weight._bump()
 
 
 def embedding(

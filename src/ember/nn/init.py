@@ -42,7 +42,7 @@ def _fill(tensor: Tensor, values) -> Tensor:
     """Write ``values`` into ``tensor`` in place, outside autograd."""
     a = tensor._data
     np.copyto(a, np.asarray(values), casting="unsafe")
-    tensor._version[0] += 1
+    tensor._bump()
     return tensor
 
 

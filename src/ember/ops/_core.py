@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor
+from .._tensor import INFERENCE_SAVE_MSG, Tensor
 from ..autograd import grad_mode
 from ..autograd.forward_ad import (
     _fw,  # noqa: F401  (ops reach forward-only nodes as _fw.node)
@@ -66,6 +66,8 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
     if edges is None:
         t._rg = False
         t.grad_fn = None
+        if _state.inference:
+            t._version = None
         return t
     node = _new(cls)
     node.next_functions = edges
@@ -80,16 +82,19 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
     node._saved = saved
     n = len(saved)
     # Saved tensors are nearly always at version 0: share those tuples instead of allocating.
-    if n == 1:
-        v = saved[0]._version[0]
-        node._versions = _V0 if v == 0 else (v,)
-    elif n == 2:
-        v, w = saved[0]._version[0], saved[1]._version[0]
-        node._versions = _V00 if v == 0 and w == 0 else (v, w)
-    elif n:
-        node._versions = tuple([s._version[0] for s in saved])
-    else:
-        node._versions = ()
+    try:
+        if n == 1:
+            v = saved[0]._version[0]
+            node._versions = _V0 if v == 0 else (v,)
+        elif n == 2:
+            v, w = saved[0]._version[0], saved[1]._version[0]
+            node._versions = _V00 if v == 0 and w == 0 else (v, w)
+        elif n:
+            node._versions = tuple([s._version[0] for s in saved])
+        else:
+            node._versions = ()
+    except TypeError:  # an inference tensor has no version counter
+        raise RuntimeError(INFERENCE_SAVE_MSG) from None
     t.grad_fn = node
     t._rg = True
     return t
@@ -143,7 +148,10 @@ def record_multi(cls, outs: list, inputs: tuple, saved: tuple = (), differentiab
     node._meta = tuple((o.shape, o.dtype) for o in outs)
     node._hooks = None
     node._saved = saved
-    node._versions = tuple([s._version[0] for s in saved]) if saved else ()
+    try:
+        node._versions = tuple([s._version[0] for s in saved]) if saved else ()
+    except TypeError:  # an inference tensor has no version counter
+        raise RuntimeError(INFERENCE_SAVE_MSG) from None
     for i, t in enumerate(tensors):
         if differentiable is None or differentiable[i]:
             if t._data.dtype.kind in "fc":

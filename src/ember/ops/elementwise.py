@@ -137,12 +137,25 @@ class RsubBackward1(Node):
         return _add_tangents(ta, tb)
 
 
+class RsubBackward0(Node):
+    """rsub of two tensors: ``other - alpha * input``."""
+
+    __slots__ = ()
+    alpha = 1  # set on the instance only when it is not 1 (nodes keep a __dict__ for that)
+
+    def backward(self, g):
+        return (-g if self.alpha == 1 else g * -self.alpha), g
+
+    jvp = RsubBackward1.jvp
+
+
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (``2 - x`` in Python)."""
     other = _scalar_or_tensor(other)
     _check_bool_sub(input, other)
     a, b = binary_operands(input, other)
-    t = record(RsubBackward1, (b - a) if alpha == 1 else (b - a * alpha), (input, other))
+    cls = RsubBackward0 if isinstance(other, Tensor) else RsubBackward1
+    t = record(cls, (b - a) if alpha == 1 else (b - a * alpha), (input, other))
     if alpha != 1 and (gf := t.grad_fn or _fw.node) is not None:
         gf.alpha = alpha
     return t
@@ -289,16 +302,17 @@ class PowBackward1(Node):
     __slots__ = ()
 
     def backward(self, g, a, b, result):
-        ga = g * b * a ** (b - 1)
-        # d/db a**b = a**b * log(a); torch masks a == 0 to avoid 0 * -inf.
-        gb = g * _masked_log_mul(result, a)
+        # torch's conventions: no gradient for the base where the exponent is 0 (not
+        # 0 * inf at a == 0), none for the exponent where the base is 0 (not 0 * -inf).
+        ga = g * _zero_where(b == 0, b * a ** (b - 1))
+        gb = g * _zero_where(a == 0, result * np.log(a))
         return ga, gb
 
     def jvp(self, tangents, inputs, a, b, result):
         ta, tb = tangents
         return _add_tangents(
-            None if ta is None else ta * b * a ** (b - 1),
-            None if tb is None else tb * _masked_log_mul(result, a),
+            None if ta is None else ta * _zero_where(b == 0, b * a ** (b - 1)),
+            None if tb is None else tb * _zero_where(a == 0, result * np.log(a)),
         )
 
 
@@ -307,21 +321,20 @@ class PowBackward2(Node):
 
     def backward(self, g, b, result):
         base = self.base
-        return None, g * result * math.log(base) if base > 0 else g * result * np.log(
-            np.asarray(base, dtype=result.dtype)
-        )
+        if base == 0:  # torch's convention: no gradient through 0 ** b (not 0 * -inf)
+            return None, g * 0
+        # log of a negative base is NaN, as in torch (the gradient is undefined there).
+        return None, g * result * (math.log(base) if base > 0 else math.nan)
 
     def jvp(self, tangents, inputs, b, result):
         return self.backward(tangents[1], b, result)[1]
 
 
-def _masked_log_mul(result, a):
-    if isinstance(a, np.ndarray):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(a == 0, 0, result * np.log(a))
-    from .. import where
-
-    return where(a == 0, 0, result * np.log(a))
+def _zero_where(cond, value):
+    """``value`` with zeros where ``cond`` holds (arrays, or Tensors in a recorded rule)."""
+    if isinstance(value, np.ndarray) or not isinstance(value, Tensor):
+        return np.where(cond, 0, value)
+    return where(cond, 0.0, value)
 
 
 def pow(input, exponent, *, out=None):
@@ -758,15 +771,21 @@ class ErfBackward0(Node):
         return g * (2 / math.sqrt(math.pi)) * np.exp(-x * x)
 
 
-_erf_vec = np.vectorize(math.erf, otypes=[np.float64])
+def erf_array(a: np.ndarray) -> np.ndarray:
+    """The error function of a float array, in its dtype (SciPy's vectorised kernel, imported
+    on first use so that ``import ember`` stays light)."""
+    from scipy.special import erf as _scipy_erf
+
+    if a.dtype == np.float16:
+        return _scipy_erf(a.astype(np.float32)).astype(np.float16)
+    return np.asarray(_scipy_erf(a))
 
 
 def erf(input, *, out=None):
     """The Gauss error function."""
     _require_tensor(input, "erf")
     a = float_operand(input._data)
-    res = _erf_vec(a).astype(a.dtype) if a.size else a.copy()
-    return _out(record(ErfBackward0, np.asarray(res), (input,), (input,)), out)
+    return _out(record(ErfBackward0, erf_array(a), (input,), (input,)), out)
 
 
 # -- comparisons and logical ops (not differentiable) ------------------------------------

@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtype import scalar_name
-from .._tensor import Tensor, register_methods
+from .._tensor import INFERENCE_INPLACE_MSG, Tensor, _legacy_type_name, register_methods
 from ..autograd import forward_ad as fw
 from ..autograd import grad_mode
-from ..autograd.graph import _init_node, sum_to_shape
+from ..autograd.graph import _init_node, op_name, sum_to_shape
 from . import elementwise as ew
 from ._core import Node, _on, edge_of, needs_grad, record
+from .shape import expanded_size
 
 _state = grad_mode.state
 _wrap = Tensor._wrap
@@ -30,11 +31,15 @@ VIEW_LEAF_MSG = (
 def _check_writable(self: Tensor, recording: bool, rebase: bool = True):
     """Refuse in-place changes torch refuses; return the base a view's change must be
     recorded on (None when ``self`` is not a view or nothing is recorded)."""
+    if self._version is None and not _state.inference:
+        raise RuntimeError(INFERENCE_INPLACE_MSG)
+    aux = self._aux
+    if aux is not None and aux.no_grad_view is not None and _state.enabled:
+        raise RuntimeError(_no_grad_view_msg(aux.no_grad_view))
     if not recording:
         return None
     if self.grad_fn is None and self._rg:
         raise RuntimeError(LEAF_MSG)
-    aux = self._aux
     if aux is None or aux.base is None:
         return None
     base = aux.base
@@ -46,6 +51,21 @@ def _check_writable(self: Tensor, recording: bool, rebase: bool = True):
             "that is part of the autograd graph; use the out-of-place operation instead"
         )
     return base
+
+
+def _no_grad_view_msg(view_node: str) -> str:
+    head = (
+        f"Output 0 of {op_name(view_node)} is a view of a view which was created in no_grad mode"
+        if view_node
+        else "A view was created in no_grad mode"
+    )
+    return (
+        f"{head} and is being modified inplace with grad mode enabled. Given that this use "
+        "case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+        "moving both the view and the inplace either both inside the no_grad block (if you "
+        "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+        "tracked)."
+    )
 
 
 # -- in-place changes through views --------------------------------------------------------
@@ -193,7 +213,7 @@ def _store(self: Tensor, value: np.ndarray) -> None:
                 f"{list(np.broadcast_shapes(value.shape, self._data.shape))}"
             )
     np.copyto(self._data, value, casting="unsafe")
-    self._version[0] += 1
+    self._bump()
 
 
 def _type_word(d) -> str:
@@ -278,7 +298,7 @@ def _fill(self: Tensor, value, node_cls) -> Tensor:
         if fw.tangent_of(self) is not None:
             _fw_take(self, _wrap(np.zeros_like(self._data)))
     self._data[...] = value
-    self._version[0] += 1
+    self._bump()
     if recording:
         node = _init_node(
             node_cls.__new__(node_cls), (edge_of(self),), ((self._data.shape, self._data.dtype),)
@@ -323,7 +343,7 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
         if ts is not None or fw.tangent_of(self) is not None:
             _fw_take(self, ts if ts is not None else _wrap(np.zeros_like(self._data)))
     np.copyto(self._data, src._data, casting="unsafe")
-    self._version[0] += 1
+    self._bump()
     if recording:
         node = _init_node(
             CopyBackwards.__new__(CopyBackwards),
@@ -361,7 +381,7 @@ def t_(self: Tensor) -> Tensor:
             with fw.suspended():
                 fw.inplace_set(self, tangent.t())
     self._data = self._data.T
-    self._version[0] += 1
+    self._bump()
     if recording:
         node = _init_node(
             TBackward1.__new__(TBackward1),
@@ -420,6 +440,14 @@ def setitem(self: Tensor, key, value) -> None:
     """
     idx = _index_key(key)
     if not isinstance(value, Tensor):
+        if not isinstance(value, (int, float, bool, complex, np.generic)):
+            kind = type(value)
+            what = (
+                kind.__name__
+                if kind.__module__ == "builtins"
+                else f"{kind.__module__}.{kind.__name__}"
+            )
+            raise TypeError(f"can't assign a {what} to a {_legacy_type_name(self._data.dtype)}")
         value = _wrap(np.asarray(value, dtype=self._data.dtype))
     recording = _state.enabled and (self._rg or value._rg)
     base = _check_writable(self, recording)
@@ -427,14 +455,13 @@ def setitem(self: Tensor, key, value) -> None:
         fw.inplace_begin()  # pending JVPs run before self changes
     v = value._data
     try:
-        self._data[idx] = v
-    except ValueError:
         target = self._data[idx]
-        raise RuntimeError(
-            f"shape mismatch: value tensor of shape {list(v.shape)} cannot be broadcast to "
-            f"indexing result of shape {list(np.shape(target))}"
-        ) from None
-    self._version[0] += 1
+    except IndexError as e:
+        raise IndexError(str(e).replace("axis", "dimension")) from None
+    if v.shape != np.shape(target):
+        _check_assignable(v.shape, np.shape(target), key, v.dtype)
+    self._data[idx] = v
+    self._bump()
     if _on:
         _fw_setitem(self, idx, value)
     if recording:
@@ -449,6 +476,35 @@ def setitem(self: Tensor, key, value) -> None:
         self._output_nr = 0
         if base is not None:
             _rebase_view(self, base)
+
+
+def _is_basic_key(key) -> bool:
+    """True for an index of ints, slices, None and Ellipsis only (a view of the tensor)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(
+        k is None
+        or k is Ellipsis
+        or isinstance(k, (slice, int, np.integer))
+        or (isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iu")
+        for k in parts
+    )
+
+
+def _check_assignable(shape: tuple, target: tuple, key, np_dtype) -> None:
+    """torch's error when a value of ``shape`` cannot be written to ``self[key]``."""
+    if _is_basic_key(key):
+        # torch drops the value's leading size-1 dims, then expands it to the target.
+        while len(shape) > len(target) and shape[0] == 1:
+            shape = shape[1:]
+        expanded_size(shape, target, np_dtype)
+        return
+    try:
+        np.broadcast_shapes(shape, target)
+    except ValueError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(shape)} cannot be broadcast to "
+            f"indexing result of shape {list(target)}"
+        ) from None
 
 
 def _fw_setitem(self: Tensor, idx, value: Tensor) -> None:

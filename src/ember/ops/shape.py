@@ -19,9 +19,11 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _legacy_type_name, check_device, device, register_methods
+from ..autograd import grad_mode
 from ._core import Node, _fw, normalize_dim, normalize_dims, record, record_multi, result_type
 
 _wrap = Tensor._wrap
+_state = grad_mode.state
 
 
 # -- helpers ------------------------------------------------------------------------
@@ -32,7 +34,12 @@ def _as_view(out: Tensor, src: Tensor) -> Tensor:
     out._version = src._version
     aux = src._aux
     base = aux.base if aux is not None and aux.base is not None else src
-    out._aux_().base = base
+    out_aux = out._aux_()
+    out_aux.base = base
+    if not _state.enabled and (src._rg or base._rg):
+        out_aux.no_grad_view = ""  # torch forbids recording an in-place change through it
+    elif aux is not None and aux.no_grad_view is not None:
+        out_aux.no_grad_view = out.grad_fn.name() if out.grad_fn is not None else ""
     return out
 
 
@@ -623,13 +630,25 @@ def expand(self: Tensor, *sizes) -> Tensor:
     """
     size = _size_args(sizes, "expand")
     a = self._data
-    if len(size) < a.ndim:
+    target = expanded_size(a.shape, size, a.dtype)
+    padded = (1,) * (len(target) - a.ndim) + a.shape
+    if all(p == s for p, s in zip(padded, target)):
+        out = a.reshape(target)  # nothing is broadcast: an ordinary (writable) view
+    else:
+        out = np.broadcast_to(a, target)
+    return _as_view(record(ExpandBackward0, out, (self,)), self)
+
+
+def expanded_size(shape: tuple, size: tuple, np_dtype) -> tuple:
+    """The shape ``expand(size)`` gives a tensor of ``shape`` (-1 keeps a dim), with
+    torch's errors when it cannot."""
+    if len(size) < len(shape):
         raise RuntimeError(
-            f"expand({_legacy_type_name(a.dtype)}{{{list(a.shape)}}}, size={list(size)}): the "
+            f"expand({_legacy_type_name(np_dtype)}{{{list(shape)}}}, size={list(size)}): the "
             f"number of sizes provided ({len(size)}) must be greater or equal to the number of "
-            f"dimensions in the tensor ({a.ndim})"
+            f"dimensions in the tensor ({len(shape)})"
         )
-    lead = len(size) - a.ndim
+    lead = len(size) - len(shape)
     target = []
     for i, s in enumerate(size):
         if i < lead:
@@ -640,29 +659,17 @@ def expand(self: Tensor, *sizes) -> Tensor:
                 )
             target.append(s)
             continue
-        cur = a.shape[i - lead]
+        cur = shape[i - lead]
         if s == -1:
             s = cur
-        elif cur != s and cur != 1:
+        elif (cur != s and cur != 1) or s < 0:
             raise RuntimeError(
                 f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
                 f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: "
-                f"{list(a.shape)}"
-            )
-        elif s < 0:
-            raise RuntimeError(
-                f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
-                f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: "
-                f"{list(a.shape)}"
+                f"{list(shape)}"
             )
         target.append(s)
-    target = tuple(target)
-    padded = (1,) * lead + a.shape
-    if all(p == s for p, s in zip(padded, target)):
-        out = a.reshape(target)  # nothing is broadcast: an ordinary (writable) view
-    else:
-        out = np.broadcast_to(a, target)
-    return _as_view(record(ExpandBackward0, out, (self,)), self)
+    return tuple(target)
 
 
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
@@ -862,7 +869,7 @@ def _out(t: Tensor, out):
     if out is None:
         return t
     out._data = t._data.astype(out._data.dtype, copy=False)
-    out._version[0] += 1
+    out._bump()
     return out
 
 

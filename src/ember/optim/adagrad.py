@@ -101,11 +101,11 @@ class Adagrad(Optimizer):
 
                 state_sum = _real(state["sum"]._data)
                 state_sum += grad * grad
-                state["sum"]._version[0] += 1
+                state["sum"]._bump()
                 std = np.sqrt(state_sum)
                 std += eps
                 update = grad / std
                 update *= -clr
                 param += update
-                p._version[0] += 1
+                p._bump()
         return loss

@@ -141,7 +141,7 @@ class Adam(Optimizer):
                     max_t = state["max_exp_avg_sq"]
                     max_sq = _real(max_t._data)
                     np.maximum(max_sq, exp_avg_sq, out=max_sq)
-                    max_t._version[0] += 1
+                    max_t._bump()
                     denom = np.sqrt(max_sq)
                 else:
                     denom = np.sqrt(exp_avg_sq)
@@ -151,7 +151,7 @@ class Adam(Optimizer):
                 update *= -step_size
                 param += update
 
-                p._version[0] += 1
-                state["exp_avg"]._version[0] += 1
-                state["exp_avg_sq"]._version[0] += 1
+                p._bump()
+                state["exp_avg"]._bump()
+                state["exp_avg_sq"]._bump()
         return loss

@@ -50,7 +50,7 @@ def _update_param_group_val(param_group: dict, key: str, val) -> None:
     current = param_group[key]
     if isinstance(current, Tensor):
         current._data[...] = val.item() if isinstance(val, Tensor) else val
-        current._version[0] += 1
+        current._bump()
     else:
         param_group[key] = val
 

@@ -85,7 +85,7 @@ def _new_step() -> Tensor:
 def _bump_step(step_t: Tensor) -> float:
     """``step_t += 1`` in place; returns the new value as a Python float."""
     step_t._data += 1
-    step_t._version[0] += 1
+    step_t._bump()
     return float(step_t._data)
 
 
@@ -415,7 +415,7 @@ class Optimizer:
                     else:
                         g._rg = False
                     g._data[...] = 0
-                    g._version[0] += 1
+                    g._bump()
 
     def step(self, closure=None):
         """Perform a single optimization step (implemented by subclasses)."""

@@ -101,12 +101,12 @@ class RMSprop(Optimizer):
                 square_avg = _real(state["square_avg"]._data)
                 square_avg *= alpha
                 square_avg += (1 - alpha) * grad * grad
-                state["square_avg"]._version[0] += 1
+                state["square_avg"]._bump()
 
                 if centered:
                     grad_avg = _real(state["grad_avg"]._data)
                     _lerp_(grad_avg, grad, 1 - alpha)
-                    state["grad_avg"]._version[0] += 1
+                    state["grad_avg"]._bump()
                     avg = square_avg + (-1) * grad_avg * grad_avg
                     np.sqrt(avg, out=avg)
                 else:
@@ -117,11 +117,11 @@ class RMSprop(Optimizer):
                     buf = _real(state["momentum_buffer"]._data)
                     buf *= momentum
                     buf += grad / avg
-                    state["momentum_buffer"]._version[0] += 1
+                    state["momentum_buffer"]._bump()
                     param += -lr * buf
                 else:
                     update = grad / avg
                     update *= -lr
                     param += update
-                p._version[0] += 1
+                p._bump()
         return loss

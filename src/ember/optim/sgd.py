@@ -96,7 +96,7 @@ class SGD(Optimizer):
                         buf = _real(buf_t._data)
                         buf *= momentum
                         buf += (1 - dampening) * grad
-                        buf_t._version[0] += 1
+                        buf_t._bump()
                     buf = _real(buf_t._data)
                     if nesterov:
                         grad = grad + momentum * buf
@@ -104,5 +104,5 @@ class SGD(Optimizer):
                         grad = buf
                 step = -lr * grad
                 param += step
-                p._version[0] += 1
+                p._bump()
         return loss

@@ -125,7 +125,7 @@ class _BatchNorm(Module):
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             nbt = self.num_batches_tracked
             nbt._data += 1
-            nbt._version[0] += 1
+            nbt._bump()
             if self.momentum is None:
                 factor = 1.0 / float(nbt._data)
         if self.training:

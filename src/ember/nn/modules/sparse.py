@@ -79,7 +79,7 @@ class Embedding(Module):
         if self.padding_idx is not None:
             with no_grad():
                 self.weight._data[self.padding_idx] = 0
-                self.weight._version[0] += 1
+                self.weight._bump()
 
     def forward(self, input):
         return F.embedding(

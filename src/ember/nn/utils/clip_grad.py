@@ -70,7 +70,7 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, forea
     coef = np.minimum(np.asarray(float(max_norm), tn.dtype) / (tn + tn.dtype.type(1e-6)), 1.0)
     for g in grads:
         g._data *= coef.astype(g._data.dtype)
-        g._version[0] += 1
+        g._bump()
 
 
 def clip_grad_norm_(
@@ -126,4 +126,4 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
         g = p.grad
         if g is not None:
             np.clip(g._data, -clip_value, clip_value, out=g._data)
-            g._version[0] += 1
+            g._bump()
