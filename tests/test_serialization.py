@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import threading
 from collections import OrderedDict
 from pathlib import Path
 
@@ -482,6 +483,211 @@ def test_killed_save_leaves_old_checkpoint_intact(tmp_path):
     assert path.read_bytes() == before
     loaded = load(path)
     _assert_same(old, loaded)
-    # a later save over the leftovers still works and replaces the file
+    # a later save over the leftovers still works, replaces the file and removes the litter
     save({"step": 3}, path)
     assert load(path) == {"step": 3}
+    assert os.listdir(tmp_path) == ["ckpt.safetensors"]
+
+
+# -- temporary files: recognisable names, stale ones removed ---------------------------------
+
+_TMP = ".ckpt.safetensors.tmp-"
+
+
+def _child_env():
+    env = dict(os.environ)
+    src = str(Path(ember.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _dead_pid():
+    """The pid of a child that has exited and been reaped: no such process exists."""
+    proc = subprocess.Popen([sys.executable, "-c", ""])
+    proc.wait(timeout=30)
+    with pytest.raises(ProcessLookupError):
+        os.kill(proc.pid, 0)
+    return proc.pid
+
+
+@pytest.fixture
+def live_pid():
+    """The pid of a child that stays alive (blocked on stdin) for the test's duration."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    try:
+        yield proc.pid
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_killed_saves_leave_no_temp_files_after_next_save(tmp_path):
+    path = tmp_path / "ckpt.safetensors"
+    old = {"w": ember.tensor(np.full(1000, 7.0)), "step": 1}
+    save(old, path)
+    before = path.read_bytes()
+
+    # three writers killed mid-save (run side by side to keep the test fast)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CHILD, str(path)], stdout=subprocess.PIPE, env=_child_env()
+        )
+        for _ in range(3)
+    ]
+    try:
+        for proc in procs:
+            assert proc.stdout.readline() == b"WRITING\n"
+        # each live writer has its own temporary; none removed another's
+        temps = sorted(p for p in os.listdir(tmp_path) if p != "ckpt.safetensors")
+        assert temps == sorted(f"{_TMP}{proc.pid}" for proc in procs)
+        for proc in procs:
+            os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        for proc in procs:
+            proc.wait(timeout=30)
+            proc.stdout.close()
+    assert all(proc.returncode == -signal.SIGKILL for proc in procs)
+    assert len(os.listdir(tmp_path)) == 4  # the litter this task is about
+    assert path.read_bytes() == before
+
+    save({"step": 4, "w": ember.arange(3)}, path)
+    assert os.listdir(tmp_path) == ["ckpt.safetensors"]
+    _assert_same(load(path), {"step": 4, "w": ember.arange(3)})
+
+
+def test_temp_files_of_live_processes_are_left_alone(tmp_path, live_pid):
+    path = tmp_path / "ckpt.safetensors"
+    # pid 1 always exists; unless we run as root, probing it raises PermissionError
+    live = [f"{_TMP}{live_pid}", f"{_TMP}{live_pid}.0123456789ab", f"{_TMP}1"]
+    for name in live:
+        (tmp_path / name).write_bytes(b"partial")
+    save({"v": 1}, path)
+    save({"v": 2}, path)
+    assert sorted(os.listdir(tmp_path)) == sorted(["ckpt.safetensors", *live])
+    assert all((tmp_path / name).read_bytes() == b"partial" for name in live)
+    assert load(path) == {"v": 2}
+
+
+def test_permission_error_means_alive_and_lookup_error_means_dead(tmp_path, monkeypatch):
+    import ember.serialization as ser
+
+    path = tmp_path / "ckpt.safetensors"
+    for name in (f"{_TMP}4242", f"{_TMP}4343"):
+        (tmp_path / name).write_bytes(b"partial")
+    probed = []
+
+    def fake_kill(pid, sig):
+        assert sig == 0  # only ever probed, never signalled
+        probed.append(pid)
+        raise PermissionError if pid == 4242 else ProcessLookupError
+
+    monkeypatch.setattr(ser.os, "kill", fake_kill)
+    if os.name != "posix":
+        pytest.skip("other processes' temporaries are only probed on POSIX")
+    save({"v": 1}, path)
+    assert sorted(probed) == [4242, 4343]
+    assert sorted(os.listdir(tmp_path)) == sorted(["ckpt.safetensors", f"{_TMP}4242"])
+
+
+def test_only_exact_temp_names_of_dead_writers_are_removed(tmp_path):
+    path = tmp_path / "ckpt.safetensors"
+    dead = _dead_pid()
+    stale = [f"{_TMP}{dead}", f"{_TMP}{dead}.0123456789ab"]
+    lookalikes = [
+        f"{_TMP}abc",
+        f"{_TMP}",
+        f"{_TMP}0{dead}",
+        f"{_TMP}{dead}x",
+        f"{_TMP}{dead}.txt",
+        f"{_TMP}{dead}.0123456789AB",
+        f"{_TMP}{dead}.0123456789ab.x",
+        f"{_TMP}-{dead}",
+        f"{_TMP}99999999999999999999",
+        f".OTHER.tmp-{dead}",
+        f".ckpt.safetensors.tmp{dead}",
+        f".ckptXsafetensors.tmp-{dead}",  # the dot in NAME is literal, not a wildcard
+        f".ckpt.safetensorsX.tmp-{dead}",
+        f"ckpt.safetensors.tmp-{dead}",
+        f"..ckpt.safetensors.tmp-{dead}",
+        ".ckpt.safetensors.0123456789ab.tmp",  # the old temporary name
+    ]
+    for name in stale + lookalikes:
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / f"{_TMP}{dead}.aaaaaaaaaaaa").mkdir()  # matching, but not a file
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / f"{_TMP}{dead}").write_bytes(b"x")  # another directory
+
+    save({"v": 1}, path)
+    expected = ["ckpt.safetensors", "sub", f"{_TMP}{dead}.aaaaaaaaaaaa", *lookalikes]
+    assert sorted(os.listdir(tmp_path)) == sorted(expected)
+    assert all((tmp_path / name).read_bytes() == b"x" for name in lookalikes)
+    assert (tmp_path / "sub" / f"{_TMP}{dead}").exists()
+
+
+def test_temp_name_during_save_is_dot_name_tmp_pid(tmp_path, monkeypatch):
+    import ember.serialization as ser
+
+    path = tmp_path / "ckpt.safetensors"
+    seen = []
+    real = ser._write_chunk
+
+    def spy(fh, chunk):
+        # the directory listing, and whether the open file is the one of that name
+        names = os.listdir(tmp_path)
+        same = [os.path.samestat(os.fstat(fh.fileno()), os.lstat(tmp_path / n)) for n in names]
+        seen.append((names, same))
+        real(fh, chunk)
+
+    monkeypatch.setattr(ser, "_write_chunk", spy)
+    save({"w": ember.ones(4)}, path)
+    assert seen == [([f"{_TMP}{os.getpid()}"], [True])]
+    assert os.listdir(tmp_path) == ["ckpt.safetensors"]
+
+
+def test_own_pid_leftover_is_replaced_but_not_a_concurrent_threads_temp(tmp_path, monkeypatch):
+    import ember.serialization as ser
+
+    path = tmp_path / "ckpt.safetensors"
+    mine = f"{_TMP}{os.getpid()}"
+    # left by an earlier process that had our pid: nothing in this process is writing them
+    (tmp_path / mine).write_bytes(b"stale")
+    (tmp_path / f"{mine}.0123456789ab").write_bytes(b"stale")
+    save({"v": 0}, path)
+    assert os.listdir(tmp_path) == ["ckpt.safetensors"]
+
+    # two threads of this process save the same path at once: both temporaries coexist
+    both_writing = threading.Barrier(2, timeout=10)
+    seen = []
+    real = ser._write_chunk
+
+    def rendezvous(fh, chunk):
+        both_writing.wait()
+        seen.append(sorted(os.listdir(tmp_path)))
+        both_writing.wait()
+        real(fh, chunk)
+
+    monkeypatch.setattr(ser, "_write_chunk", rendezvous)
+    errors = []
+
+    def worker(v):
+        try:
+            save({"v": v, "w": ember.ones(2)}, path)
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(v,)) for v in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not errors
+    assert seen[0] == seen[1]
+    names = [n for n in seen[0] if n != "ckpt.safetensors"]
+    assert len(names) == 2 and names[0] == mine
+    suffix = names[1][len(mine) :]
+    assert suffix[0] == "." and len(suffix) == 13 and int(suffix[1:], 16) >= 0
+    assert os.listdir(tmp_path) == ["ckpt.safetensors"]
+    assert load(path)["v"] in (1, 2)

@@ -13,6 +13,10 @@ Loading parses JSON and copies bytes into fresh arrays: it never unpickles and n
 code from the file, and it refuses malformed files with a ``ValueError``. Saving to a path
 is atomic: the bytes go to a temporary file in the same directory, which is flushed,
 fsync'ed and then renamed over the target, so a crash mid-save leaves the old file intact.
+The temporary is named ``.NAME.tmp-PID`` (``NAME`` the target's basename, ``PID`` the
+writer's process id, plus ``.XXXXXXXXXXXX`` when one process writes the same path from
+several threads at once), so that the next save of the same path can recognise and remove
+the temporaries of writers that died mid-save, while leaving those of live processes alone.
 
 Savable objects: Tensors, NumPy arrays, ember dtypes, ``int``/``float``/``str``/``bool``/
 ``None`` (NumPy scalars are saved as the Python number), and dicts, lists and tuples of
@@ -24,8 +28,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import secrets
 import struct
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -222,9 +228,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, **kwargs) -> None:
         path = os.fsdecode(path)
     path = os.path.realpath(path)  # write through a symlink rather than replace it
     directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    # O_EXCL on a fresh random name; mode 0o666 lets the umask decide, like open(path, "wb").
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    _remove_stale_temps(directory, os.path.basename(path))
+    tmp, fd = _create_temp(directory, os.path.basename(path))
     try:
         with os.fdopen(fd, "wb") as fh:
             _write(fh, header, arrays)
@@ -241,7 +246,113 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, **kwargs) -> None:
         except OSError:
             pass
         raise
+    finally:
+        # Only now, with the temporary renamed or unlinked, may another save of this
+        # process treat a file of that name as stale.
+        with _temps_lock:
+            _temps_in_progress.discard(tmp)
     _fsync_dir(directory)
+
+
+# -- temporary files ----------------------------------------------------------------------
+
+# Temporaries this process is writing right now (full paths). A file named with our own pid
+# that is not in this set is a leftover of an earlier process that had the same pid.
+_temps_in_progress: set[str] = set()
+_temps_lock = threading.Lock()
+
+
+def _reset_after_fork() -> None:
+    # The child has a new pid, so the parent's in-progress names are not its own; and a
+    # lock held by another parent thread at fork time would never be released in the child.
+    global _temps_lock
+    _temps_lock = threading.Lock()
+    _temps_in_progress.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def _temp_prefix(name: str) -> str:
+    return f".{name}.tmp-"
+
+
+def _create_temp(directory: str, name: str) -> tuple[str, int]:
+    """Create and open (O_EXCL) a fresh temporary beside ``directory/name``.
+
+    The name is ``.NAME.tmp-PID``; if that exists (another thread of this process is saving
+    the same path), a random ``.XXXXXXXXXXXX`` suffix is added, keeping the prefix that
+    ``_remove_stale_temps`` recognises.
+    """
+    base = os.path.join(directory, f"{_temp_prefix(name)}{os.getpid()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    tmp = base
+    with _temps_lock:  # creation and registration together, so no other thread sees a gap
+        while True:
+            try:
+                # mode 0o666 lets the umask decide, like open(path, "wb")
+                fd = os.open(tmp, flags, 0o666)
+            except FileExistsError:
+                tmp = f"{base}.{secrets.token_hex(6)}"
+                continue
+            _temps_in_progress.add(tmp)
+            return tmp, fd
+
+
+def _temp_owner(entry: str, name: str) -> int | None:
+    """The writer's pid if ``entry`` is exactly a temporary name for target ``name``."""
+    m = re.fullmatch(re.escape(_temp_prefix(name)) + r"([1-9][0-9]{0,9})(?:\.[0-9a-f]{12})?", entry)
+    if m is None:
+        return None
+    pid = int(m.group(1))
+    return pid if pid < 2**31 else None  # larger numbers are no pid: leave such files alone
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists; when in doubt, say it does."""
+    if os.name != "posix":
+        # os.kill(pid, 0) on Windows terminates the process instead of probing it.
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: alive but not ours; anything else: unknown
+        return True
+    return True
+
+
+def _remove_stale_temps(directory: str, name: str) -> None:
+    """Remove temporaries of ``directory/name`` left behind by writers that died mid-save.
+
+    A temporary of another pid goes only if that process no longer exists: a live one may be
+    mid-save. One of our own pid goes if no thread of this process is writing it (its writer
+    was an earlier process with a recycled pid). Best effort: errors never fail the save.
+    """
+    me = os.getpid()
+    try:
+        with os.scandir(directory) as it:
+            candidates = [
+                (e.path, e.inode(), pid)
+                for e in it
+                if (pid := _temp_owner(e.name, name)) is not None
+                and e.is_file(follow_symlinks=False)
+            ]
+    except OSError:
+        return
+    for tmp, inode, pid in candidates:
+        try:
+            if pid == me:
+                with _temps_lock:
+                    if tmp not in _temps_in_progress:
+                        os.unlink(tmp)
+            elif not _pid_alive(pid) and os.lstat(tmp).st_ino == inode:
+                # the inode check narrows the window in which a new process that got the
+                # dead pid recreated the name after our probe
+                os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _fsync_dir(directory: str) -> None:
