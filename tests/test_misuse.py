@@ -74,7 +74,7 @@ def _inference_inplace_no_grad(T):
 def _inference_version(T):
     with T.inference_mode():
         a = T.ones(3)
-    return a._version if T is torch else a._version_
+    return a._version
 
 
 def _hook(returns, on_leaf=False):

@@ -100,7 +100,7 @@ class Tensor:
         "_rg",
         "grad_fn",
         "_output_nr",
-        "_version",
+        "_vc",
         "_grad",
         "_aux",
         "__weakref__",
@@ -119,7 +119,7 @@ class Tensor:
         self._rg = False
         self.grad_fn = None
         self._output_nr = 0
-        self._version = None if _state.inference else [0]
+        self._vc = None if _state.inference else [0]
         self._grad = None
         self._aux = None
 
@@ -131,7 +131,7 @@ class Tensor:
         t.grad_fn = None
         t._output_nr = 0
         # Inference tensors (made in inference_mode) have no version counter.
-        t._version = None if _state.inference else [0]
+        t._vc = None if _state.inference else [0]
         t._grad = None
         t._aux = None
         return t
@@ -250,10 +250,13 @@ class Tensor:
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
 
     @property
-    def _version_(self) -> int:
-        if self._version is None:
+    def _version(self) -> int:
+        """How many in-place changes this tensor's storage has seen (torch's ``_version``)."""
+        if self._vc is None:
             raise RuntimeError("Inference tensors do not track version counter.")
-        return self._version[0]
+        return self._vc[0]
+
+    _version_ = _version
 
     def is_inference(self) -> bool:
         """True for a tensor made in ``inference_mode`` (or a view of one).
@@ -265,11 +268,11 @@ class Tensor:
             >>> x.is_inference()
             True
         """
-        return self._version is None
+        return self._vc is None
 
     def _bump(self) -> None:
         """Count an in-place change in the version counter (saved-tensor checks read it)."""
-        v = self._version
+        v = self._vc
         if v is not None:
             v[0] += 1
         elif not _state.inference:
@@ -383,7 +386,7 @@ class Tensor:
             False
         """
         t = Tensor._wrap(self._data)
-        t._version = self._version
+        t._vc = self._vc
         return t
 
     def detach_(self) -> Tensor:

@@ -208,7 +208,7 @@ def test_grad_mode_contexts_decorators_and_threads():
 def test_detach_and_data():
     x = ember.ones(1, requires_grad=True)
     d = x.detach()
-    assert not d.requires_grad and d._version is x._version
+    assert not d.requires_grad and d._vc is x._vc
     y = x * x
     x.data *= 100
     y.backward()

@@ -135,7 +135,7 @@ def test_basic_index_is_view_advanced_is_copy():
     x = ember.tensor(np.arange(12.0).reshape(3, 4))
     v = x[1, 1:3]
     c = x[[1]]
-    assert v._base is x and v._version is x._version
+    assert v._base is x and v._vc is x._vc
     assert c._base is None
     with ember.no_grad():
         v.mul_(0)

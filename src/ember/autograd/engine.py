@@ -165,13 +165,13 @@ def run_backward(
                 elif len(saved) == 1:
                     # Inlined _unpack_saved for the common one- and two-array cases.
                     item = saved[0]
-                    if item._version[0] != node._versions[0]:
+                    if item._vc[0] != node._versions[0]:
                         _raise_modified(node, item, node._versions[0])
                     results = node.backward(g0, item._data)
                 else:
                     item, item2 = saved
                     v, v2 = node._versions
-                    if item._version[0] != v or item2._version[0] != v2:
+                    if item._vc[0] != v or item2._vc[0] != v2:
                         node._unpack_saved(False)  # raises torch's error for the changed one
                     results = node.backward(g0, item._data, item2._data)
                 if type(results) is not tuple:

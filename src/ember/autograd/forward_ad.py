@@ -378,12 +378,12 @@ def _saved_values(node, saved) -> list:
         if item is None:
             out.append(None)
             continue
-        if item._version[0] != version:
+        if item._vc[0] != version:
             _raise_modified(node, item, version)
         if type(item) is SavedOutput:
             _bind()
             t = _Tensor._make_result(item._data, node)
-            t._version = item._version
+            t._vc = item._vc
             t._output_nr = item._output_nr
             out.append(t)
         else:
@@ -412,7 +412,7 @@ def _fit(res, out):
 
 def _versions_of(saved) -> tuple:
     """Version counters of values kept for a JVP (0 where a value has none)."""
-    return tuple(0 if s is None or s._version is None else s._version[0] for s in saved)
+    return tuple(0 if s is None or s._vc is None else s._vc[0] for s in saved)
 
 
 def _flush() -> None:

@@ -431,7 +431,7 @@ def _wrap_outputs(ctx, tensor_args, edges, output, recording, Tensor):
                 # An input (or a tensor already in a graph) returned as is: a fresh alias
                 # sharing its data and version counter, like torch's view.
                 out = Tensor._wrap(o._data)
-                out._version = o._version
+                out._vc = o._vc
         else:
             out = o
         seen.add(oid)
@@ -487,16 +487,16 @@ def _save(ctx, Tensor) -> None:
             # An output of this node: keep its data, not the tensor (no reference cycle).
             so = object.__new__(SavedOutput)
             so._data = t._data
-            so._version = t._version
+            so._vc = t._vc
             so._output_nr = t._output_nr
             items.append(so)
         else:
             items.append(t)
-        if t._version is None:
+        if t._vc is None:
             from .._tensor import INFERENCE_SAVE_MSG
 
             raise RuntimeError(INFERENCE_SAVE_MSG)
-        versions.append(t._version[0])
+        versions.append(t._vc[0])
     ctx._saved = tuple(items)
     ctx._versions = tuple(versions)
 

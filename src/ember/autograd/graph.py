@@ -48,15 +48,15 @@ class RemovableHandle:
 class SavedOutput:
     """An op output saved for backward without a reference cycle to its node.
 
-    Holds the output's array and version counter; ``_data``/``_version`` match Tensor's
+    Holds the output's array and version counter; ``_data``/``_vc`` match Tensor's
     so the unpacking code treats saved inputs (Tensors) and saved outputs alike.
     """
 
-    __slots__ = ("_data", "_version", "_output_nr")
+    __slots__ = ("_data", "_vc", "_output_nr")
 
     def __init__(self, tensor) -> None:
         self._data = tensor._data
-        self._version = tensor._version
+        self._vc = tensor._vc
         self._output_nr = tensor._output_nr
 
 
@@ -114,11 +114,11 @@ class Node:
             raise RuntimeError(SECOND_BACKWARD_MSG)
         if not as_tensors and len(saved) == 1:
             item = saved[0]
-            if item._version[0] != self._versions[0]:
+            if item._vc[0] != self._versions[0]:
                 _raise_modified(self, item, self._versions[0])
             return (item._data,)
         for item, version in zip(saved, self._versions):
-            if item._version[0] != version:
+            if item._vc[0] != version:
                 _raise_modified(self, item, version)
         if not as_tensors:
             return [item._data for item in saved]
@@ -129,7 +129,7 @@ class Node:
             if type(item) is SavedOutput:
                 # Rebuild the output as a graph tensor so higher-order backward can use it.
                 t = Tensor._make_result(item._data, self)
-                t._version = item._version
+                t._vc = item._vc
                 t._output_nr = item._output_nr
                 out.append(t)
             else:
@@ -217,7 +217,7 @@ def _raise_modified(node: Node, item, version: int) -> None:
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: [{_legacy_type_name(item._data.dtype)} {shape}]{where} is at "
-        f"version {item._version[0]}; expected version {version} instead. Hint: enable "
+        f"version {item._vc[0]}; expected version {version} instead. Hint: enable "
         "anomaly detection to find the operation that failed to compute its gradient, with "
         "torch.autograd.set_detect_anomaly(True, check_nan=False)."
     )

@@ -33,7 +33,7 @@ class Parameter(Tensor):
             version = [0]
         elif isinstance(data, Tensor):
             arr = data._data
-            version = data._version
+            version = data._vc
         else:
             raise TypeError(
                 f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}"
@@ -43,7 +43,7 @@ class Parameter(Tensor):
         t._rg = False
         t.grad_fn = None
         t._output_nr = 0
-        t._version = version
+        t._vc = version
         t._grad = None
         t._aux = None
         if requires_grad:

@@ -60,14 +60,14 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
     t = _new(Tensor)
     t._data = out
     t._output_nr = 0
-    t._version = [0]
+    t._vc = [0]
     t._grad = None
     t._aux = None
     if edges is None:
         t._rg = False
         t.grad_fn = None
         if _state.inference:
-            t._version = None
+            t._vc = None
         return t
     node = _new(cls)
     node.next_functions = edges
@@ -76,7 +76,7 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
     if save_output:
         so = _new(SavedOutput)
         so._data = out
-        so._version = t._version
+        so._vc = t._vc
         so._output_nr = 0
         saved = saved + (so,)
     node._saved = saved
@@ -84,13 +84,13 @@ def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: 
     # Saved tensors are nearly always at version 0: share those tuples instead of allocating.
     try:
         if n == 1:
-            v = saved[0]._version[0]
+            v = saved[0]._vc[0]
             node._versions = _V0 if v == 0 else (v,)
         elif n == 2:
-            v, w = saved[0]._version[0], saved[1]._version[0]
+            v, w = saved[0]._vc[0], saved[1]._vc[0]
             node._versions = _V00 if v == 0 and w == 0 else (v, w)
         elif n:
-            node._versions = tuple([s._version[0] for s in saved])
+            node._versions = tuple([s._vc[0] for s in saved])
         else:
             node._versions = ()
     except TypeError:  # an inference tensor has no version counter
@@ -149,7 +149,7 @@ def record_multi(cls, outs: list, inputs: tuple, saved: tuple = (), differentiab
     node._hooks = None
     node._saved = saved
     try:
-        node._versions = tuple([s._version[0] for s in saved]) if saved else ()
+        node._versions = tuple([s._vc[0] for s in saved]) if saved else ()
     except TypeError:  # an inference tensor has no version counter
         raise RuntimeError(INFERENCE_SAVE_MSG) from None
     for i, t in enumerate(tensors):

@@ -31,7 +31,7 @@ VIEW_LEAF_MSG = (
 def _check_writable(self: Tensor, recording: bool, rebase: bool = True):
     """Refuse in-place changes torch refuses; return the base a view's change must be
     recorded on (None when ``self`` is not a view or nothing is recorded)."""
-    if self._version is None and not _state.inference:
+    if self._vc is None and not _state.inference:
         raise RuntimeError(INFERENCE_INPLACE_MSG)
     aux = self._aux
     if aux is not None and aux.no_grad_view is not None and _state.enabled:

@@ -31,7 +31,7 @@ _state = grad_mode.state
 
 def _as_view(out: Tensor, src: Tensor) -> Tensor:
     """Mark ``out`` as a view of ``src``: shared version counter, root tensor as base."""
-    out._version = src._version
+    out._vc = src._vc
     aux = src._aux
     base = aux.base if aux is not None and aux.base is not None else src
     out_aux = out._aux_()
