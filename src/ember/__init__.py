@@ -86,15 +86,23 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 
-# before ops' names, so an op defined there (searchsorted, ...) takes precedence
+# The torch namespace: compat names first, so an op of the same name (searchsorted, ...)
+# takes precedence; then the names each op family registered where it defines them.
 from ._compat import *  # noqa: F403, E402
-from .ops.elementwise import *  # noqa: F403
-from .ops.indexing import *  # noqa: F403
-from .ops.inplace import *  # noqa: F403
-from .ops.linalg import *  # noqa: F403
-from .ops.reduction import *  # noqa: F403
-from .ops.shape import *  # noqa: F403
-from .ops.sorting import *  # noqa: F403
+
+
+def _public_names() -> dict:
+    names = {}
+    # TEMPORARY: families still listing their public names in __all__ (see ops._legacy).
+    for module in (ops.indexing, ops.linalg, ops.reduction, ops.shape, ops.sorting):
+        for n in getattr(module, "__all__", ()):
+            names[n] = getattr(module, n)
+    names.update(ops._core.namespace("torch"))
+    return names
+
+
+globals().update(_public_names())
+del _public_names
 from .linalg import _top_slogdet as slogdet, det, inverse, logdet  # noqa: E402  (binds ember.linalg)
 
 __version__ = "0.1.0"

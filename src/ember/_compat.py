@@ -448,7 +448,8 @@ def fill_diagonal_(self: Tensor, fill_value, wrap: builtins.bool = False) -> Ten
                 [0., 1., 0.]])
     """
     from .autograd import grad_mode
-    from .ops.inplace import VIEW_LEAF_MSG, setitem
+    from .autograd.views import VIEW_LEAF_MSG
+    from .ops.inplace import setitem
 
     shape = self._data.shape
     if len(shape) < 2:

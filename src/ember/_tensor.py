@@ -6,18 +6,14 @@ Operations live in ``ember.ops``; each op module attaches its Tensor methods thr
 
 from __future__ import annotations
 
-import weakref
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from . import _dtype, _tensor_str
 from ._dtype import dtype as _dtype_cls
-from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, RemovableHandle
+from ._mode import state as _state
 
-_state = grad_mode.state
 _new = object.__new__
 
 _LEGACY_NAMES = {k: f"torch.{v}Tensor" for k, v in _dtype.SCALAR_NAMES.items()}
@@ -38,6 +34,28 @@ INFERENCE_SAVE_MSG = (
     "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
     "`torch.inference_mode()`."
 )
+
+
+def normalize_dim(dim: int, ndim: int) -> int:
+    """Wrap a negative dim; torch's IndexError when out of range."""
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim % n
+
+
+def normalize_dims(dim, ndim: int) -> tuple:
+    """Normalised dims of an int, a tuple/list (no repeats), or None (all of them)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        out = tuple(normalize_dim(d, ndim) for d in dim)
+        if len(set(out)) != len(out):
+            raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
+        return out
+    return (normalize_dim(dim, ndim),)
 
 
 class Size(tuple):
@@ -294,89 +312,6 @@ class Tensor:
     def name(self):
         return None if self._aux is None else self._aux.name
 
-    def _grad_accumulator(self) -> AccumulateGrad:
-        """The leaf's AccumulateGrad node: one per tensor, alive as long as a graph uses it."""
-        aux = self._aux_()
-        ref = aux.accumulator
-        node = ref() if ref is not None else None
-        if node is None:
-            node = AccumulateGrad(self)
-            aux.accumulator = weakref.ref(node)
-        return node
-
-    def retain_grad(self) -> None:
-        """Keep ``.grad`` for this non-leaf tensor after backward.
-
-        Example:
-            >>> import ember
-            >>> x = ember.ones(2, requires_grad=True)
-            >>> y = x * 3
-            >>> y.retain_grad()
-            >>> y.sum().backward()
-            >>> y.grad
-            tensor([1., 1.])
-        """
-        if not self._rg:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None:
-            return
-        aux = self._aux_()
-        if aux.retains_grad:
-            return
-        aux.retains_grad = True
-        self.grad_fn._hook_table().retain[self._output_nr] = weakref.ref(self)
-
-    def register_hook(self, hook) -> RemovableHandle:
-        """Register ``hook(grad) -> Tensor | None`` called with this tensor's gradient.
-
-        A returned tensor replaces the gradient. Returns a handle with ``remove()``.
-
-        Example:
-            >>> import ember
-            >>> x = ember.ones(3, requires_grad=True)
-            >>> h = x.register_hook(lambda g: g * 2)
-            >>> x.sum().backward()
-            >>> x.grad
-            tensor([2., 2., 2.])
-        """
-        if not self._rg:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
-        aux = self._aux_()
-        if aux.hooks is None:
-            aux.hooks = OrderedDict()
-        h = RemovableHandle(aux.hooks)
-        aux.hooks[h.id] = hook
-        return h
-
-    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
-        """Register ``hook(tensor)`` run after the gradient was accumulated into a leaf."""
-        if self.grad_fn is not None:
-            raise RuntimeError(
-                "post accumulate grad hooks cannot be registered on non-leaf tensors"
-            )
-        aux = self._aux_()
-        if aux.post_accumulate_hooks is None:
-            aux.post_accumulate_hooks = OrderedDict()
-        h = RemovableHandle(aux.post_accumulate_hooks)
-        aux.post_accumulate_hooks[h.id] = hook
-        return h
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        """Compute the gradient of this tensor w.r.t. graph leaves, accumulating into ``.grad``.
-
-        Example:
-            >>> import ember
-            >>> x = ember.tensor([2.0, 3.0], requires_grad=True)
-            >>> (x * x).sum().backward()
-            >>> x.grad
-            tensor([4., 6.])
-        """
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     def detach(self) -> Tensor:
         """A tensor sharing storage (and version counter) that is not part of the graph.
 
@@ -406,8 +341,6 @@ class Tensor:
         """The shape as ``torch.Size``, or the length of one dimension."""
         if dim is None:
             return Size(self._data.shape)
-        from .ops._core import normalize_dim
-
         return self._data.shape[normalize_dim(dim, self._data.ndim)]
 
     def dim(self) -> int:
@@ -576,11 +509,7 @@ class Tensor:
     def __repr__(self, *, tensor_contents=None) -> str:
         suffixes = []
         if self._aux is not None and self._aux.tangent is not None:
-            from .autograd.forward_ad import tangent_of
-
-            tangent = tangent_of(self)
-            if tangent is not None:
-                suffixes.append(f"tangent={tangent!r}")
+            suffixes.append(f"tangent={self._aux.tangent!r}")
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._rg:

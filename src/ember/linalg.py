@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from ._tensor import Tensor, register_methods
-from .ops._core import Node, _fw, normalize_dim, record, record_multi, saved_output, set_saved
+from .ops._core import normalize_dim
+from .ops._legacy import Node, _fw, record, record_multi, saved_output, set_saved
 from .ops.reduction import _scalar_name, _vector_norm, make_return_type
 
 _wrap = Tensor._wrap

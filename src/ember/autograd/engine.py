@@ -1,10 +1,13 @@
 """The backward pass: an iterative walk over the recorded graph.
 
-1. Discover every node reachable from the roots and count, for each, how many edges
-   point at it (its consumers).
-2. Run nodes whose consumers have all delivered their gradients (count reached zero),
-   summing gradients that arrive for the same output in a per-node buffer.
-3. Release each node's saved values after it ran, unless ``retain_graph``.
+1. ``_dependencies``: discover every node reachable from the roots and count, for each,
+   how many edges point at it (its consumers).
+2. ``_execute``: run nodes whose consumers have all delivered their gradients (count
+   reached zero), summing gradients that arrive for the same output in a per-node buffer,
+   and release each node's saved values after it ran, unless ``retain_graph``.
+3. ``_run_special``: what only some nodes need (hooks, leaves, ``autograd.grad``'s
+   captured edges, multi-output nodes, anomaly checks), kept off the fast path that plain
+   single-output op nodes take.
 
 No recursion, so graph depth is bounded only by memory. The engine knows no op: it calls
 ``node.backward`` and reduces each incoming gradient to the recorded output shape/dtype,
@@ -17,14 +20,16 @@ import sys
 
 import numpy as np
 
-from . import anomaly_mode, grad_mode
+from .._mode import state as _mode
+from .._tensor import Tensor, _legacy_type_name
+from . import anomaly_mode
 from .graph import (
     _FREED,
     AccumulateGrad,
     GraphRoot,
     Node,
-    _init_node,
     _raise_modified,
+    init_node,
     sum_to_shape,
 )
 
@@ -33,25 +38,102 @@ from .graph import (
 _STEAL_REFS = 3
 
 
-def _fit(g, shape, np_dtype, as_tensors: bool):
-    """Reduce a gradient to the shape and dtype its destination recorded."""
-    if g.shape != shape:
-        g = sum_to_shape(g, shape)
-    if as_tensors:
-        if g._data.dtype != np_dtype:
-            g = g.to(np_dtype)
-    elif g.dtype != np_dtype:
-        g = g.astype(np_dtype, copy=False)
-    return g
+def run_backward(
+    roots: list,
+    root_grads: list,
+    retain_graph: bool,
+    create_graph: bool,
+    capture: list | None = None,
+    accumulate_into: set | None = None,
+):
+    """Propagate ``root_grads`` from the edges ``roots`` back through the graph.
+
+    roots: ``(node, output_nr)`` edges of the output tensors.
+    capture: ``(node, output_nr)`` edges whose total incoming gradient is returned
+        instead of accumulated (``autograd.grad``); None means accumulate into leaves.
+    accumulate_into: when given (``backward(inputs=...)``), only these AccumulateGrad
+        nodes write ``.grad``.
+    Returns the captured gradients (None where nothing arrived).
+    """
+    root = init_node(GraphRoot.__new__(GraphRoot), tuple(roots), ())
+    job = _Job(root, retain_graph, create_graph, capture, accumulate_into)
+    deps = _dependencies(root)
+    prev_mode = _mode.enabled
+    _mode.enabled = create_graph
+    # torch computes 0/0, log(0) and overflow silently (nan/inf); so do the rules, without
+    # NumPy's warnings. Once per pass, not per node.
+    quiet = np.errstate(all="ignore")
+    quiet.__enter__()
+    try:
+        _execute(job, deps, root_grads)
+    finally:
+        _mode.enabled = prev_mode
+        quiet.__exit__(None, None, None)
+    return job.captured
+
+
+def _dependencies(root: Node) -> dict:
+    """For every node reachable from ``root``, the number of edges pointing at it."""
+    deps: dict = {}
+    stack = [root]
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is None:
+                continue
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                stack.append(nxt)
+    return deps
+
+
+class _Job:
+    """What one backward pass was asked to do, for the nodes off the fast path."""
+
+    __slots__ = (
+        "root",
+        "retain_graph",
+        "create_graph",
+        "capture",
+        "capture_at",
+        "captured",
+        "needed",
+        "accumulate_into",
+        "plain",
+    )
+
+    def __init__(self, root, retain_graph, create_graph, capture, accumulate_into) -> None:
+        self.root = root
+        self.retain_graph = retain_graph
+        self.create_graph = create_graph
+        self.capture = capture
+        self.accumulate_into = accumulate_into
+        self.captured = None
+        self.capture_at: dict = {}
+        self.needed = None
+        if capture is not None:
+            self.captured = [None] * len(capture)
+            for i, (node, nr) in enumerate(capture):
+                self.capture_at.setdefault(node, []).append((nr, i))
+            self.needed = _needed_nodes(root, set(self.capture_at))
+        elif accumulate_into is not None:
+            self.needed = _needed_nodes(root, accumulate_into)
+        # Plain backward() runs every ordinary node on the fast path in _execute.
+        self.plain = (
+            capture is None
+            and accumulate_into is None
+            and not create_graph
+            and not anomaly_mode.state.enabled
+        )
 
 
 def _needed_nodes(root: Node, targets: set) -> set:
     """Nodes from which some target node can be reached (only these need to run)."""
     needed: set = set()
-    visited: set = set()
+    visited: set = {root}
     # Iterative post-order DFS: a node is needed if it is a target or any child is needed.
     stack = [(root, iter(root.next_functions))]
-    visited.add(root)
     while stack:
         node, it = stack[-1]
         advanced = False
@@ -75,198 +157,116 @@ def _needed_nodes(root: Node, targets: set) -> set:
     return needed
 
 
-def run_backward(
-    roots: list,
-    root_grads: list,
-    retain_graph: bool,
-    create_graph: bool,
-    capture: list | None = None,
-    accumulate_into: set | None = None,
-):
-    """Propagate ``root_grads`` from the edges ``roots`` back through the graph.
-
-    roots: ``(node, output_nr)`` edges of the output tensors.
-    capture: ``(node, output_nr)`` edges whose total incoming gradient is returned
-        instead of accumulated (``autograd.grad``); None means accumulate into leaves.
-    accumulate_into: when given (``backward(inputs=...)``), only these AccumulateGrad
-        nodes write ``.grad``.
-    Returns the captured gradients (None where nothing arrived).
-    """
-    from .._tensor import Tensor
-
-    as_tensors = create_graph
-    root = _init_node(GraphRoot.__new__(GraphRoot), tuple(roots), ())
-
-    # Phase 1: dependency counts.
-    deps: dict = {}
-    stack = [root]
-    while stack:
-        for nxt, _ in stack.pop().next_functions:
+def _execute(job: _Job, deps: dict, root_grads: list) -> None:
+    """The main loop: run ready nodes, deliver their gradients to the next ones."""
+    plain = job.plain
+    retain_graph = job.retain_graph
+    as_tensors = job.create_graph
+    buffers: dict = {}
+    ready = [(job.root, root_grads)]
+    pop = ready.pop
+    push = ready.append
+    while ready:
+        node, grads = pop()
+        if plain and node._fast and node._hooks is None:
+            # The fast path: a plain op node, its saved arrays unpacked inline.
+            g0 = grads[0]
+            saved = node._saved
+            if g0 is None:
+                results = ()
+            elif not saved:
+                results = node.backward(g0)
+            elif saved is _FREED or len(saved) > 2:
+                results = node.backward(g0, *node._unpack_saved(False))
+            elif len(saved) == 1:
+                item = saved[0]
+                if item._vc[0] != node._versions[0]:
+                    _raise_modified(node, item, node._versions[0])
+                results = node.backward(g0, item._data)
+            else:
+                item, item2 = saved
+                v, v2 = node._versions
+                if item._vc[0] != v or item2._vc[0] != v2:
+                    node._unpack_saved(False)  # raises torch's error for the changed one
+                results = node.backward(g0, item._data, item2._data)
+            if type(results) is not tuple:
+                results = (results,)
+            if saved and not retain_graph:
+                node._saved = _FREED
+        else:
+            results = _run_special(job, node, grads)
+        edges = node.next_functions
+        if len(results) != len(edges):
+            results = (tuple(results) + (None,) * len(edges))[: len(edges)]
+        # Deliver in reverse so the first input's node runs first (LIFO): a leaf fed by
+        # the same array as its sibling then sees it unshared and can adopt it.
+        for (nxt, nr), g in zip(reversed(edges), reversed(results)):
             if nxt is None:
                 continue
-            if nxt in deps:
-                deps[nxt] += 1
-            else:
-                deps[nxt] = 1
-                stack.append(nxt)
-
-    captured = None
-    capture_at: dict = {}
-    needed = None
-    if capture is not None:
-        captured = [None] * len(capture)
-        for i, (node, nr) in enumerate(capture):
-            capture_at.setdefault(node, []).append((nr, i))
-        needed = _needed_nodes(root, set(capture_at))
-    elif accumulate_into is not None:
-        needed = _needed_nodes(root, accumulate_into)
-
-    prev_mode = grad_mode.state.enabled
-    grad_mode.state.enabled = create_graph
-    # torch computes 0/0, log(0), overflow silently (nan/inf): so do the rules, without
-    # NumPy's warnings. Once per pass, not per node.
-    quiet = np.errstate(all="ignore")
-    quiet.__enter__()
-    # Plain backward() takes the fast path below for every ordinary node; hooks, leaves,
-    # the root, multi-output nodes and grad()/inputs= bookkeeping go through _run_special.
-    plain = (
-        capture is None
-        and accumulate_into is None
-        and not create_graph
-        and not anomaly_mode.state.enabled
-    )
-    job = _Job(
-        root=root,
-        retain_graph=retain_graph,
-        create_graph=create_graph,
-        capture=capture,
-        capture_at=capture_at,
-        captured=captured,
-        needed=needed,
-        accumulate_into=accumulate_into,
-        Tensor=Tensor,
-    )
-    try:
-        buffers: dict = {}
-        ready = [(root, root_grads)]
-        pop = ready.pop
-        push = ready.append
-        while ready:
-            node, grads = pop()
-            if plain and node._fast and node._hooks is None:
-                g0 = grads[0]
-                saved = node._saved
-                if g0 is None:
-                    results = ()
-                elif not saved:
-                    results = node.backward(g0)
-                elif saved is _FREED or len(saved) > 2:
-                    results = node.backward(g0, *node._unpack_saved(False))
-                elif len(saved) == 1:
-                    # Inlined _unpack_saved for the common one- and two-array cases.
-                    item = saved[0]
-                    if item._vc[0] != node._versions[0]:
-                        _raise_modified(node, item, node._versions[0])
-                    results = node.backward(g0, item._data)
-                else:
-                    item, item2 = saved
-                    v, v2 = node._versions
-                    if item._vc[0] != v or item2._vc[0] != v2:
-                        node._unpack_saved(False)  # raises torch's error for the changed one
-                    results = node.backward(g0, item._data, item2._data)
-                if type(results) is not tuple:
-                    results = (results,)
-                if saved and not retain_graph:
-                    node._saved = _FREED
-            else:
-                results = _run_special(job, node, grads)
-            edges = node.next_functions
-            if len(results) != len(edges):
-                results = (tuple(results) + (None,) * len(edges))[: len(edges)]
-            # Push in reverse so the first input's node runs first (LIFO): a leaf fed by
-            # the same array as its sibling then sees it unshared and can adopt it.
-            for (nxt, nr), g in zip(reversed(edges), reversed(results)):
-                if nxt is None:
+            d = deps[nxt] - 1
+            if g is not None:
+                meta = nxt._meta
+                shape, dt = meta[nr]
+                if as_tensors:
+                    g = _fit(g, shape, dt, True)
+                else:  # _fit for arrays, inlined: this runs for every edge
+                    if g.shape != shape:
+                        g = sum_to_shape(g, shape)
+                    if not shape and type(g) is not np.ndarray:
+                        g = np.asarray(g)  # NumPy gives scalars for 0-d results
+                    if g.dtype != dt:
+                        g = g.astype(dt, copy=False)
+                if d == 0 and len(meta) == 1 and nxt not in buffers:
+                    # Sole (or last) consumer of a single-output node: no buffer needed.
+                    deps[nxt] = 0
+                    push((nxt, [g]))
                     continue
-                d = deps[nxt] - 1
-                if g is not None:
-                    meta = nxt._meta
-                    shape, dt = meta[nr]
-                    if as_tensors:
-                        g = _fit(g, shape, dt, True)
-                    else:
-                        if g.shape != shape:
-                            g = sum_to_shape(g, shape)
-                        if not shape and type(g) is not np.ndarray:
-                            g = np.asarray(g)  # NumPy gives scalars for 0-d results
-                        if g.dtype != dt:
-                            g = g.astype(dt, copy=False)
-                    if d == 0 and len(meta) == 1 and nxt not in buffers:
-                        # Sole (or last) consumer of a single-output node: no buffer needed.
-                        deps[nxt] = 0
-                        push((nxt, [g]))
-                        continue
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buffers[nxt] = buf = [None] * len(meta)
-                        buf[nr] = g
-                    elif buf[nr] is None:
-                        buf[nr] = g
-                    else:
-                        buf[nr] = buf[nr] + g
-                deps[nxt] = d
-                if d == 0:
-                    buf = buffers.pop(nxt, None)
-                    # A node nothing reached still runs (as a no-op) so its inputs are released.
-                    push((nxt, buf if buf is not None else [None] * len(nxt._meta)))
-            # Drop the loop's own references so a leaf can adopt its gradient unshared.
-            g = g0 = results = buf = None
-    finally:
-        grad_mode.state.enabled = prev_mode
-        quiet.__exit__(None, None, None)
-    return captured
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buffers[nxt] = buf = [None] * len(meta)
+                    buf[nr] = g
+                elif buf[nr] is None:
+                    buf[nr] = g
+                else:
+                    buf[nr] = buf[nr] + g
+            deps[nxt] = d
+            if d == 0:
+                buf = buffers.pop(nxt, None)
+                # A node nothing reached still runs (as a no-op) so its inputs are released.
+                push((nxt, buf if buf is not None else [None] * len(nxt._meta)))
+        # Drop the loop's own references so a leaf can adopt its gradient unshared.
+        g = g0 = results = buf = None
 
 
-class _Job:
-    """What one backward pass was asked to do, for the nodes off the fast path."""
-
-    __slots__ = (
-        "root",
-        "retain_graph",
-        "create_graph",
-        "capture",
-        "capture_at",
-        "captured",
-        "needed",
-        "accumulate_into",
-        "Tensor",
-    )
-
-    def __init__(self, **fields) -> None:
-        for k, v in fields.items():
-            setattr(self, k, v)
+def _fit(g, shape: tuple, np_dtype, as_tensors: bool):
+    """Reduce a gradient to the shape and dtype its destination recorded."""
+    if g.shape != shape:
+        g = sum_to_shape(g, shape)
+    if as_tensors:
+        if g._data.dtype != np_dtype:
+            g = g.to(np_dtype)
+        return g
+    if not shape and type(g) is not np.ndarray:
+        g = np.asarray(g)  # NumPy gives scalars for 0-d results
+    if g.dtype != np_dtype:
+        g = g.astype(np_dtype, copy=False)
+    return g
 
 
 def _run_special(job: _Job, node, grads):
     """Run one node that is not a plain single-output op; return its input gradients."""
-    create_graph = job.create_graph
-    as_tensors = create_graph
-    Tensor = job.Tensor
-    capture_at, needed, accumulate_into = job.capture_at, job.needed, job.accumulate_into
+    as_tensors = job.create_graph
     hooks = node._hooks
     if hooks is not None:
-        grads = _run_pre_hooks(node, hooks, grads, as_tensors, Tensor)
-    if capture_at and node in capture_at:
-        for nr, i in capture_at[node]:
-            g = grads[nr]
-            if g is not None and not as_tensors and type(g) is not Tensor:
-                g = Tensor._wrap(np.asarray(g))
-            job.captured[i] = g
-    if needed is not None and node not in needed:
+        grads = _run_pre_hooks(hooks, grads, as_tensors)
+    if job.capture_at and node in job.capture_at:
+        for nr, i in job.capture_at[node]:
+            job.captured[i] = _as_tensor(grads[nr])
+    if job.needed is not None and node not in job.needed:
         return ()
     if type(node) is AccumulateGrad:
-        if job.capture is None and (accumulate_into is None or node in accumulate_into):
-            _accumulate(node.variable, grads[0], create_graph, Tensor)
+        if job.capture is None and (job.accumulate_into is None or node in job.accumulate_into):
+            _accumulate(node.variable, grads[0], as_tensors)
         return ()
     if node is job.root:
         return grads
@@ -274,7 +274,7 @@ def _run_special(job: _Job, node, grads):
     if anomaly_mode.state.enabled and anomaly_mode.state.check_nan:
         anomaly_mode.check_results(node, results)
     if hooks is not None and hooks.post:
-        results = _run_post_hooks(hooks, results, grads, as_tensors, Tensor)
+        results = _run_post_hooks(hooks, results, grads, as_tensors)
     if not job.retain_graph and node._saved:
         node._saved = _FREED
     return results
@@ -291,14 +291,17 @@ def _call_node(node: Node, grads: list, as_tensors: bool):
     return result if type(result) is tuple else (result,)
 
 
-def _as_tensor(g, Tensor):
+# -- hooks ------------------------------------------------------------------------------------
+
+
+def _as_tensor(g):
     return g if g is None or isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
 
 
 def _as_raw(g, as_tensors: bool):
     if g is None or as_tensors:
         return g
-    return g._data if hasattr(g, "_data") else g
+    return g._data if isinstance(g, Tensor) else g
 
 
 def _hook_name(fn) -> str:
@@ -306,7 +309,7 @@ def _hook_name(fn) -> str:
     return name if isinstance(name, str) else "<unknown>"
 
 
-def _checked(fn, old, new, Tensor):
+def _checked(fn, old, new):
     """A hook's replacement for gradient ``old``, refused (torch's errors) when it is not a
     Tensor of the same size and dtype."""
     if new is None:
@@ -317,8 +320,6 @@ def _checked(fn, old, new, Tensor):
         raise RuntimeError("can't replace a empty gradient with a non-empty value")
     old_data = old._data if isinstance(old, Tensor) else old
     if new._data.dtype != old_data.dtype:
-        from .._tensor import _legacy_type_name
-
         raise RuntimeError(
             f"hook '{_hook_name(fn)}' has changed the type of value (was "
             f"{_legacy_type_name(old_data.dtype)} got {_legacy_type_name(new._data.dtype)})"
@@ -328,46 +329,46 @@ def _checked(fn, old, new, Tensor):
     return new
 
 
-def _checked_all(fn, old: tuple, new, Tensor) -> list:
+def _checked_all(fn, old: tuple, new) -> list:
     new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
     if len(new) != len(old):
         raise RuntimeError(
             f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got "
             f"{len(new)}, but expected {len(old)})"
         )
-    return [g if n is None else _checked(fn, g, n, Tensor) for g, n in zip(old, new)]
+    return [g if n is None else _checked(fn, g, n) for g, n in zip(old, new)]
 
 
-def _run_pre_hooks(node, hooks, grads, as_tensors, Tensor):
+def _run_pre_hooks(hooks, grads, as_tensors: bool):
     grads = list(grads)
     for nr, fn in list(hooks.tensor.values()):
         if grads[nr] is None:
             continue
-        new = _checked(fn, grads[nr], fn(_as_tensor(grads[nr], Tensor)), Tensor)
+        new = _checked(fn, grads[nr], fn(_as_tensor(grads[nr])))
         if new is not None:
             grads[nr] = _as_raw(new, as_tensors)
     for nr, ref in list(hooks.retain.items()):
         t = ref()
         if t is not None and grads[nr] is not None:
-            _store_retained_grad(t, grads[nr], as_tensors, Tensor)
+            _store_retained_grad(t, grads[nr], as_tensors)
     for fn in list(hooks.pre.values()):
-        wrapped = tuple(_as_tensor(g, Tensor) for g in grads)
+        wrapped = tuple(_as_tensor(g) for g in grads)
         new = fn(wrapped)
         if new is not None:
-            grads = [_as_raw(g, as_tensors) for g in _checked_all(fn, wrapped, new, Tensor)]
+            grads = [_as_raw(g, as_tensors) for g in _checked_all(fn, wrapped, new)]
     return grads
 
 
-def _run_post_hooks(hooks, results, grads, as_tensors, Tensor):
+def _run_post_hooks(hooks, results, grads, as_tensors: bool):
     for fn in list(hooks.post.values()):
-        wrapped = tuple(_as_tensor(g, Tensor) for g in results)
-        new = fn(wrapped, tuple(_as_tensor(g, Tensor) for g in grads))
+        wrapped = tuple(_as_tensor(g) for g in results)
+        new = fn(wrapped, tuple(_as_tensor(g) for g in grads))
         if new is not None:
-            results = tuple(_as_raw(g, as_tensors) for g in _checked_all(fn, wrapped, new, Tensor))
+            results = tuple(_as_raw(g, as_tensors) for g in _checked_all(fn, wrapped, new))
     return results
 
 
-def _store_retained_grad(t, g, as_tensors, Tensor):
+def _store_retained_grad(t, g, as_tensors: bool) -> None:
     if as_tensors:
         t._grad = g if t._grad is None else t._grad + g
     elif t._grad is None:
@@ -376,19 +377,19 @@ def _store_retained_grad(t, g, as_tensors, Tensor):
         t._grad = Tensor._wrap(t._grad._data + g)
 
 
-def _accumulate(var, g, create_graph: bool, Tensor) -> None:
+def _accumulate(var, g, create_graph: bool) -> None:
     """AccumulateGrad: run the leaf's hooks, then add ``g`` into ``var.grad``."""
     if g is None:
         return
     aux = var._aux
     if aux is not None and aux.hooks:
         for fn in list(aux.hooks.values()):
-            new = _checked(fn, g, fn(_as_tensor(g, Tensor)), Tensor)
+            new = _checked(fn, g, fn(_as_tensor(g)))
             if new is not None:
                 g = _as_raw(new, create_graph)
     old = var._grad
     if create_graph:
-        g = _as_tensor(g, Tensor)
+        g = _as_tensor(g)
         # A recorded copy: .grad must not alias the caller's gradient tensor.
         var._grad = g.clone() if old is None else old + g
     elif old is None:

@@ -42,8 +42,19 @@ import warnings
 
 import numpy as np
 
-from . import forward_ad, grad_mode
-from .graph import _FREED, SECOND_BACKWARD_MSG, Node, SavedOutput
+from .._tensor import INFERENCE_SAVE_MSG, Tensor
+from . import grad_mode
+from .graph import (
+    _FREED,
+    SECOND_BACKWARD_MSG,
+    Node,
+    SavedOutput,
+    _raise_modified,
+    edge_of,
+    grad_accumulator,
+    unpack_as_tensor,
+)
+from .recording import _on, fit_tangent, input_tangents, set_tangent, suspended
 
 __all__ = [
     "Function",
@@ -55,12 +66,6 @@ __all__ = [
 
 _state = grad_mode.state
 _NO_EDGE = (None, 0)
-
-
-def _tensor_cls():
-    from .._tensor import Tensor
-
-    return Tensor
 
 
 def _type_name(x) -> str:
@@ -132,7 +137,7 @@ class BackwardCFunction(FunctionCtx, Node):
         saved = self._saved
         if saved is _FREED:
             raise RuntimeError(SECOND_BACKWARD_MSG)
-        return tuple(forward_ad._saved_values(self, saved))
+        return tuple(_saved_values(self, saved))
 
     saved_variables = saved_tensors
 
@@ -148,7 +153,6 @@ class BackwardCFunction(FunctionCtx, Node):
 
     def backward(self, grads, *_saved):
         """Engine entry: ``grads`` has one entry per forward output (None where none arrived)."""
-        Tensor = _tensor_cls()
         as_tensors = _state.enabled
         materialize = self.materialize_grads
         wrapped = []
@@ -330,7 +334,6 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
             >>> Id.apply(ember.ones(1, requires_grad=True)).grad_fn.name()
             'IdBackward'
         """
-        Tensor = _tensor_cls()
         has_setup = _has_setup_context(cls)
         if has_setup:
             sig = inspect.signature(cls.forward)
@@ -363,18 +366,16 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         recording = _state.enabled and any(t._rg for t in tensor_args)
         # Edges are taken before forward runs: mark_dirty rebases the inputs' history.
         if recording:
-            from ..ops._core import edge_of  # not at the top: ops import autograd
-
             edges = tuple(edge_of(t) for t in tensor_args)
         else:
             edges = ()
         # Forward AD: the inputs' tangents; forward itself runs on the primals.
-        tangents = forward_ad.function_begin(args) if forward_ad._on else None
+        tangents = input_tangents(args) if _on else None
 
         prev = _state.enabled
         _state.enabled = False
         try:
-            with forward_ad.suspended():
+            with suspended:
                 if has_setup:
                     output = cls.forward(*args)
                     cls.setup_context(ctx, args, output)
@@ -385,7 +386,7 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
 
         result = _wrap_outputs(ctx, tensor_args, edges, output, recording, Tensor)
         if tangents is not None:
-            forward_ad.function_jvp(cls, ctx, args, tangents, result)
+            _function_jvp(cls, ctx, args, tangents, result)
         return result
 
 
@@ -493,12 +494,70 @@ def _save(ctx, Tensor) -> None:
         else:
             items.append(t)
         if t._vc is None:
-            from .._tensor import INFERENCE_SAVE_MSG
-
             raise RuntimeError(INFERENCE_SAVE_MSG)
         versions.append(t._vc[0])
     ctx._saved = tuple(items)
     ctx._versions = tuple(versions)
+
+
+def _saved_values(node, saved) -> list:
+    """``saved`` (None allowed) checked for in-place modification since ``node`` saved
+    it; saved outputs are rebuilt as outputs of ``node`` so a recorded rule can use them."""
+    out = []
+    for item, version in zip(saved, node._versions):
+        if item is None:
+            out.append(None)
+            continue
+        if item._vc[0] != version:
+            _raise_modified(node, item, version)
+        out.append(unpack_as_tensor(node, item))
+    return out
+
+
+def _function_jvp(cls, ctx, args, tangents, result) -> None:
+    """Run a custom Function's ``jvp`` and give its outputs their tangents."""
+    grads = []
+    for a, tg in zip(args, tangents):
+        if not isinstance(a, Tensor):
+            grads.append(None)
+        elif tg is None:
+            grads.append(Tensor._wrap(np.zeros(a._data.shape, dtype=a._data.dtype)))
+        else:
+            grads.append(tg)
+    outs = result if isinstance(result, tuple) else (result,)
+    fw_saved = getattr(ctx, "saved_for_forward", None) or ()
+    prev = (ctx._saved, ctx._versions)
+    ctx._saved = tuple(fw_saved)
+    ctx._versions = tuple(0 if s is None or s._vc is None else s._vc[0] for s in fw_saved)
+    try:
+        with suspended:
+            res = cls.jvp(ctx, *grads)
+    finally:
+        ctx._saved, ctx._versions = prev
+    res = res if isinstance(res, tuple) else (res,)
+    if len(res) != len(outs):
+        raise RuntimeError(
+            "Function's jvp returned an invalid number of forward gradients (expected "
+            f"{len(outs)} but got {len(res)})"
+        )
+    for o, tg in zip(outs, res):
+        if not isinstance(o, Tensor) or tg is None or o._data.dtype.kind not in "fc":
+            continue
+        if tg._data.shape != o._data.shape:
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                "original Tensor, this is not supported. Tensor is of size "
+                f"{list(o._data.shape)} while the given forward gradient is of size "
+                f"{list(tg._data.shape)}."
+            )
+        set_tangent(o, fit_tangent(tg, o))
+    # Outputs saved for backward keep their tangents (for a backward on dual tensors).
+    saved = ctx._saved
+    if saved and saved is not _FREED:
+        by_data = {id(o._data): o for o in outs if isinstance(o, Tensor)}
+        ctx._saved = tuple(
+            by_data.get(id(s._data), s) if type(s) is SavedOutput else s for s in saved
+        )
 
 
 class InplaceFunction(Function):
@@ -525,7 +584,6 @@ class Error(Node):
 
 def _delayed_error(outputs: tuple) -> tuple:
     """Give each output an ``Error`` grad_fn (torch's DelayedError)."""
-    Tensor = _tensor_cls()
     node = object.__new__(Error)
     edges = []
     meta = []
@@ -534,7 +592,7 @@ def _delayed_error(outputs: tuple) -> tuple:
         if isinstance(o, Tensor) and o._data.dtype.kind in "fc":
             leaf = Tensor._wrap(o._data)
             leaf._rg = True
-            edges.append((leaf._grad_accumulator(), 0))
+            edges.append((grad_accumulator(leaf), 0))
             out = Tensor._wrap(o._data)
             out.grad_fn = node
             out._rg = True
@@ -587,7 +645,6 @@ def once_differentiable(fn):
             _state.enabled = prev
         if not _state.enabled:
             return outputs
-        Tensor = _tensor_cls()
         # As in torch, only the incoming gradients decide whether the result needs a node.
         if not any(isinstance(a, Tensor) and a._rg for a in args):
             return outputs

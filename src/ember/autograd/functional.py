@@ -25,15 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._tensor import Tensor
+from . import forward_ad as fwAD
 from . import grad_mode
+from .api import grad as _grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
-
-
-def _tensor_cls():
-    from .._tensor import Tensor
-
-    return Tensor
 
 
 class _set_grad:
@@ -64,7 +61,6 @@ def _as_tuple_nocheck(x):
 def _as_tuple(inp, arg_name=None, fn_name=None):
     if arg_name is None and fn_name is None:
         return _as_tuple_nocheck(inp)
-    Tensor = _tensor_cls()
     is_inp_tuple = True
     if not isinstance(inp, tuple):
         inp = (inp,)
@@ -107,7 +103,6 @@ def _grad_preprocess(inputs, create_graph, need_graph):
 
 
 def _grad_postprocess(inputs, create_graph):
-    Tensor = _tensor_cls()
     if isinstance(inputs[0], Tensor):
         if not create_graph:
             return tuple(inp.detach() for inp in inputs)
@@ -170,8 +165,6 @@ def _check_requires_grad(inputs, input_type, strict):
 
 
 def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
-    from . import grad
-
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     new_outputs = ()
@@ -182,7 +175,7 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
             new_grad_outputs += (grad_out,)
     if len(new_outputs) == 0:
         return (None,) * len(inputs)
-    return grad(
+    return _grad(
         new_outputs,
         inputs,
         new_grad_outputs,
@@ -193,7 +186,6 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
 
 
 def _zeros_like(t, requires_grad: bool = False):
-    Tensor = _tensor_cls()
     z = Tensor._wrap(np.zeros(t._data.shape, dtype=t._data.dtype))
     if requires_grad:
         z.requires_grad_()
@@ -357,23 +349,27 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def _one_hot(out, j: int):
-    Tensor = _tensor_cls()
     seed = np.zeros(out._data.size, dtype=out._data.dtype)
     seed[j] = 1
     return Tensor._wrap(seed.reshape(out._data.shape))
 
 
-def _stack_rows(rows: list, shape: tuple):
-    from ..ops.shape import stack
-
-    return stack(rows, 0).reshape(shape)
+def _stack_rows(rows: list, shape: tuple, axis: int = 0):
+    """``stack(rows, axis).reshape(shape)``; recorded (row by row, as indexed assignments)
+    when a row is part of a graph."""
+    if not any(r._rg for r in rows):
+        return Tensor._wrap(np.stack([r._data for r in rows], axis).reshape(shape))
+    out = rows[0].new_zeros((len(rows),) + tuple(rows[0].shape))
+    for i, r in enumerate(rows):
+        out[i] = r
+    if axis == -1:
+        out = out.movedim(0, -1)
+    return out.reshape(shape)
 
 
 def _jacfwd(func, inputs, strict=False, vectorize=False):
     """Forward-mode Jacobian: one forward pass on dual tensors per input element (torch
     batches these passes with vmap; the columns are the same)."""
-    from . import forward_ad as fwAD
-
     if strict:
         raise RuntimeError(
             "torch.autograd.functional.jacobian: `strict=True` "
@@ -387,8 +383,6 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
             "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
             "only implemented for `vectorize=True`."
         )
-    from ..ops.shape import stack
-
     is_outputs_tuple = False
     outputs = None
     # columns[i][j][k]: d(output i)/d(input j)[k], the tangent of output i
@@ -419,7 +413,7 @@ def _jacfwd(func, inputs, strict=False, vectorize=False):
             shape = tuple(out.shape) + tuple(inp.shape)
             if cols:
                 # Columns are stacked along a new last dim, then split into input dims.
-                row.append(stack(cols, -1).reshape(shape))
+                row.append(_stack_rows(cols, shape, -1))
             else:
                 row.append(_empty_jac(out, inp))
         jac.append(row)
@@ -520,7 +514,6 @@ def jacobian(
 
 
 def _empty_jac(out, inp):
-    Tensor = _tensor_cls()
     return Tensor._wrap(np.zeros(tuple(out.shape) + tuple(inp.shape), dtype=inp._data.dtype))
 
 
@@ -544,7 +537,6 @@ def hessian(
         tensor([[ 6.,  0.],
                 [ 0., 12.]])
     """
-    Tensor = _tensor_cls()
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
@@ -581,7 +573,6 @@ def hessian(
 
 
 def _check_scalar_output(outputs, is_outputs_tuple, who: str):
-    Tensor = _tensor_cls()
     if is_outputs_tuple or not isinstance(outputs[0], Tensor):
         raise RuntimeError(f"The function given to {who} should return a single Tensor")
     if outputs[0].nelement() != 1:

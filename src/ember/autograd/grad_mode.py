@@ -3,16 +3,8 @@
 from __future__ import annotations
 
 import functools
-import threading
 
-
-class _GradState(threading.local):
-    # Class attributes are the defaults every new thread sees.
-    enabled = True
-    inference = False
-
-
-state = _GradState()
+from .._mode import state
 
 
 def is_grad_enabled() -> bool:

@@ -1,21 +1,32 @@
 """Graph nodes: the objects behind ``tensor.grad_fn`` and ``grad_fn.next_functions``.
 
 A node is created by each recorded operation. It keeps edges ``(node, output_nr)`` to the
-nodes of its inputs, what its backward rule needs (``_saved``), and the shape and dtype
-of each of its outputs so the engine can reduce broadcast gradients in one place.
-Nodes know nothing about the engine; the engine knows nothing about particular ops.
+nodes of its inputs, what its backward rule needs (``_saved``), its non-tensor parameters
+(``_params``), and the shape and dtype of each of its outputs so the engine can reduce
+broadcast gradients in one place. Nodes know nothing about the engine; the engine knows
+nothing about particular ops. Op nodes are declared with :func:`ember.autograd.opdef.defop`;
+the few classes here are the graph's own machinery.
+
+Saved values are objects with ``_data`` (what the rule receives) and ``_vc`` (the version
+counter checked against in-place changes): input Tensors themselves, ``SavedOutput`` for an
+op's own result (no reference cycle), ``SavedValue`` for arrays and numbers that no one can
+modify in place, and ``UNSAVED`` for a slot a rule of this node will not read.
 """
 
 from __future__ import annotations
 
-import itertools
+import weakref
 from collections import OrderedDict
 
 import numpy as np
 
-_FREED = object()
+from .._hooks import RemovableHandle, add_hook
+from .._tensor import Tensor, _legacy_type_name
 
-_handle_ids = itertools.count()
+_FREED = object()
+_NO_EDGE = (None, 0)
+# Version counter of values that cannot change in place (never incremented).
+_CONSTANT_VC = (0,)
 
 SECOND_BACKWARD_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -25,31 +36,14 @@ SECOND_BACKWARD_MSG = (
     "calling backward."
 )
 
-
-class RemovableHandle:
-    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
-
-    __slots__ = ("_hooks", "id")
-
-    def __init__(self, hooks: dict) -> None:
-        self._hooks = hooks
-        self.id = next(_handle_ids)
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
+__all__ = ["Node", "RemovableHandle"]
 
 
 class SavedOutput:
-    """An op output saved for backward without a reference cycle to its node.
+    """An op's output saved for its own backward, without a reference cycle to the node.
 
-    Holds the output's array and version counter; ``_data``/``_vc`` match Tensor's
-    so the unpacking code treats saved inputs (Tensors) and saved outputs alike.
+    Holds the output's array and version counter; ``_data``/``_vc`` match Tensor's so
+    saved inputs and saved outputs are checked and unpacked alike.
     """
 
     __slots__ = ("_data", "_vc", "_output_nr")
@@ -58,6 +52,39 @@ class SavedOutput:
         self._data = tensor._data
         self._vc = tensor._vc
         self._output_nr = tensor._output_nr
+
+
+class SavedValue:
+    """An array computed in forward (indices, masks) or a Python number operand, saved for
+    backward. Rules receive the value itself, in first and in higher order."""
+
+    __slots__ = ("_data", "_vc")
+
+    def __init__(self, value) -> None:
+        self._data = value
+        self._vc = _CONSTANT_VC
+
+
+class _Unsaved:
+    """A saved slot that no rule of this node will read (its input needs no gradient)."""
+
+    __slots__ = ("_data", "_vc")
+
+    def __init__(self) -> None:
+        self._data = None
+        self._vc = _CONSTANT_VC
+
+
+UNSAVED = _Unsaved()
+
+
+class _AllOutputs:
+    """``_differentiable`` of nodes whose every output is differentiable."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i: int) -> bool:
+        return True
 
 
 class Node:
@@ -74,6 +101,7 @@ class Node:
         "_versions",
         "_meta",
         "_hooks",
+        "_params",
         "__weakref__",
         "__dict__",
     )
@@ -82,6 +110,13 @@ class Node:
     _multi_output = False
     # True for single-output op nodes, which the engine runs on its fast path.
     _fast = True
+    # What a declared op (autograd.opdef) generates; graph machinery keeps the defaults.
+    _save = None  # fn(inputs, edges, out, extras) -> saved tuple
+    _plan = 0  # how record saves (opdef.save_plan); 0: nothing
+    _jvp = None  # fn(tangents, inputs, outputs, extras, params) -> output tangent(s)
+    _view = False  # outputs are views of the first input
+    _variadic = False  # takes any number of tensor inputs (cat, stack)
+    _differentiable = _AllOutputs()  # per output: does it get a gradient
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -108,33 +143,17 @@ class Node:
     # -- saved values -------------------------------------------------------------
 
     def _unpack_saved(self, as_tensors: bool):
-        """Return the saved values, checking none was modified in place since it was saved."""
+        """The saved values, checked against in-place changes since they were saved: raw
+        arrays, or (``as_tensors``, a recorded backward) the tensors themselves."""
         saved = self._saved
         if saved is _FREED:
             raise RuntimeError(SECOND_BACKWARD_MSG)
-        if not as_tensors and len(saved) == 1:
-            item = saved[0]
-            if item._vc[0] != self._versions[0]:
-                _raise_modified(self, item, self._versions[0])
-            return (item._data,)
         for item, version in zip(saved, self._versions):
             if item._vc[0] != version:
                 _raise_modified(self, item, version)
         if not as_tensors:
             return [item._data for item in saved]
-        from .._tensor import Tensor
-
-        out = []
-        for item in saved:
-            if type(item) is SavedOutput:
-                # Rebuild the output as a graph tensor so higher-order backward can use it.
-                t = Tensor._make_result(item._data, self)
-                t._vc = item._vc
-                t._output_nr = item._output_nr
-                out.append(t)
-            else:
-                out.append(item)
-        return out
+        return [unpack_as_tensor(self, item) for item in saved]
 
     def _release(self) -> None:
         if self._saved:
@@ -152,17 +171,33 @@ class Node:
 
         It may return new grad_inputs.
         """
-        return _add(self._hook_table().post, fn)
+        return add_hook(self._hook_table().post, fn)
 
     def register_prehook(self, fn) -> RemovableHandle:
         """Register ``fn(grad_outputs)`` to run before this node's backward; may return new ones."""
-        return _add(self._hook_table().pre, fn)
+        return add_hook(self._hook_table().pre, fn)
 
     def _register_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
-        return _add(self._hook_table().tensor, (output_nr, fn))
+        return add_hook(self._hook_table().tensor, (output_nr, fn))
 
     def _num_outputs(self) -> int:
         return len(self._meta)
+
+
+def unpack_as_tensor(node: Node, item):
+    """What a recorded rule receives for a saved ``item`` of ``node``: the input Tensor, the
+    output rebuilt as an output of ``node`` (so higher order flows through it), or the raw
+    value (None for an unsaved slot)."""
+    if type(item) is SavedOutput:
+        t = Tensor._wrap(item._data)
+        t.grad_fn = node
+        t._rg = True
+        t._vc = item._vc
+        t._output_nr = item._output_nr
+        return t
+    if isinstance(item, Tensor):
+        return item
+    return item._data
 
 
 class NodeHooks:
@@ -177,23 +212,15 @@ class NodeHooks:
         self.retain: dict = {}  # output_nr -> weakref to the tensor whose .grad is kept
 
 
-def _add(table: dict, value) -> RemovableHandle:
-    h = RemovableHandle(table)
-    table[h.id] = value
-    return h
-
-
-def _init_node(node: Node, next_functions: tuple, meta: tuple) -> Node:
+def init_node(node: Node, next_functions: tuple, meta: tuple, saved: tuple = ()) -> Node:
+    """Fill a node made with ``cls.__new__`` (graph machinery that is not a declared op)."""
     node.next_functions = next_functions
-    node._saved = ()
-    node._versions = ()
+    node._saved = saved
+    node._versions = tuple([s._vc[0] for s in saved]) if saved else ()
     node._meta = meta
     node._hooks = None
+    node._params = ()
     return node
-
-
-def _op_name(node: Node) -> str:
-    return op_name(node.name())
 
 
 def op_name(node_name: str) -> str:
@@ -204,14 +231,12 @@ def op_name(node_name: str) -> str:
 
 
 def _raise_modified(node: Node, item, version: int) -> None:
-    from .._tensor import _legacy_type_name
-
     shape = list(item._data.shape)
     # torch names the producing op without its "Backward" infix: "output 0 of Exp".
     if type(item) is SavedOutput:
-        where = f", which is output {item._output_nr} of {_op_name(node)},"
+        where = f", which is output {item._output_nr} of {op_name(node.name())},"
     elif item.grad_fn is not None:
-        where = f", which is output {item._output_nr} of {_op_name(item.grad_fn)},"
+        where = f", which is output {item._output_nr} of {op_name(item.grad_fn.name())},"
     else:
         where = ""  # a leaf
     raise RuntimeError(
@@ -230,7 +255,7 @@ class AccumulateGrad(Node):
     _fast = False
 
     def __init__(self, variable) -> None:
-        _init_node(self, (), ((variable._data.shape, variable._data.dtype),))
+        init_node(self, (), ((variable._data.shape, variable._data.dtype),))
         self.variable = variable
 
 
@@ -241,6 +266,28 @@ class GraphRoot(Node):
     _fast = False
 
 
+def grad_accumulator(leaf: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node: one per tensor, alive as long as a graph uses it."""
+    aux = leaf._aux_()
+    ref = aux.accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(leaf)
+        aux.accumulator = weakref.ref(node)
+    return node
+
+
+def edge_of(x) -> tuple:
+    """The ``(node, output_nr)`` a gradient for ``x`` flows into (``(None, 0)`` if none)."""
+    if isinstance(x, Tensor):
+        fn = x.grad_fn
+        if fn is not None:
+            return (fn, x._output_nr)
+        if x._rg:
+            return (grad_accumulator(x), 0)
+    return _NO_EDGE
+
+
 def sum_to_shape(grad, shape: tuple):
     """Sum a broadcast gradient back to ``shape`` (the inverse of NumPy broadcasting)."""
     ndim = len(shape)
@@ -249,7 +296,9 @@ def sum_to_shape(grad, shape: tuple):
         i + lead for i, n in enumerate(shape) if n == 1 and grad.shape[i + lead] != 1
     )
     if axes:
-        grad = grad.sum(axis=axes) if type(grad) is np.ndarray else grad.sum(axes)
+        grad = grad.sum(axis=axes) if isinstance(grad, np.ndarray) else grad.sum(axes)
     if lead or grad.shape != shape:
         grad = grad.reshape(shape)
+    if not shape and isinstance(grad, np.generic):
+        grad = np.asarray(grad)  # NumPy reduces to scalars; gradients are arrays
     return grad

@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd import forward_ad as _fwad
-from ..autograd.forward_ad import _fw, _on
-from ..ops._core import Node, record
+from ..autograd.recording import resumed as _ForwardResumed
+from ..autograd.recording import tangent_of
+from ..ops._legacy import Node, _fw, record
 
 _wrap = Tensor._wrap
 
@@ -60,7 +60,7 @@ class NNNode(Node):
             args.append(next(it) if present else None)
         with _ForwardResumed():
             out = self.composite(*args)
-            return _fwad.tangent_of(out)
+            return tangent_of(out)
 
     def composite(self, *inputs):
         raise NotImplementedError
@@ -95,27 +95,6 @@ class NNNode(Node):
             for i, g in zip(wanted, grads):
                 result[i] = g
         return tuple(result) if len(result) > 1 else result[0]
-
-
-class _ForwardResumed:
-    """Forward AD back on inside a JVP rule (which runs with it suspended), with a fresh
-    list of pending JVPs; everything is restored on exit."""
-
-    __slots__ = ("prev",)
-
-    def __enter__(self):
-        self.prev = (_fw.suspended, _fw.pending, _fw.node)
-        _fw.suspended = 0
-        _fw.pending = []
-        _fw.node = None
-        _on[:] = [True]
-
-    def __exit__(self, *exc) -> None:
-        _fw.suspended, _fw.pending, _fw.node = self.prev
-        if _fw.suspended or _fw.level < 0:
-            _on.clear()
-        else:
-            _on[:] = [True]
 
 
 def record_nn(cls, out: np.ndarray, inputs: tuple, **attrs) -> Tensor:

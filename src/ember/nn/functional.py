@@ -164,9 +164,9 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 def leaky_relu_(input, negative_slope: float = 0.01):
     """In-place ``leaky_relu``."""
-    from ..ops.inplace import _inplace
+    from ..autograd.views import apply_inplace
 
-    return _inplace(input, _leaky_relu, negative_slope)
+    return apply_inplace(input, _leaky_relu, negative_slope)
 
 
 _SQRT_2 = math.sqrt(2.0)

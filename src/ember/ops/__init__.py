@@ -1,4 +1,7 @@
-"""ember's operations, one module per family; importing this attaches Tensor methods."""
+"""ember's operations, one module per family, imported in dependency order; then the
+registered Tensor methods, in-place variants and ufunc overrides are attached."""
 
-from . import elementwise, indexing, inplace, linalg, reduction, shape  # noqa: F401
-from . import sorting  # noqa: F401,E402
+from . import shape, indexing, elementwise, reduction, linalg, sorting, inplace  # noqa: F401
+from . import _core
+
+_core.install()

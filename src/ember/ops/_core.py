@@ -1,200 +1,161 @@
-"""What every op shares: unwrapping operands, torch's type promotion, recording a node.
+"""What every op family shares: operands and torch's type promotion, argument checks with
+torch's messages, ``out=``, NumPy's errors and warnings kept from users, and the registry
+that makes each op reachable by its names.
 
-An op function computes its result with NumPy, then calls ``record`` with the node class
-and the inputs; ``record`` attaches the node only when grad mode is on and an input
-requires grad, so the no-grad path is NumPy plus one Tensor allocation.
+An op is a declaration (``autograd.opdef.defop``) plus its public function, registered
+where it is defined::
+
+    @register("mul", "multiply", method=True, inplace=True, ufunc="multiply")
+    def mul(input, other, *, out=None):
+        ...
+
+``register`` records the names; ``ember/__init__.py`` builds the torch namespace (and its
+``__all__``) from them, and ``install`` attaches Tensor methods, in-place variants and
+NumPy ufunc overrides once every family is imported.
 """
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import _dtype
-from .._tensor import INFERENCE_SAVE_MSG, Tensor
-from ..autograd import grad_mode
-from ..autograd.forward_ad import (
-    _fw,  # noqa: F401  (ops reach forward-only nodes as _fw.node)
-    _fw_record,
-    _fw_record_multi,
-    _on,
-    saved_output,
-    set_saved,
+from .._tensor import (
+    _UFUNCS,
+    Tensor,
+    _legacy_type_name,
+    normalize_dim,
+    normalize_dims,
 )
-from ..autograd.graph import AccumulateGrad, Node, SavedOutput
+from ..autograd.opdef import BILINEAR, COMPOSITE, ELEMENTWISE, LINEAR, apply, defop
+from ..autograd.recording import as_view, needs_grad, record, record_multi
 
-_state = grad_mode.state
-_wrap = Tensor._wrap
-_new = object.__new__
-_NO_EDGE = (None, 0)
-_V0 = (0,)
-_V00 = (0, 0)
 _PY_SCALARS = (int, float, bool, complex)
 
+__all__ = [
+    "BILINEAR",
+    "COMPOSITE",
+    "ELEMENTWISE",
+    "LINEAR",
+    "apply",
+    "as_array",
+    "as_view",
+    "binary_operands",
+    "broadcast_error",
+    "default_float",
+    "defop",
+    "float_operand",
+    "needs_grad",
+    "normalize_dim",
+    "normalize_dims",
+    "promote_types",
+    "quiet",
+    "quiet_reset",
+    "quiet_set",
+    "record",
+    "record_multi",
+    "register",
+    "require_tensor",
+    "result_type",
+    "run",
+    "write_out",
+]
 
-def edge_of(x) -> tuple:
-    """The ``(node, output_nr)`` a gradient for ``x`` flows into (``(None, 0)`` if none)."""
-    if isinstance(x, Tensor):
-        fn = x.grad_fn
-        if fn is not None:
-            return (fn, x._output_nr)
-        if x._rg:
-            return (x._grad_accumulator(), 0)
-    return _NO_EDGE
+
+# -- the registry ------------------------------------------------------------------------------
+
+# namespace ("torch", "linalg", "nn.functional", ...) -> {public name: object}
+_NAMESPACES: dict = {}
+_METHODS: dict = {}  # Tensor attribute name -> function
+_INPLACE: dict = {}  # in-place method name -> out-of-place function
+_UFUNC_NAMES: dict = {}  # NumPy ufunc name -> function
 
 
-def record(cls, out: np.ndarray, inputs: tuple, saved: tuple = (), save_output: bool = False):
-    """Wrap ``out`` in a Tensor and, if gradients are needed, attach a ``cls`` node.
+def register(
+    *names: str,
+    namespace: str = "torch",
+    method: bool | tuple = False,
+    inplace: bool | tuple = False,
+    ufunc: str | tuple = (),
+    function: bool = True,
+):
+    """Make the decorated function reachable by torch's names.
 
-    inputs: the op's differentiable operands in order (Tensors or Python scalars); they
-        become the node's ``next_functions``.
-    saved: Tensors the backward rule needs (passed to it after the gradient).
-    save_output: also pass the result itself to the rule (after ``saved``).
-    Returns the result Tensor; ``result.grad_fn`` is the node (or None).
+    names: the public names in ``namespace`` (the first is the function's own); none
+        means the function's ``__name__``.
+    method: also a Tensor method under the same names (or under the given names).
+    inplace: also in-place Tensor methods ``name_`` (or the given names).
+    ufunc: NumPy ufunc name(s) that dispatch to it on Tensors (``np.sin(t)``).
+    function: False for Tensor-only names (``Tensor.view``).
+
+    Example:
+        >>> from ember.ops._core import register
+        >>> @register("my_op", function=False)
+        ... def my_op(input):
+        ...     return input
     """
-    if type(out) is not np.ndarray:
-        out = np.asarray(out)  # NumPy gives scalars for 0-d results; tensors hold arrays
-    if _on:  # forward AD is on (a dual level exists): tangents, then the usual recording
-        return _fw_record(cls, out, inputs, saved, save_output)
-    edges = _edges(inputs) if _state.enabled and out.dtype.kind in "fc" else None
-    # Inlined Tensor._wrap: this function is the hot path of every op.
-    t = _new(Tensor)
-    t._data = out
-    t._output_nr = 0
-    t._vc = [0]
-    t._grad = None
-    t._aux = None
-    if edges is None:
-        t._rg = False
-        t.grad_fn = None
-        if _state.inference:
-            t._vc = None
-        return t
-    node = _new(cls)
-    node.next_functions = edges
-    node._meta = ((out.shape, out.dtype),)
-    node._hooks = None
-    if save_output:
-        so = _new(SavedOutput)
-        so._data = out
-        so._vc = t._vc
-        so._output_nr = 0
-        saved = saved + (so,)
-    node._saved = saved
-    n = len(saved)
-    # Saved tensors are nearly always at version 0: share those tuples instead of allocating.
+
+    def decorate(fn):
+        public = names or (fn.__name__,)
+        if function:
+            table = _NAMESPACES.setdefault(namespace, {})
+            for n in public:
+                table[n] = fn
+        if method:
+            for n in method if isinstance(method, tuple) else public:
+                _METHODS[n] = fn
+        if inplace:
+            for n in inplace if isinstance(inplace, tuple) else public:
+                _INPLACE[n if n.endswith("_") else n + "_"] = fn
+        for u in (ufunc,) if isinstance(ufunc, str) else ufunc:
+            _UFUNC_NAMES[u] = fn
+        return fn
+
+    return decorate
+
+
+def register_methods(methods: dict) -> None:
+    """Tensor attributes that are not public functions (dunders, properties)."""
+    _METHODS.update(methods)
+
+
+def namespace(name: str = "torch") -> dict:
+    """The public objects registered under ``name``."""
+    return dict(_NAMESPACES.get(name, {}))
+
+
+def install() -> None:
+    """Attach the registered Tensor methods, in-place variants and ufunc overrides."""
+    from .inplace import make_inplace  # the in-place family wraps the others: built last
+
+    for name, fn in _METHODS.items():
+        setattr(Tensor, name, fn)
+    for name, fn in _INPLACE.items():
+        if name not in Tensor.__dict__:
+            setattr(Tensor, name, make_inplace(fn, name))
+    _UFUNCS.update(_UFUNC_NAMES)
+
+
+# -- arguments -----------------------------------------------------------------------------------
+
+
+def require_tensor(x, fname: str, arg: str = "input", pos: int = 1) -> None:
+    """torch's TypeError when an argument that must be a Tensor is not."""
+    if not isinstance(x, Tensor):
+        raise TypeError(
+            f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
+        )
+
+
+def as_int(x, fname: str, arg: str, pos: int = 1) -> int:
+    """An int argument (bools and integer-valued NumPy scalars accepted, as torch does)."""
     try:
-        if n == 1:
-            v = saved[0]._vc[0]
-            node._versions = _V0 if v == 0 else (v,)
-        elif n == 2:
-            v, w = saved[0]._vc[0], saved[1]._vc[0]
-            node._versions = _V00 if v == 0 and w == 0 else (v, w)
-        elif n:
-            node._versions = tuple([s._vc[0] for s in saved])
-        else:
-            node._versions = ()
-    except TypeError:  # an inference tensor has no version counter
-        raise RuntimeError(INFERENCE_SAVE_MSG) from None
-    t.grad_fn = node
-    t._rg = True
-    return t
-
-
-def _edges(inputs: tuple):
-    """The ``next_functions`` for an op on ``inputs``, or None when none requires grad."""
-    if len(inputs) == 1:
-        # One input (unary ops): no list, no loop.
-        x = inputs[0]
-        if not (isinstance(x, Tensor) and x._rg):
-            return None
-        fn = x.grad_fn
-        return ((fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0),)
-    if len(inputs) == 2:
-        # Binary ops, unrolled: this runs for every recorded +, -, *, /.
-        x, y = inputs
-        if isinstance(x, Tensor) and x._rg:
-            fn = x.grad_fn
-            ex = (fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0)
-        else:
-            ex = _NO_EDGE
-        if isinstance(y, Tensor) and y._rg:
-            fn = y.grad_fn
-            return ex, ((fn, y._output_nr) if fn is not None else (y._grad_accumulator(), 0))
-        return None if ex is _NO_EDGE else (ex, _NO_EDGE)
-    edge_list = []
-    needs = False
-    for x in inputs:
-        if isinstance(x, Tensor) and x._rg:
-            fn = x.grad_fn
-            edge_list.append((fn, x._output_nr) if fn is not None else (x._grad_accumulator(), 0))
-            needs = True
-        else:
-            edge_list.append(_NO_EDGE)
-    return tuple(edge_list) if needs else None
-
-
-def record_multi(cls, outs: list, inputs: tuple, saved: tuple = (), differentiable=None):
-    """Like ``record`` for a node with several outputs (split, chunk, unbind, ...)."""
-    if _on:
-        return _fw_record_multi(cls, outs, inputs, saved, differentiable)
-    tensors = [_wrap(np.asarray(o)) for o in outs]
-    if not _state.enabled:
-        return tensors
-    edges = tuple(edge_of(x) for x in inputs)
-    if all(e[0] is None for e in edges):
-        return tensors
-    node = cls.__new__(cls)
-    node.next_functions = edges
-    node._meta = tuple((o.shape, o.dtype) for o in outs)
-    node._hooks = None
-    node._saved = saved
-    try:
-        node._versions = tuple([s._vc[0] for s in saved]) if saved else ()
-    except TypeError:  # an inference tensor has no version counter
-        raise RuntimeError(INFERENCE_SAVE_MSG) from None
-    for i, t in enumerate(tensors):
-        if differentiable is None or differentiable[i]:
-            if t._data.dtype.kind in "fc":
-                t.grad_fn = node
-                t._rg = True
-                t._output_nr = i
-    return tensors
-
-
-def add_tangents(a, b):
-    """``a + b`` for JVP rules, where None is a zero tangent."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
-
-
-def elementwise_jvp(self, tangents, inputs, *saved):
-    """JVP of an elementwise op from its VJP rule: each input's Jacobian is diagonal (up to
-    broadcasting), so ``backward`` applied to that input's tangent is the product."""
-    res = None
-    for i, tg in enumerate(tangents):
-        if tg is None:
-            continue
-        g = self.backward(tg, *saved)
-        if type(g) is tuple:
-            g = g[i]
-        res = add_tangents(res, g)
-    return res
-
-
-def needs_grad(*inputs) -> bool:
-    """True when an op on ``inputs`` would be recorded."""
-    if not _state.enabled:
-        return False
-    for x in inputs:
-        if isinstance(x, Tensor) and x._rg:
-            return True
-    return False
-
-
-# -- operands and type promotion ------------------------------------------------------
+        return operator.index(x)
+    except TypeError:
+        raise TypeError(
+            f"{fname}(): argument '{arg}' (position {pos}) must be int, not {type(x).__name__}"
+        ) from None
 
 
 def as_array(x) -> np.ndarray:
@@ -202,6 +163,146 @@ def as_array(x) -> np.ndarray:
     if isinstance(x, Tensor):
         return x._data
     return np.asarray(x)
+
+
+def scalar_or_tensor(x):
+    """Python numbers stay numbers (torch's 'wrapped scalars'); arrays become Tensors."""
+    if isinstance(x, (Tensor, *_PY_SCALARS)):
+        return x
+    return Tensor._wrap(np.asarray(x))
+
+
+# -- out= ---------------------------------------------------------------------------------------
+
+
+def write_out(fname: str, result: Tensor, out: Tensor | None) -> Tensor:
+    """torch's ``out=``: the result is written into ``out`` (resized if its shape differs,
+    cast to its dtype), which is returned. Not differentiable."""
+    if out is None:
+        return result
+    if result._rg:
+        raise RuntimeError(
+            f"{fname}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    data = result._data
+    if out._data.shape != data.shape:
+        if out._data.size:
+            import warnings
+
+            warnings.warn(
+                "An output with one or more elements was resized since it had shape "
+                f"{list(out._data.shape)}, which does not match the required output shape "
+                f"{list(data.shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You "
+                "can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                "elements with t.resize_(0). (Triggered internally at "
+                "/__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)",
+                UserWarning,
+                stacklevel=3,
+            )
+        out._data = np.empty(data.shape, out._data.dtype)
+    if data.dtype != out._data.dtype and not np.can_cast(data.dtype, out._data.dtype, "same_kind"):
+        raise RuntimeError(
+            f"result type {_dtype.scalar_name(data.dtype)} can't be cast to the desired output "
+            f"type {_dtype.scalar_name(out._data.dtype)}"
+        )
+    np.copyto(out._data, data, casting="unsafe")
+    out._bump()
+    return out
+
+
+# -- NumPy's errors and warnings, kept from users ------------------------------------------
+
+
+def broadcast_error(*shapes) -> RuntimeError:
+    """torch's error for shapes that do not broadcast (the last mismatching dim is named)."""
+    shape = tuple(shapes[0])
+    for other in shapes[1:]:
+        other = tuple(other)
+        n = max(len(shape), len(other))
+        a = (1,) * (n - len(shape)) + shape
+        b = (1,) * (n - len(other)) + other
+        for k in range(n - 1, -1, -1):
+            if a[k] != b[k] and a[k] != 1 and b[k] != 1:
+                return RuntimeError(
+                    f"The size of tensor a ({a[k]}) must match the size of tensor b ({b[k]}) "
+                    f"at non-singleton dimension {k}"
+                )
+        shape = tuple(max(x, y) if min(x, y) != 0 else 0 for x, y in zip(a, b))
+    return RuntimeError("shape mismatch")
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The broadcast of ``shapes``, with torch's error when there is none."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise broadcast_error(*shapes) from None
+
+
+def _errstate_var():
+    """NumPy's error-state context variable and its all-ignore value. Setting it directly
+    costs two C calls per op, where ``np.errstate`` costs a microsecond."""
+    try:
+        from numpy._core._ufunc_config import _extobj_contextvar as var
+    except ImportError:  # a NumPy without it: the documented (slower) way
+        return _ErrstateVar(), None
+    with np.errstate(all="ignore"):
+        return var, var.get()
+
+
+class _ErrstateVar:
+    """``set``/``reset`` of a context variable, done with ``np.errstate``."""
+
+    def set(self, _value):
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def reset(self, state) -> None:
+        state.__exit__(None, None, None)
+
+
+_QUIET_VAR, QUIET = _errstate_var()
+# NumPy's floating-point warnings off for a block (torch computes 0/0, log(0) and overflow
+# silently):  token = quiet_set(QUIET) ... finally: quiet_reset(token)
+quiet_set = _QUIET_VAR.set
+quiet_reset = _QUIET_VAR.reset
+
+
+class _Quiet:
+    """``with quiet:`` the same, as a (reentrant) context manager for colder code."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        _tokens.append(quiet_set(QUIET))
+
+    def __exit__(self, *exc) -> None:
+        quiet_reset(_tokens.pop())
+
+
+_tokens: list = []
+quiet = _Quiet()
+
+
+def run(cls, inputs: tuple, arrays: tuple, params: tuple = ()):
+    """``cls.forward`` on the arrays, recorded for ``inputs``: NumPy's floating-point
+    warnings off and its broadcasting error turned into torch's."""
+    token = quiet_set(QUIET)
+    try:
+        res = cls.forward(list(arrays), *params) if cls._variadic else cls.forward(*arrays, *params)
+    except ValueError:
+        raise broadcast_error(*(np.shape(a) for a in arrays)) from None
+    finally:
+        quiet_reset(token)
+    return record(cls, res, inputs, params)
+
+
+# -- operands and torch's type promotion ---------------------------------------------------
 
 
 def _group_type(x):
@@ -320,44 +421,12 @@ def float_operand(a: np.ndarray) -> np.ndarray:
     return a.astype(_dtype._default[0].np)
 
 
-def normalize_dim(dim: int, ndim: int) -> int:
-    """Wrap a negative dim; torch's IndexError when out of range."""
-    n = ndim if ndim > 0 else 1
-    if not -n <= dim < n:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
-        )
-    return dim % n
+def is_raw(g) -> bool:
+    """True for a gradient in a plain backward (an array or NumPy scalar), False for a
+    Tensor (the backward is being recorded)."""
+    return not isinstance(g, Tensor)
 
 
-def normalize_dims(dim, ndim: int) -> tuple:
-    if dim is None:
-        return tuple(range(ndim))
-    if isinstance(dim, (tuple, list)):
-        out = tuple(normalize_dim(d, ndim) for d in dim)
-        if len(set(out)) != len(out):
-            raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
-        return out
-    return (normalize_dim(dim, ndim),)
-
-
-__all__ = [
-    "add_tangents",
-    "elementwise_jvp",
-    "saved_output",
-    "set_saved",
-    "Node",
-    "AccumulateGrad",
-    "record",
-    "record_multi",
-    "edge_of",
-    "needs_grad",
-    "binary_operands",
-    "result_type",
-    "promote_types",
-    "as_array",
-    "float_operand",
-    "default_float",
-    "normalize_dim",
-    "normalize_dims",
-]
+def legacy_type_name(np_dtype) -> str:
+    """``torch.FloatTensor`` and friends, for torch's messages."""
+    return _legacy_type_name(np_dtype)

@@ -1,8 +1,10 @@
-"""Elementwise ops: arithmetic, comparisons and unary math, each with its backward rule.
+"""Elementwise ops: arithmetic, comparisons and unary math.
 
-Rules are written with operators and NumPy ufuncs only, so the same line runs on raw
-arrays (plain backward) and on Tensors (a recorded backward, through
-``Tensor.__array_ufunc__``). Broadcasting is undone by the engine, not here.
+Each differentiable op is one ``defop`` declaration (its forward on arrays, one derivative
+per input, its forward-mode kind) next to its public function. Rules are written with
+operators and NumPy ufuncs only, so the same line runs on raw arrays (plain backward) and
+on Tensors (a recorded backward, through ``Tensor.__array_ufunc__``). Broadcasting is undone
+by the engine, not here; every derivative here is elementwise, so forward mode follows.
 """
 
 from __future__ import annotations
@@ -11,55 +13,59 @@ import math
 
 import numpy as np
 
-from .._tensor import Tensor, register_methods
+from .._tensor import Tensor
 from ._core import (
-    Node,
-    _fw,
+    ELEMENTWISE,
+    QUIET,
     binary_operands,
+    broadcast_error,
     default_float,
+    defop,
     float_operand,
+    quiet_reset,
+    quiet_set,
     record,
+    register,
+    register_methods,
+    require_tensor,
+    run,
+    scalar_or_tensor,
+    write_out,
 )
-from ._core import add_tangents as _add_tangents
-from ._core import elementwise_jvp as _elementwise_jvp
 
 _wrap = Tensor._wrap
-
-
-def _require_tensor(x, fname: str) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
-        )
-
-
 _PASS_THROUGH = frozenset((Tensor, int, float, bool, complex))
+_ALPHA_1 = (1,)
 
 
-def _scalar_or_tensor(x):
-    """Python numbers stay numbers (torch's 'wrapped scalars'); arrays become Tensors."""
-    if type(x) in _PASS_THROUGH or isinstance(x, (Tensor, int, float, bool, complex)):
-        return x
-    return Tensor._wrap(np.asarray(x))
+def _select(cond, x, y):
+    """``where(cond, x, y)`` on arrays, or recorded when ``x``/``y`` is a Tensor."""
+    if isinstance(x, Tensor) or isinstance(y, Tensor):
+        return where(cond, x, y)
+    return np.where(cond, x, y)
 
 
-# -- binary arithmetic ----------------------------------------------------------------
+def _zero_where(cond, value):
+    """``value`` with zeros where ``cond`` holds (not 0 * inf: torch's conventions)."""
+    return _select(cond, 0.0 if isinstance(value, Tensor) else 0, value)
 
 
-class AddBackward0(Node):
-    __slots__ = ()
-    alpha = 1  # set on the instance only when it is not 1 (nodes keep a __dict__ for that)
+# -- add, sub, rsub ----------------------------------------------------------------------------
 
-    def backward(self, g):
-        return g, (g if self.alpha == 1 else g * self.alpha)
+AddBackward0 = defop(
+    "AddBackward0",
+    inputs=("self", "other"),
+    params=("alpha",),
+    forward=lambda a, b, alpha: (a + b) if alpha == 1 else (a + b * alpha),
+    vjp={
+        "self": lambda g: g,
+        "other": lambda g, alpha: g if alpha == 1 else g * alpha,
+    },
+    jvp=ELEMENTWISE,
+)
 
-    def jvp(self, tangents, inputs):
-        ta, tb = tangents
-        if tb is not None and self.alpha != 1:
-            tb = tb * self.alpha
-        return _add_tangents(ta, tb)
 
-
+@register("add", method=True, inplace=True, ufunc="add")
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting.
 
@@ -69,28 +75,34 @@ def add(input, other, *, alpha=1, out=None):
         tensor([21., 22.])
     """
     if type(other) not in _PASS_THROUGH:
-        other = _scalar_or_tensor(other)
+        other = scalar_or_tensor(other)
     a, b = binary_operands(input, other)
-    t = record(AddBackward0, (a + b) if alpha == 1 else (a + b * alpha), (input, other))
-    if alpha != 1 and (gf := t.grad_fn or _fw.node) is not None:
-        gf.alpha = alpha
-    return t if out is None else _out(t, out)
+    # AddBackward0.forward, inlined with run's error handling: + is the hottest op.
+    token = quiet_set(QUIET)
+    try:
+        res = (a + b) if alpha == 1 else (a + b * alpha)
+    except ValueError:
+        raise broadcast_error(np.shape(a), np.shape(b)) from None
+    finally:
+        quiet_reset(token)
+    t = record(AddBackward0, res, (input, other), _ALPHA_1 if alpha == 1 else (alpha,))
+    return t if out is None else write_out("add", t, out)
 
 
-class SubBackward0(Node):
-    __slots__ = ()
-    alpha = 1  # set on the instance only when it is not 1 (nodes keep a __dict__ for that)
+SubBackward0 = defop(
+    "SubBackward0",
+    inputs=("self", "other"),
+    params=("alpha",),
+    forward=lambda a, b, alpha: (a - b) if alpha == 1 else (a - b * alpha),
+    vjp={
+        "self": lambda g: g,
+        "other": lambda g, alpha: -g if alpha == 1 else g * -alpha,
+    },
+    jvp=ELEMENTWISE,
+)
 
-    def backward(self, g):
-        return g, (-g if self.alpha == 1 else g * -self.alpha)
 
-    def jvp(self, tangents, inputs):
-        ta, tb = tangents
-        if tb is not None:
-            tb = -tb if self.alpha == 1 else tb * -self.alpha
-        return _add_tangents(ta, tb)
-
-
+@register("sub", "subtract", method=True, inplace=True, ufunc="subtract")
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other`` with broadcasting.
 
@@ -99,13 +111,12 @@ def sub(input, other, *, alpha=1, out=None):
         >>> ember.sub(ember.tensor([5.0]), ember.tensor([1.0]))
         tensor([4.])
     """
-    other = _scalar_or_tensor(other)
+    if type(other) not in _PASS_THROUGH:
+        other = scalar_or_tensor(other)
     _check_bool_sub(input, other)
     a, b = binary_operands(input, other)
-    t = record(SubBackward0, (a - b) if alpha == 1 else (a - b * alpha), (input, other))
-    if alpha != 1 and (gf := t.grad_fn or _fw.node) is not None:
-        gf.alpha = alpha
-    return _out(t, out)
+    t = run(SubBackward0, (input, other), (a, b), _ALPHA_1 if alpha == 1 else (alpha,))
+    return t if out is None else write_out("sub", t, out)
 
 
 def _check_bool_sub(x, y) -> None:
@@ -123,60 +134,60 @@ def _check_bool_sub(x, y) -> None:
         )
 
 
-class RsubBackward1(Node):
-    __slots__ = ()
-    alpha = 1  # set on the instance only when it is not 1 (nodes keep a __dict__ for that)
+_rsub_forward = lambda a, b, alpha: (b - a) if alpha == 1 else (b - a * alpha)  # noqa: E731
+_rsub_self = lambda g, alpha: -g if alpha == 1 else g * -alpha  # noqa: E731
 
-    def backward(self, g):
-        return (-g if self.alpha == 1 else g * -self.alpha), None
+RsubBackward0 = defop(  # other - alpha * self, both tensors
+    "RsubBackward0",
+    inputs=("self", "other"),
+    params=("alpha",),
+    forward=_rsub_forward,
+    vjp={"self": _rsub_self, "other": lambda g: g},
+    jvp=ELEMENTWISE,
+)
 
-    def jvp(self, tangents, inputs):
-        ta, tb = tangents
-        if ta is not None:
-            ta = -ta if self.alpha == 1 else ta * -self.alpha
-        return _add_tangents(ta, tb)
-
-
-class RsubBackward0(Node):
-    """rsub of two tensors: ``other - alpha * input``."""
-
-    __slots__ = ()
-    alpha = 1  # set on the instance only when it is not 1 (nodes keep a __dict__ for that)
-
-    def backward(self, g):
-        return (-g if self.alpha == 1 else g * -self.alpha), g
-
-    jvp = RsubBackward1.jvp
+RsubBackward1 = defop(  # other - alpha * self, other a number
+    "RsubBackward1",
+    params=("other", "alpha"),
+    forward=lambda a, other, alpha: _rsub_forward(a, other, alpha),
+    vjp={"self": _rsub_self},
+    jvp=ELEMENTWISE,
+)
 
 
+@register("rsub")
 def rsub(input, other, *, alpha=1):
-    """``other - alpha * input`` (``2 - x`` in Python)."""
-    other = _scalar_or_tensor(other)
+    """``other - alpha * input`` (``2 - x`` in Python).
+
+    Example:
+        >>> import ember
+        >>> ember.rsub(ember.tensor([1.0]), 5)
+        tensor([4.])
+    """
+    other = scalar_or_tensor(other)
     _check_bool_sub(input, other)
     a, b = binary_operands(input, other)
-    cls = RsubBackward0 if isinstance(other, Tensor) else RsubBackward1
-    t = record(cls, (b - a) if alpha == 1 else (b - a * alpha), (input, other))
-    if alpha != 1 and (gf := t.grad_fn or _fw.node) is not None:
-        gf.alpha = alpha
-    return t
+    params = _ALPHA_1 if alpha == 1 else (alpha,)
+    if isinstance(other, Tensor):
+        return run(RsubBackward0, (input, other), (a, b), params)
+    return run(RsubBackward1, (input,), (a,), (b, alpha))
 
 
-class MulBackward0(Node):
-    __slots__ = ("other",)  # the Python-number operand, when there is one
+# -- mul, div --------------------------------------------------------------------------------
 
-    def backward(self, g, a, b=None):
-        if b is None:
-            return g * self.other, None
-        (fa, _), (fb, _) = self.next_functions
-        # Skip the product for an operand that takes no gradient (often a big input).
-        return (None if fa is None else g * b), (None if fb is None else g * a)
-
-    def jvp(self, tangents, inputs, *saved):
-        # The product rule (the other operand may be a Python number).
-        (ta, tb), (a, b) = tangents, inputs
-        return _add_tangents(None if ta is None else ta * b, None if tb is None else a * tb)
+MulBackward0 = defop(
+    "MulBackward0",
+    inputs=("self", "other"),
+    forward=np.multiply,
+    vjp={
+        "self": lambda g, other: g * other,
+        "other": lambda g, self: g * self,
+    },
+    jvp=ELEMENTWISE,
+)
 
 
+@register("mul", "multiply", method=True, inplace=True, ufunc="multiply")
 def mul(input, other, *, out=None):
     """Elementwise product with broadcasting.
 
@@ -186,48 +197,61 @@ def mul(input, other, *, out=None):
         tensor([3., 6.])
     """
     if type(other) not in _PASS_THROUGH:
-        other = _scalar_or_tensor(other)
+        other = scalar_or_tensor(other)
+    if not isinstance(input, Tensor):  # mul(2, x): multiplication commutes
+        input, other = other, input
     a, b = binary_operands(input, other)
-    if isinstance(other, Tensor):
-        t = record(MulBackward0, a * b, (input, other), (input, other))
-    elif isinstance(input, Tensor):
-        t = record(MulBackward0, a * b, (input, other), (input,))
-        if (gf := t.grad_fn or _fw.node) is not None:
-            gf.other = other
-    else:
-        return _out(mul(other, input), out)
-    return t if out is None else _out(t, out)
+    # MulBackward0.forward, inlined with run's error handling: * is the hottest op.
+    token = quiet_set(QUIET)
+    try:
+        res = a * b
+    except ValueError:
+        raise broadcast_error(np.shape(a), np.shape(b)) from None
+    finally:
+        quiet_reset(token)
+    t = record(MulBackward0, res, (input, other))
+    return t if out is None else write_out("mul", t, out)
 
 
-def _saved2(x, y):
-    # Python scalars are saved as 0-d Tensors so the rule can use them like arrays.
-    if not isinstance(x, Tensor):
-        x = _wrap(np.asarray(x))
-    if not isinstance(y, Tensor):
-        y = _wrap(np.asarray(y))
-    return (x, y)
+def _true_divide(a, b):
+    kind = a.dtype.kind if hasattr(a, "dtype") else ("i" if isinstance(a, int) else "f")
+    if kind in "biu":
+        dt = default_float()  # integer division gives the default float dtype, as torch
+        return np.asarray(a, dtype=dt) / np.asarray(b, dtype=dt)
+    return a / b
 
 
-class DivBackward0(Node):
-    __slots__ = ("other",)  # the Python-number divisor, when there is one
-
-    def jvp(self, tangents, inputs, *saved):
-        if not saved:
-            return None  # rounding_mode='floor'/'trunc': piecewise constant
-        (ta, tb), (a, b) = tangents, inputs
-        return _add_tangents(
-            None if ta is None else ta / b, None if tb is None else -tb * a / (b * b)
-        )
-
-    def backward(self, g, a, b=None):
-        if b is None:
-            return g / self.other, None
-        ga = g / b
-        return (ga if self.next_functions[0][0] is not None else None), (
-            None if self.next_functions[1][0] is None else -ga * a / b
-        )
+DivBackward0 = defop(
+    "DivBackward0",
+    inputs=("self", "other"),
+    forward=_true_divide,
+    vjp={
+        "self": lambda g, other: g / other,
+        "other": lambda g, self, other: -g * self / (other * other),
+    },
+    jvp=ELEMENTWISE,
+)
 
 
+def _rounded_divide(a, b, rounding_mode):
+    if rounding_mode == "floor":
+        return np.floor_divide(a, b) if _is_int(a) else np.floor(a / b)
+    return _int_trunc_div(a, b) if _is_int(a) else np.trunc(a / b)
+
+
+DivBackward2 = defop(  # div with rounding_mode: piecewise constant
+    "DivBackward2",
+    inputs=("self", "other"),
+    params=("rounding_mode",),
+    forward=_rounded_divide,
+    vjp={"self": lambda g: g * 0, "other": lambda g: g * 0},
+    jvp=ELEMENTWISE,
+)
+
+
+@register(
+    "div", "divide", "true_divide", method=True, inplace=True, ufunc=("true_divide", "divide")
+)
 def div(input, other, *, rounding_mode=None, out=None):
     """True division (or ``rounding_mode='trunc'|'floor'``) with broadcasting.
 
@@ -236,37 +260,19 @@ def div(input, other, *, rounding_mode=None, out=None):
         >>> ember.div(ember.tensor([1, 2]), 2)
         tensor([0.5000, 1.0000])
     """
-    other = _scalar_or_tensor(other)
+    if type(other) not in _PASS_THROUGH:
+        other = scalar_or_tensor(other)
     a, b = binary_operands(input, other)
     if rounding_mode is not None:
-        if rounding_mode == "floor":
-            res = np.floor_divide(a, b) if _is_int(a) else np.floor(a / b)
-        elif rounding_mode == "trunc":
-            res = np.trunc(a / b) if not _is_int(a) else _int_trunc_div(a, b)
-        else:
+        if rounding_mode not in ("floor", "trunc"):
             raise RuntimeError(
                 "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                 f"'{rounding_mode}'"
             )
-        return _out(record(DivBackward0, np.asarray(res), (input, other), ()), out)
-    if _is_int(a):
-        # Integer 0/0 is NaN in torch, silently; NumPy would warn.
-        dt = default_float()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            res = np.asarray(a, dtype=dt) / np.asarray(b, dtype=dt)
+        t = run(DivBackward2, (input, other), (a, b), (rounding_mode,))
     else:
-        res = a / b
-    if type(res) is not np.ndarray:
-        res = np.asarray(res)
-    if isinstance(other, Tensor):
-        t = record(DivBackward0, res, (input, other), _saved2(input, other))
-    elif isinstance(input, Tensor):
-        t = record(DivBackward0, res, (input, other), (input,))
-        if (gf := t.grad_fn or _fw.node) is not None:
-            gf.other = other
-    else:
-        t = record(DivBackward0, res, (input, other), _saved2(input, other))
-    return t if out is None else _out(t, out)
+        t = run(DivBackward0, (input, other), (a, b))
+    return t if out is None else write_out("div", t, out)
 
 
 def _is_int(a) -> bool:
@@ -279,65 +285,92 @@ def _int_trunc_div(a, b):
     return q + fix
 
 
-def rtruediv(input, other):
-    """``other / input`` (``2 / x``): torch records it as reciprocal then multiply."""
-    recip = _UNARY_OPS["reciprocal"]
-    return mul(recip(input if input._data.dtype.kind in "fc" else input.float()), other)
+NotImplemented_ = defop(  # torch's floor_divide has no derivative: a node that says so
+    "NotImplemented",
+    inputs=("self", "other"),
+    forward=lambda a, b: _rounded_divide(a, b, "floor"),
+    vjp=lambda g: _no_derivative("aten::floor_divide"),
+    jvp=lambda t_self, t_other: _no_forward_derivative("aten::floor_divide"),
+)
 
 
-class PowBackward0(Node):
-    __slots__ = ("exponent",)
-    jvp = _elementwise_jvp  # diagonal Jacobian: the VJP rule applied to the tangent
-
-    def backward(self, g, a):
-        e = self.exponent
-        if e == 0:
-            return g * 0
-        if e == 2:
-            return g * 2 * a
-        return g * e * a ** (e - 1)
+def _no_derivative(op: str):
+    raise RuntimeError(f"derivative for {op} is not implemented")
 
 
-class PowBackward1(Node):
-    __slots__ = ()
-
-    def backward(self, g, a, b, result):
-        # torch's conventions: no gradient for the base where the exponent is 0 (not
-        # 0 * inf at a == 0), none for the exponent where the base is 0 (not 0 * -inf).
-        ga = g * _zero_where(b == 0, b * a ** (b - 1))
-        gb = g * _zero_where(a == 0, result * np.log(a))
-        return ga, gb
-
-    def jvp(self, tangents, inputs, a, b, result):
-        ta, tb = tangents
-        return _add_tangents(
-            None if ta is None else ta * _zero_where(b == 0, b * a ** (b - 1)),
-            None if tb is None else tb * _zero_where(a == 0, result * np.log(a)),
-        )
+def _no_forward_derivative(op: str):
+    raise NotImplementedError(f"Trying to use forward AD with {op} that does not support it.")
 
 
-class PowBackward2(Node):
-    __slots__ = ("base",)
+@register("floor_divide", method=True, inplace=True, ufunc="floor_divide")
+def floor_divide(input, other, *, out=None):
+    """``input // other`` rounded toward minus infinity (not differentiable, as in torch).
 
-    def backward(self, g, b, result):
-        base = self.base
-        if base == 0:  # torch's convention: no gradient through 0 ** b (not 0 * -inf)
-            return None, g * 0
-        # log of a negative base is NaN, as in torch (the gradient is undefined there).
-        return None, g * result * (math.log(base) if base > 0 else math.nan)
-
-    def jvp(self, tangents, inputs, b, result):
-        return self.backward(tangents[1], b, result)[1]
-
-
-def _zero_where(cond, value):
-    """``value`` with zeros where ``cond`` holds (arrays, or Tensors in a recorded rule)."""
-    if isinstance(value, np.ndarray) or not isinstance(value, Tensor):
-        return np.where(cond, 0, value)
-    return where(cond, 0.0, value)
+    Example:
+        >>> import ember
+        >>> ember.floor_divide(ember.tensor([7, -7]), 2)
+        tensor([ 3, -4])
+    """
+    other = scalar_or_tensor(other)
+    a, b = binary_operands(input, other)
+    t = run(NotImplemented_, (input, other), (a, b))
+    return t if out is None else write_out("floor_divide", t, out)
 
 
-def pow(input, exponent, *, out=None):
+# -- pow -----------------------------------------------------------------------------------------
+
+
+def _pow_scalar_grad(g, self, exponent):
+    if exponent == 0:
+        return g * 0
+    if exponent == 2:
+        return g * 2 * self
+    return g * exponent * self ** (exponent - 1)
+
+
+PowBackward0 = defop(  # tensor ** number
+    "PowBackward0",
+    params=("exponent",),
+    forward=lambda a, exponent: np.square(a) if exponent == 2 else np.power(a, exponent),
+    vjp={"self": _pow_scalar_grad},
+    jvp=ELEMENTWISE,
+)
+
+PowBackward1 = defop(  # tensor ** tensor
+    "PowBackward1",
+    inputs=("self", "exponent"),
+    forward=np.power,
+    vjp={
+        # torch's conventions: no gradient for the base where the exponent is 0, none for
+        # the exponent where the base is 0 (not 0 * inf).
+        "self": lambda g, self, exponent: (
+            g * _zero_where(exponent == 0, exponent * self ** (exponent - 1))
+        ),
+        "exponent": lambda g, self, result: g * _zero_where(self == 0, result * np.log(self)),
+    },
+    jvp=ELEMENTWISE,
+)
+
+
+def _rpow_grad(g, result, base):
+    if base == 0:
+        return g * 0  # no gradient through 0 ** b
+    # The log of a negative base is NaN, as in torch (the gradient is undefined there).
+    return g * result * (math.log(base) if base > 0 else math.nan)
+
+
+PowBackward2 = defop(  # number ** tensor
+    "PowBackward2",
+    inputs=("exponent",),
+    params=("base",),
+    forward=lambda e, base: np.power(base, e),
+    vjp={"exponent": _rpow_grad},
+    jvp=ELEMENTWISE,
+)
+
+
+@register("pow", method=True, inplace=True, ufunc="power")
+def pow(input, exponent, *, out=None):  # noqa: A001
     """``input ** exponent`` for tensor or scalar base/exponent.
 
     Example:
@@ -346,86 +379,62 @@ def pow(input, exponent, *, out=None):
         tensor([4., 9.])
     """
     if not isinstance(input, Tensor):
-        return _out(_rpow(input, exponent), out)
-    if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
-        a = input._data
-        if a.dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
+        t = _rpow(input, exponent)
+    elif isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
+        if input._data.dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         a, _ = binary_operands(input, exponent)
-        res = np.square(a) if exponent == 2 else np.power(a, exponent)
-        t = record(PowBackward0, np.asarray(res), (input,), (input,))
-        if (gf := t.grad_fn or _fw.node) is not None:
-            gf.exponent = exponent
-        return _out(t, out)
-    exponent = _scalar_or_tensor(exponent)
-    a, b = binary_operands(input, exponent)
-    return _out(
-        record(PowBackward1, np.power(a, b), (input, exponent), (input, exponent), True), out
-    )
+        t = run(PowBackward0, (input,), (a,), (exponent,))
+    else:
+        exponent = scalar_or_tensor(exponent)
+        a, b = binary_operands(input, exponent)
+        t = run(PowBackward1, (input, exponent), (a, b))
+    return t if out is None else write_out("pow", t, out)
 
 
 def _rpow(base, exponent: Tensor):
-    """``base ** tensor`` for a Python-number base (PowBackward2)."""
+    """``base ** tensor`` for a Python-number base."""
     a, b = binary_operands(base, exponent)
-    t = record(PowBackward2, np.power(a, b), (None, exponent), (exponent,), True)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.base = base
-    return t
+    return run(PowBackward2, (exponent,), (b,), (a,))
 
 
-class NegBackward0(Node):
-    __slots__ = ()
-    jvp = _elementwise_jvp  # diagonal Jacobian: the VJP rule applied to the tangent
-
-    def backward(self, g):
-        return -g
+# -- maximum, minimum, atan2 ---------------------------------------------------------------
 
 
-def neg(input, *, out=None):
-    """``-input``."""
-    _require_tensor(input, "neg")
-    if input._data.dtype == np.bool_:
-        raise RuntimeError(
-            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-            "to invert a mask, use the `~` or `logical_not()` operator instead."
-        )
-    return _out(record(NegBackward0, np.negative(input._data), (input,)), out)
+def _tie_weight(self, other, sign):
+    """Where ``self`` wins the comparison: 1, 0.5 at ties (torch splits ties evenly)."""
+    wins = (self > other) if sign > 0 else (self < other)
+    return wins + (self == other) * 0.5
 
 
-negative = neg
+MaximumBackward0 = defop(
+    "MaximumBackward0",
+    inputs=("self", "other"),
+    forward=np.maximum,
+    vjp={
+        "self": lambda g, self, other: g * _tie_weight(self, other, 1),
+        "other": lambda g, self, other: g * _tie_weight(other, self, 1),
+    },
+    jvp=ELEMENTWISE,
+)
+
+MinimumBackward0 = defop(
+    "MinimumBackward0",
+    inputs=("self", "other"),
+    forward=np.minimum,
+    vjp={
+        "self": lambda g, self, other: g * _tie_weight(self, other, -1),
+        "other": lambda g, self, other: g * _tie_weight(other, self, -1),
+    },
+    jvp=ELEMENTWISE,
+)
 
 
-class MaximumBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g, a, b):
-        # Ties split the gradient evenly, as torch does.
-        wa = (a > b) + (a == b) * 0.5
-        wb = (b > a) + (a == b) * 0.5
-        return g * wa, g * wb
-
-    def jvp(self, tangents, inputs, a, b):
-        (ta, tb), w = tangents, (a == b) * 0.5
-        return _add_tangents(
-            None if ta is None else ta * ((a > b) + w), None if tb is None else tb * ((b > a) + w)
-        )
+def _require_other_tensor(other, fname):
+    require_tensor(other, fname, "other", 2)
 
 
-class MinimumBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g, a, b):
-        wa = (a < b) + (a == b) * 0.5
-        wb = (b < a) + (a == b) * 0.5
-        return g * wa, g * wb
-
-    def jvp(self, tangents, inputs, a, b):
-        (ta, tb), w = tangents, (a == b) * 0.5
-        return _add_tangents(
-            None if ta is None else ta * ((a < b) + w), None if tb is None else tb * ((b < a) + w)
-        )
-
-
+@register("maximum", method=True, ufunc="maximum")
 def maximum(input, other, *, out=None):
     """Elementwise maximum (NaN propagates).
 
@@ -436,66 +445,69 @@ def maximum(input, other, *, out=None):
     """
     _require_other_tensor(other, "maximum")
     a, b = binary_operands(input, other)
-    return _out(record(MaximumBackward0, np.maximum(a, b), (input, other), (input, other)), out)
+    return write_out("maximum", run(MaximumBackward0, (input, other), (a, b)), out)
 
 
+@register("minimum", method=True, ufunc="minimum")
 def minimum(input, other, *, out=None):
-    """Elementwise minimum (NaN propagates)."""
+    """Elementwise minimum (NaN propagates).
+
+    Example:
+        >>> import ember
+        >>> ember.minimum(ember.tensor([1.0, 5.0]), ember.tensor([3.0, 2.0]))
+        tensor([1., 2.])
+    """
     _require_other_tensor(other, "minimum")
     a, b = binary_operands(input, other)
-    return _out(record(MinimumBackward0, np.minimum(a, b), (input, other), (input, other)), out)
+    return write_out("minimum", run(MinimumBackward0, (input, other), (a, b)), out)
 
 
-def _require_other_tensor(other, fname):
-    if not isinstance(other, Tensor):
-        raise TypeError(
-            f"{fname}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
-        )
+Atan2Backward0 = defop(
+    "Atan2Backward0",
+    inputs=("self", "other"),
+    forward=np.arctan2,
+    vjp={
+        "self": lambda g, self, other: g * other / (self * self + other * other),
+        "other": lambda g, self, other: -g * self / (self * self + other * other),
+    },
+    jvp=ELEMENTWISE,
+)
 
 
-class Atan2Backward0(Node):
-    __slots__ = ()
-
-    def backward(self, g, a, b):
-        denom = a * a + b * b
-        return g * b / denom, -g * a / denom
-
-    def jvp(self, tangents, inputs, a, b):
-        ta, tb = tangents
-        num = _add_tangents(None if ta is None else ta * b, None if tb is None else -tb * a)
-        return num / (a * a + b * b)
-
-
+@register("atan2", "arctan2", method=True, inplace=True, ufunc="arctan2")
 def atan2(input, other, *, out=None):
-    """Elementwise arctangent of ``input / other`` using the signs of both."""
+    """Elementwise arctangent of ``input / other`` using the signs of both.
+
+    Example:
+        >>> import ember
+        >>> ember.atan2(ember.tensor([1.0]), ember.tensor([1.0]))
+        tensor([0.7854])
+    """
     a, b = binary_operands(input, other)
     a, b = float_operand(np.asarray(a)), float_operand(np.asarray(b))
-    return _out(record(Atan2Backward0, np.arctan2(a, b), (input, other), (input, other)), out)
+    return write_out("atan2", run(Atan2Backward0, (input, other), (a, b)), out)
 
 
-arctan2 = atan2
+# -- where, clamp ---------------------------------------------------------------------------------
+
+WhereBackward0 = defop(
+    "WhereBackward0",
+    inputs=("self", "other"),
+    params=("condition",),  # a bool array: not a tensor input (no edge), as in torch
+    forward=lambda a, b, condition: np.where(condition, a, b),
+    vjp={
+        "self": lambda g, condition: _select(condition, g, g * 0),
+        "other": lambda g, condition: _select(condition, g * 0, g),
+    },
+    jvp=lambda t_self, t_other, condition: _select(
+        condition,
+        t_self if t_self is not None else 0.0,
+        t_other if t_other is not None else 0.0,
+    ),
+)
 
 
-class WhereBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g, cond):
-        zero = g * 0
-        return None, _where(cond, g, zero), _where(cond, zero, g)
-
-    def jvp(self, tangents, inputs, cond):
-        _, ta, tb = tangents
-        ref = ta if ta is not None else tb
-        zero = ref * 0
-        return _where(cond, zero if ta is None else ta, zero if tb is None else tb)
-
-
-def _where(cond, x, y):
-    if isinstance(x, Tensor):
-        return where(cond, x, y)
-    return np.where(cond, x, y)
-
-
+@register("where", ufunc=())
 def where(condition, input=None, other=None, *, out=None):
     """Pick ``input`` where ``condition`` holds, else ``other`` (broadcasting all three).
 
@@ -515,47 +527,92 @@ def where(condition, input=None, other=None, *, out=None):
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
             f"{condition.dtype if isinstance(condition, Tensor) else c.dtype}"
         )
-    input = _scalar_or_tensor(input)
-    other = _scalar_or_tensor(other)
+    input = scalar_or_tensor(input)
+    other = scalar_or_tensor(other)
     a, b = binary_operands(input, other)
-    cond_t = condition if isinstance(condition, Tensor) else _wrap(c)
-    return _out(record(WhereBackward0, np.where(c, a, b), (None, input, other), (cond_t,)), out)
+    try:
+        np.broadcast_shapes(c.shape, np.shape(a), np.shape(b))
+    except ValueError:
+        raise broadcast_error(c.shape, np.shape(a), np.shape(b)) from None
+    return write_out("where", run(WhereBackward0, (input, other), (a, b), (c,)), out)
 
 
-class ClampBackward1(Node):
-    __slots__ = ("lo", "hi")
-    jvp = _elementwise_jvp  # diagonal Jacobian: the VJP rule applied to the tangent
-
-    def backward(self, g, a):
-        lo, hi = self.lo, self.hi
-        mask = True
-        if lo is not None:
-            mask = a >= lo
-        if hi is not None:
-            mask = mask & (a <= hi) if lo is not None else a <= hi
-        return g * mask
+def _clamp_mask(self, min, max):  # noqa: A002
+    mask = True
+    if min is not None:
+        mask = self >= min
+    if max is not None:
+        mask = mask & (self <= max) if min is not None else self <= max
+    return mask
 
 
-class ClampBackward0(Node):
-    """clamp with tensor bounds; a missing bound is saved as an infinite one."""
-
-    __slots__ = ()
-
-    def backward(self, g, a, lo, hi):
-        return g * ((a >= lo) & (a <= hi)), g * (a < lo), g * (a > hi)
-
-    def jvp(self, tangents, inputs, a, lo, hi):
-        # min(max(a, lo), hi): hi's tangent where max(a, lo) > hi (crossed bounds too),
-        # else lo's where a < lo, else a's.
-        tx, tlo, thi = tangents
-        at_hi = (a > hi) | (lo > hi)
-        at_lo = (a < lo) & ~at_hi
-        res = None if tx is None else tx * ~(at_hi | at_lo)
-        res = _add_tangents(res, None if tlo is None else tlo * at_lo)
-        return _add_tangents(res, None if thi is None else thi * at_hi)
+def _clip(a, min, max):  # noqa: A002
+    if min is not None and max is not None and min > max:
+        return np.full_like(a, max)
+    return np.clip(a, min, max)
 
 
-def clamp(input, min=None, max=None, *, out=None):
+ClampBackward1 = defop(  # number bounds
+    "ClampBackward1",
+    params=("min", "max"),
+    forward=_clip,
+    vjp={"self": lambda g, self, min, max: g * _clamp_mask(self, min, max)},
+    jvp=ELEMENTWISE,
+)
+
+ClampMinBackward0 = defop(
+    "ClampMinBackward0",
+    params=("min",),
+    forward=lambda a, min: np.maximum(a, np.asarray(min, a.dtype)),
+    vjp={"self": lambda g, self, min: g * (self >= min)},
+    jvp=ELEMENTWISE,
+)
+
+ClampMaxBackward0 = defop(
+    "ClampMaxBackward0",
+    params=("max",),
+    forward=lambda a, max: np.minimum(a, np.asarray(max, a.dtype)),
+    vjp={"self": lambda g, self, max: g * (self <= max)},
+    jvp=ELEMENTWISE,
+)
+
+
+def _clamp_masks(self, min, max):  # noqa: A002
+    """Where min(max(x, lo), hi) takes hi (crossed bounds too), and where it takes lo."""
+    at_hi = (self > max) | (min > max)
+    return at_hi, (self < min) & ~at_hi
+
+
+def _clamp_tensor_jvp(t_self, t_min, t_max, self, min, max):  # noqa: A002
+    at_hi, at_lo = _clamp_masks(self, min, max)
+    res = None if t_self is None else t_self * ~(at_hi | at_lo)
+    if t_min is not None:
+        res = t_min * at_lo if res is None else res + t_min * at_lo
+    if t_max is not None:
+        res = t_max * at_hi if res is None else res + t_max * at_hi
+    return res
+
+
+def _clamp_self_grad(g, self, min, max):  # noqa: A002
+    at_hi, at_lo = _clamp_masks(self, min, max)
+    return g * ~(at_hi | at_lo)
+
+
+ClampBackward0 = defop(  # tensor bounds (a missing bound is an infinite one)
+    "ClampBackward0",
+    inputs=("self", "min", "max"),
+    forward=lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi).astype(a.dtype, copy=False),
+    vjp={
+        "self": _clamp_self_grad,
+        "min": lambda g, self, min, max: g * _clamp_masks(self, min, max)[1],
+        "max": lambda g, self, min, max: g * _clamp_masks(self, min, max)[0],
+    },
+    jvp=_clamp_tensor_jvp,
+)
+
+
+@register("clamp", "clip", method=True, inplace=True)
+def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
     """Limit values to ``[min, max]``; gradient flows where the input was inside.
 
     Example:
@@ -563,27 +620,25 @@ def clamp(input, min=None, max=None, *, out=None):
         >>> ember.clamp(ember.tensor([-2.0, 0.5, 3.0]), min=0, max=1)
         tensor([0.0000, 0.5000, 1.0000])
     """
-    _require_tensor(input, "clamp")
+    require_tensor(input, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    a = input._data
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        a = input._data
         lo = _bound(min, -np.inf, a.dtype)
         hi = _bound(max, np.inf, a.dtype)
-        res = np.minimum(np.maximum(a, lo._data), hi._data).astype(a.dtype, copy=False)
-        t = record(ClampBackward0, res, (input, min, max), (input, lo, hi))
-        return _out(t, out)
+        t = run(ClampBackward0, (input, lo, hi), (a, lo._data, hi._data))
+    else:
+        t = run(ClampBackward1, (input,), (_clamp_operand(input, min, max),), (min, max))
+    return write_out("clamp", t, out)
+
+
+def _clamp_operand(input: Tensor, *bounds) -> np.ndarray:
+    """The input's array; integer inputs with a float bound clamp in the default float."""
     a = input._data
-    if a.dtype.kind in "iub" and (isinstance(min, float) or isinstance(max, float)):
-        a = a.astype(default_float())
-    res = (
-        np.clip(a, min, max) if (min is None or max is None or min <= max) else np.full_like(a, max)
-    )
-    t = record(ClampBackward1, np.asarray(res, dtype=a.dtype), (input,), (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.lo = min
-        gf.hi = max
-    return _out(t, out)
+    if a.dtype.kind in "iub" and any(isinstance(b, float) for b in bounds):
+        return a.astype(default_float())
+    return a
 
 
 def _bound(b, missing: float, np_dtype) -> Tensor:
@@ -592,60 +647,39 @@ def _bound(b, missing: float, np_dtype) -> Tensor:
     return _wrap(np.asarray(missing if b is None else b, dtype=np_dtype))
 
 
-def clamp_min(input, min):
-    return clamp(input, min=min)
+@register("clamp_min", method=True, inplace=True)
+def clamp_min(input, min):  # noqa: A002
+    """``clamp(input, min=min)``.
+
+    Example:
+        >>> import ember
+        >>> ember.clamp_min(ember.tensor([-1.0, 2.0]), 0.0)
+        tensor([0., 2.])
+    """
+    if isinstance(min, Tensor):
+        return clamp(input, min=min)
+    require_tensor(input, "clamp_min")
+    return run(ClampMinBackward0, (input,), (_clamp_operand(input, min),), (min,))
 
 
-def clamp_max(input, max):
-    return clamp(input, max=max)
+@register("clamp_max", method=True, inplace=True)
+def clamp_max(input, max):  # noqa: A002
+    """``clamp(input, max=max)``.
+
+    Example:
+        >>> import ember
+        >>> ember.clamp_max(ember.tensor([-1.0, 2.0]), 0.0)
+        tensor([-1.,  0.])
+    """
+    if isinstance(max, Tensor):
+        return clamp(input, max=max)
+    require_tensor(input, "clamp_max")
+    return run(ClampMaxBackward0, (input,), (_clamp_operand(input, max),), (max,))
 
 
-clip = clamp
-
-
-# -- unary math -------------------------------------------------------------------------
-# Each row: name, node name, forward on the array, VJP rule, and what the rule needs:
-# "x" the input, "out" the result, "x,out" both. One row per op keeps them side by side.
-
-
-def _sign(x):
-    return np.sign(x)
-
-
-_UNARY_ROWS = [
-    ("exp", "ExpBackward0", np.exp, "out", lambda g, out: g * out),
-    ("exp2", "Exp2Backward0", np.exp2, "out", lambda g, out: g * out * math.log(2.0)),
-    ("expm1", "Expm1Backward0", np.expm1, "out", lambda g, out: g * (out + 1)),
-    ("log", "LogBackward0", np.log, "x", lambda g, x: g / x),
-    ("log2", "Log2Backward0", np.log2, "x", lambda g, x: g / (x * math.log(2.0))),
-    ("log10", "Log10Backward0", np.log10, "x", lambda g, x: g / (x * math.log(10.0))),
-    ("log1p", "Log1PBackward0", np.log1p, "x", lambda g, x: g / (x + 1)),
-    ("sqrt", "SqrtBackward0", np.sqrt, "out", lambda g, out: g / (2 * out)),
-    ("rsqrt", "RsqrtBackward0", lambda a: 1 / np.sqrt(a), "out", lambda g, out: -0.5 * g * out**3),
-    ("sin", "SinBackward0", np.sin, "x", lambda g, x: g * np.cos(x)),
-    ("cos", "CosBackward0", np.cos, "x", lambda g, x: -g * np.sin(x)),
-    ("tan", "TanBackward0", np.tan, "out", lambda g, out: g * (1 + out * out)),
-    ("asin", "AsinBackward0", np.arcsin, "x", lambda g, x: g / np.sqrt(1 - x * x)),
-    ("acos", "AcosBackward0", np.arccos, "x", lambda g, x: -g / np.sqrt(1 - x * x)),
-    ("atan", "AtanBackward0", np.arctan, "x", lambda g, x: g / (1 + x * x)),
-    ("sinh", "SinhBackward0", np.sinh, "x", lambda g, x: g * np.cosh(x)),
-    ("cosh", "CoshBackward0", np.cosh, "x", lambda g, x: g * np.sinh(x)),
-    ("tanh", "TanhBackward0", np.tanh, "out", lambda g, out: _tanh_vjp(g, out)),
-    ("asinh", "AsinhBackward0", np.arcsinh, "x", lambda g, x: g / np.sqrt(x * x + 1)),
-    ("acosh", "AcoshBackward0", np.arccosh, "x", lambda g, x: g / np.sqrt(x * x - 1)),
-    ("atanh", "AtanhBackward0", np.arctanh, "x", lambda g, x: g / (1 - x * x)),
-    ("sigmoid", "SigmoidBackward0", None, "out", lambda g, out: _sigmoid_vjp(g, out)),
-    ("relu", "ReluBackward0", None, "out", lambda g, out: g * (out > 0)),
-    ("abs", "AbsBackward0", np.abs, "x", lambda g, x: g * _sign(x)),
-    ("sign", "SignBackward0", np.sign, "", lambda g: g * 0),
-    ("reciprocal", "ReciprocalBackward0", np.reciprocal, "out", lambda g, out: -g * out * out),
-    ("square", "PowBackward0", np.square, "x", lambda g, x: g * 2 * x),
-    ("floor", "FloorBackward0", np.floor, "", lambda g: g * 0),
-    ("ceil", "CeilBackward0", np.ceil, "", lambda g: g * 0),
-    ("round", "RoundBackward0", np.round, "", lambda g: g * 0),
-    ("trunc", "TruncBackward0", np.trunc, "", lambda g: g * 0),
-    ("frac", "FracBackward0", lambda a: a - np.trunc(a), "", lambda g: g),
-]
+# -- unary math ---------------------------------------------------------------------------------
+# One row per op: name, node name, forward on the array, the derivative (its arguments say
+# what it reads: ``self`` the input, ``result`` the output). Rows are declared as ops below.
 
 
 def _sigmoid_stable(a):
@@ -666,109 +700,34 @@ def _sigmoid_forward(a):
         return _sigmoid_stable(a)
     # Large arrays: 1 / (1 + exp(-a)) in place, one temporary. exp overflows to inf only
     # where the exact result is below the smallest normal number; 1 / inf gives 0 there,
-    # as torch does. The error-state switch costs microseconds, nothing at this size.
-    with np.errstate(over="ignore"):
-        e = np.negative(a)
-        np.exp(e, out=e)
+    # as torch does.
+    e = np.negative(a)
+    np.exp(e, out=e)
     e += 1
     np.reciprocal(e, out=e)
     return e
 
 
-def _tanh_vjp(g, out):
-    if type(out) is np.ndarray and type(g) is np.ndarray and out.ndim:
-        d = out * out  # g * (1 - out**2), reusing one temporary
+def _tanh_vjp(g, result):
+    if type(result) is np.ndarray and type(g) is np.ndarray and result.ndim:
+        d = result * result  # g * (1 - result**2), reusing one temporary
         np.subtract(1, d, out=d)
         d *= g
         return d
-    return g * (1 - out * out)
+    return g * (1 - result * result)
 
 
-def _sigmoid_vjp(g, out):
-    if type(out) is np.ndarray and type(g) is np.ndarray and out.ndim:
-        d = 1 - out  # g * out * (1 - out), reusing one temporary
-        d *= out
+def _sigmoid_vjp(g, result):
+    if type(result) is np.ndarray and type(g) is np.ndarray and result.ndim:
+        d = 1 - result  # g * result * (1 - result), reusing one temporary
+        d *= result
         d *= g
         return d
-    return g * out * (1 - out)
+    return g * result * (1 - result)
 
 
-def _relu_forward(a):
-    return np.maximum(a, 0)
-
-
-# Ops that keep integer dtypes (others promote integers to the default float dtype).
-_KEEPS_INT = {"abs", "sign", "square", "relu", "floor", "ceil", "round", "trunc"}
-
-
-def _make_unary(name, node_name, forward, needs, rule):
-    if name == "sigmoid":
-        forward = _sigmoid_forward
-    elif name == "relu":
-        forward = _relu_forward
-
-    # The row's rule takes (grad, *saved) exactly as the engine passes them: use it as the
-    # node's backward directly (a static method), saving a call per node.
-    backward = staticmethod(rule)
-
-    # The Jacobian is diagonal: the JVP is the same rule applied to the tangent.
-    if needs == "x":
-
-        def jvp(self, tangents, inputs, x):
-            return rule(tangents[0], x)
-    elif needs == "out":
-
-        def jvp(self, tangents, inputs, out):
-            return rule(tangents[0], out)
-    else:
-
-        def jvp(self, tangents, inputs):
-            return rule(tangents[0])
-
-    node_cls = type(node_name, (Node,), {"__slots__": (), "backward": backward, "jvp": jvp})
-    keeps_int = name in _KEEPS_INT
-    save_x = needs == "x"
-    save_out = needs == "out"
-
-    def op(input, *, out=None):
-        if not isinstance(input, Tensor):
-            _require_tensor(input, name)
-        a = input._data
-        if not keeps_int:
-            if a.dtype.kind not in "fc":
-                a = float_operand(a)
-        elif name == "square" and a.dtype == np.bool_:
-            a = a.astype(np.int64)
-        res = forward(a)
-        if type(res) is not np.ndarray:
-            res = np.asarray(res, dtype=a.dtype)
-        t = record(node_cls, res, (input,), (input,) if save_x else (), save_out)
-        return t if out is None else _out(t, out)
-
-    op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"Elementwise ``{name}`` (backward node ``{node_name}``)."
-    return node_cls, op
-
-
-_UNARY_OPS = {}
-for _row in _UNARY_ROWS:
-    _cls, _fn = _make_unary(*_row)
-    globals()[_row[1] if _row[0] != "square" else "_SquareBackward"] = _cls
-    _UNARY_OPS[_row[0]] = _fn
-    globals()[_row[0]] = _fn
-
-arcsin, arccos, arctan = _UNARY_OPS["asin"], _UNARY_OPS["acos"], _UNARY_OPS["atan"]
-arcsinh, arccosh, arctanh = _UNARY_OPS["asinh"], _UNARY_OPS["acosh"], _UNARY_OPS["atanh"]
-absolute = _UNARY_OPS["abs"]
-fix = _UNARY_OPS["trunc"]
-
-
-class ErfBackward0(Node):
-    __slots__ = ()
-    jvp = _elementwise_jvp  # diagonal Jacobian: the VJP rule applied to the tangent
-
-    def backward(self, g, x):
-        return g * (2 / math.sqrt(math.pi)) * np.exp(-x * x)
+def _erf_vjp(g, self):
+    return g * (2 / math.sqrt(math.pi)) * np.exp(-self * self)
 
 
 def erf_array(a: np.ndarray) -> np.ndarray:
@@ -781,170 +740,227 @@ def erf_array(a: np.ndarray) -> np.ndarray:
     return np.asarray(_scipy_erf(a))
 
 
-def erf(input, *, out=None):
-    """The Gauss error function."""
-    _require_tensor(input, "erf")
-    a = float_operand(input._data)
-    return _out(record(ErfBackward0, erf_array(a), (input,), (input,)), out)
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+_UNARY_ROWS = [
+    ("exp", "ExpBackward0", np.exp, lambda g, result: g * result),
+    ("exp2", "Exp2Backward0", np.exp2, lambda g, result: g * result * _LN2),
+    ("expm1", "Expm1Backward0", np.expm1, lambda g, result: g * (result + 1)),
+    ("log", "LogBackward0", np.log, lambda g, self: g / self),
+    ("log2", "Log2Backward0", np.log2, lambda g, self: g / (self * _LN2)),
+    ("log10", "Log10Backward0", np.log10, lambda g, self: g / (self * _LN10)),
+    ("log1p", "Log1PBackward0", np.log1p, lambda g, self: g / (self + 1)),
+    ("sqrt", "SqrtBackward0", np.sqrt, lambda g, result: g / (2 * result)),
+    ("rsqrt", "RsqrtBackward0", lambda a: 1 / np.sqrt(a), lambda g, result: -0.5 * g * result**3),
+    ("sin", "SinBackward0", np.sin, lambda g, self: g * np.cos(self)),
+    ("cos", "CosBackward0", np.cos, lambda g, self: -g * np.sin(self)),
+    ("tan", "TanBackward0", np.tan, lambda g, result: g * (1 + result * result)),
+    ("asin", "AsinBackward0", np.arcsin, lambda g, self: g / np.sqrt(1 - self * self)),
+    ("acos", "AcosBackward0", np.arccos, lambda g, self: -g / np.sqrt(1 - self * self)),
+    ("atan", "AtanBackward0", np.arctan, lambda g, self: g / (1 + self * self)),
+    ("sinh", "SinhBackward0", np.sinh, lambda g, self: g * np.cosh(self)),
+    ("cosh", "CoshBackward0", np.cosh, lambda g, self: g * np.sinh(self)),
+    ("tanh", "TanhBackward0", np.tanh, _tanh_vjp),
+    ("asinh", "AsinhBackward0", np.arcsinh, lambda g, self: g / np.sqrt(self * self + 1)),
+    ("acosh", "AcoshBackward0", np.arccosh, lambda g, self: g / np.sqrt(self * self - 1)),
+    ("atanh", "AtanhBackward0", np.arctanh, lambda g, self: g / (1 - self * self)),
+    ("sigmoid", "SigmoidBackward0", _sigmoid_forward, _sigmoid_vjp),
+    ("relu", "ReluBackward0", lambda a: np.maximum(a, 0), lambda g, result: g * (result > 0)),
+    ("abs", "AbsBackward0", np.abs, lambda g, self: g * np.sign(self)),
+    ("sign", "SignBackward0", np.sign, lambda g: g * 0),
+    ("reciprocal", "ReciprocalBackward0", np.reciprocal, lambda g, result: -g * result * result),
+    ("square", "PowBackward0", np.square, lambda g, self: g * 2 * self),
+    ("floor", "FloorBackward0", np.floor, lambda g: g * 0),
+    ("ceil", "CeilBackward0", np.ceil, lambda g: g * 0),
+    ("round", "RoundBackward0", np.round, lambda g: g * 0),
+    ("trunc", "TruncBackward0", np.trunc, lambda g: g * 0),
+    ("frac", "FracBackward0", lambda a: a - np.trunc(a), lambda g: g),
+    ("erf", "ErfBackward0", erf_array, _erf_vjp),
+]
+# torch's other names for some of them (function and Tensor method alike).
+_ALIASES = {
+    "asin": ("arcsin",),
+    "acos": ("arccos",),
+    "atan": ("arctan",),
+    "asinh": ("arcsinh",),
+    "acosh": ("arccosh",),
+    "atanh": ("arctanh",),
+    "abs": ("absolute",),
+    "trunc": ("fix",),
+}
+# Ops that keep integer dtypes (others promote integers to the default float dtype).
+_KEEPS_INT = {"abs", "sign", "square", "relu", "floor", "ceil", "round", "trunc"}
+# Ops that cannot raise NumPy floating-point warnings: they skip the quiet error state.
+_EXACT = {"abs", "sign", "floor", "ceil", "round", "trunc", "relu"}
+# NumPy ufuncs with another name than ember's function.
+_UFUNC_NAMES = {
+    "asin": "arcsin",
+    "acos": "arccos",
+    "atan": "arctan",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+    "abs": "absolute",
+}
 
 
-# -- comparisons and logical ops (not differentiable) ------------------------------------
+def _unary(name: str, node_name: str, forward, rule):
+    node_cls = defop(node_name, forward=forward, vjp={"self": rule}, jvp=ELEMENTWISE)
+    keeps_int = name in _KEEPS_INT
+    exact = name in _EXACT
+
+    def op(input, *, out=None):
+        if not isinstance(input, Tensor):
+            require_tensor(input, name)
+        a = input._data
+        if not keeps_int:
+            if a.dtype.kind not in "fc":
+                a = float_operand(a)
+        elif name == "square" and a.dtype == np.bool_:
+            a = a.astype(np.int64)
+        if exact:
+            res = forward(a)
+        else:
+            token = quiet_set(QUIET)
+            try:
+                res = forward(a)
+            finally:
+                quiet_reset(token)
+        if type(res) is not np.ndarray:
+            res = np.asarray(res, dtype=a.dtype)
+        t = record(node_cls, res, (input,))
+        return t if out is None else write_out(name, t, out)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise ``{name}`` (backward node ``{node_name}``)."
+    ufunc = _UFUNC_NAMES.get(name, name)
+    is_ufunc = isinstance(getattr(np, ufunc, None), np.ufunc)
+    names = (name, *_ALIASES.get(name, ()))
+    register(*names, method=True, inplace=True, ufunc=ufunc if is_ufunc else ())(op)
+    return node_cls, op
 
 
-def _compare(np_fn):
+_UNARY_OPS = {}
+for _row in _UNARY_ROWS:
+    _node, _fn = _unary(*_row)
+    if _row[0] != "square":  # square's node is PowBackward0, declared above for tensor ** 2
+        globals()[_row[1]] = _node
+    globals()[_row[0]] = _fn
+    _UNARY_OPS[_row[0]] = _fn
+
+
+NegBackward0 = defop(
+    "NegBackward0", forward=np.negative, vjp={"self": lambda g: -g}, jvp=ELEMENTWISE
+)
+
+
+@register("neg", "negative", method=True, inplace=True, ufunc="negative")
+def neg(input, *, out=None):
+    """``-input``.
+
+    Example:
+        >>> import ember
+        >>> ember.neg(ember.tensor([1.0, -2.0]))
+        tensor([-1.,  2.])
+    """
+    require_tensor(input, "neg")
+    if input._data.dtype == np.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return write_out("neg", record(NegBackward0, np.negative(input._data), (input,)), out)
+
+
+# -- fmod, remainder, lerp -----------------------------------------------------------------
+
+FmodBackward0 = defop(
+    "FmodBackward0",
+    params=("other",),
+    forward=np.fmod,
+    vjp={"self": lambda g: g},
+    jvp=ELEMENTWISE,
+)
+FmodBackward1 = defop(
+    "FmodBackward1",
+    inputs=("self", "other"),
+    forward=np.fmod,
+    vjp={"self": lambda g: g, "other": lambda g, self, other: -g * np.trunc(self / other)},
+    jvp=ELEMENTWISE,
+)
+RemainderBackward0 = defop(
+    "RemainderBackward0",
+    params=("other",),
+    forward=np.remainder,
+    vjp={"self": lambda g: g},
+    jvp=ELEMENTWISE,
+)
+RemainderBackward1 = defop(
+    "RemainderBackward1",
+    inputs=("self", "other"),
+    forward=np.remainder,
+    vjp={"self": lambda g: g, "other": lambda g, self, other: -g * np.floor(self / other)},
+    jvp=ELEMENTWISE,
+)
+
+
+def _modulo(tensor_cls, scalar_cls, fname):
     def op(input, other, *, out=None):
-        other = _scalar_or_tensor(other)
+        other = scalar_or_tensor(other)
         a, b = binary_operands(input, other)
-        return _out(_wrap(np.asarray(np_fn(a, b))), out)
+        if isinstance(other, Tensor) or not isinstance(input, Tensor):
+            t = run(tensor_cls, (input, other), (a, b))
+        else:
+            t = run(scalar_cls, (input,), (a,), (b,))
+        return write_out(fname, t, out)
 
-    op.__name__ = np_fn.__name__
+    op.__name__ = op.__qualname__ = fname
     return op
 
 
-eq = _compare(np.equal)
-ne = _compare(np.not_equal)
-lt = _compare(np.less)
-le = _compare(np.less_equal)
-gt = _compare(np.greater)
-ge = _compare(np.greater_equal)
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+fmod = register("fmod", method=True, inplace=True, ufunc="fmod")(
+    _modulo(FmodBackward1, FmodBackward0, "fmod")
+)
+fmod.__doc__ = """Remainder of ``input / other`` with the sign of ``input`` (C's fmod).
+
+    Example:
+        >>> import ember
+        >>> ember.fmod(ember.tensor([-3.0, 3.0]), 2)
+        tensor([-1.,  1.])
+    """
+remainder = register("remainder", method=True, inplace=True, ufunc="remainder")(
+    _modulo(RemainderBackward1, RemainderBackward0, "remainder")
+)
+remainder.__doc__ = """Remainder of ``input / other`` with the sign of ``other`` (Python's %).
+
+    Example:
+        >>> import ember
+        >>> ember.remainder(ember.tensor([-3.0, 3.0]), 2)
+        tensor([1., 1.])
+    """
+
+LerpBackward0 = defop(  # number weight
+    "LerpBackward0",
+    inputs=("self", "end"),
+    params=("weight",),
+    forward=lambda a, b, weight: a + weight * (b - a),
+    vjp={"self": lambda g, weight: g * (1 - weight), "end": lambda g, weight: g * weight},
+    jvp=ELEMENTWISE,
+)
+LerpBackward1 = defop(  # tensor weight
+    "LerpBackward1",
+    inputs=("self", "end", "weight"),
+    forward=lambda a, b, w: np.asarray(a + w * (b - a), dtype=np.result_type(a, b)),
+    vjp={
+        "self": lambda g, weight: g * (1 - weight),
+        "end": lambda g, weight: g * weight,
+        "weight": lambda g, self, end: g * (end - self),
+    },
+    jvp=ELEMENTWISE,
+)
 
 
-def logical_not(input):
-    return _wrap(np.logical_not(input._data))
-
-
-def logical_and(input, other):
-    return _wrap(np.logical_and(input._data, _raw(other)))
-
-
-def logical_or(input, other):
-    return _wrap(np.logical_or(input._data, _raw(other)))
-
-
-def logical_xor(input, other):
-    return _wrap(np.logical_xor(input._data, _raw(other)))
-
-
-def _raw(x):
-    return x._data if isinstance(x, Tensor) else np.asarray(x)
-
-
-def _bitwise(np_fn, symbol):
-    def op(input, other):
-        other = _scalar_or_tensor(other)
-        a, b = binary_operands(input, other)
-        if np.asarray(a).dtype.kind not in "biu":
-            raise TypeError(f"unsupported operand type(s) for {symbol}: 'Tensor' and 'Tensor'")
-        return _wrap(np.asarray(np_fn(a, b)))
-
-    return op
-
-
-bitwise_and = _bitwise(np.bitwise_and, "&")
-bitwise_or = _bitwise(np.bitwise_or, "|")
-bitwise_xor = _bitwise(np.bitwise_xor, "^")
-
-
-def bitwise_not(input):
-    if input._data.dtype.kind not in "biu":
-        raise RuntimeError("bitwise_not is only implemented for integer and boolean tensors")
-    return _wrap(np.invert(input._data))
-
-
-def isnan(input):
-    """Elementwise NaN test (a bool tensor)."""
-    return _wrap(np.isnan(input._data))
-
-
-def isinf(input):
-    return _wrap(np.isinf(input._data))
-
-
-def isfinite(input):
-    return _wrap(np.isfinite(input._data))
-
-
-def signbit(input):
-    return _wrap(np.signbit(input._data))
-
-
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    """True when all elements are close (same formula as torch and NumPy)."""
-    return bool(np.allclose(input._data, _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return _wrap(np.isclose(input._data, _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def equal(input, other) -> bool:
-    """True when both tensors have the same shape and elements."""
-    a, b = input._data, _raw(other)
-    return a.shape == b.shape and bool(np.array_equal(a, b))
-
-
-class FmodBackward1(Node):
-    __slots__ = ()
-
-    def backward(self, g, a, b):
-        return g, -g * np.trunc(a / b)
-
-    def jvp(self, tangents, inputs, a, b):
-        ta, tb = tangents
-        return _add_tangents(ta, None if tb is None else -tb * np.trunc(a / b))
-
-
-class RemainderBackward1(Node):
-    __slots__ = ()
-
-    def backward(self, g, a, b):
-        return g, -g * np.floor(a / b)
-
-    def jvp(self, tangents, inputs, a, b):
-        ta, tb = tangents
-        return _add_tangents(ta, None if tb is None else -tb * np.floor(a / b))
-
-
-def fmod(input, other):
-    other = _scalar_or_tensor(other)
-    a, b = binary_operands(input, other)
-    return record(FmodBackward1, np.fmod(a, b), (input, other), _saved2(input, other))
-
-
-def remainder(input, other):
-    other = _scalar_or_tensor(other)
-    a, b = binary_operands(input, other)
-    return record(RemainderBackward1, np.remainder(a, b), (input, other), _saved2(input, other))
-
-
-class LerpBackward0(Node):
-    __slots__ = ("weight",)
-
-    def backward(self, g):
-        w = self.weight
-        return g * (1 - w), g * w
-
-    def jvp(self, tangents, inputs):
-        (ta, tb), w = tangents, self.weight
-        return _add_tangents(None if ta is None else ta * (1 - w), None if tb is None else tb * w)
-
-
-class LerpBackward1(Node):
-    """lerp with a tensor weight."""
-
-    __slots__ = ()
-
-    def backward(self, g, a, b, w):
-        return g * (1 - w), g * w, g * (b - a)
-
-    def jvp(self, tangents, inputs, a, b, w):
-        ta, tb, tw = tangents
-        res = None if ta is None else ta * (1 - w)
-        res = _add_tangents(res, None if tb is None else tb * w)
-        return _add_tangents(res, None if tw is None else tw * (b - a))
-
-
+@register("lerp", method=True, inplace=True)
 def lerp(input, end, weight):
     """``input + weight * (end - input)``; ``weight`` is a number or a tensor.
 
@@ -953,45 +969,151 @@ def lerp(input, end, weight):
         >>> ember.lerp(ember.tensor([0.0]), ember.tensor([10.0]), 0.25)
         tensor([2.5000])
     """
-    if isinstance(weight, Tensor):
-        a, b = binary_operands(input, end)
-        w = weight._data
-        res = np.asarray(a + w * (b - a), dtype=np.result_type(a, b))
-        return record(LerpBackward1, res, (input, end, weight), (input, end, weight))
     a, b = binary_operands(input, end)
-    t = record(LerpBackward0, np.asarray(a + weight * (b - a)), (input, end))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.weight = weight
-    return t
+    if isinstance(weight, Tensor):
+        return run(LerpBackward1, (input, end, weight), (a, b, weight._data))
+    return run(LerpBackward0, (input, end), (a, b), (weight,))
 
 
-# -- helpers -----------------------------------------------------------------------------
+# -- comparisons and logical ops (not differentiable) ------------------------------------
 
 
-def _out(t: Tensor, out):
-    if out is None:
-        return t
-    from .inplace import copy_
+def _compare(np_fn, fname: str, aliases: tuple = ()):
+    def op(input, other, *, out=None):
+        other = scalar_or_tensor(other)
+        a, b = binary_operands(input, other)
+        try:
+            res = np_fn(a, b)
+        except ValueError:
+            raise broadcast_error(np.shape(a), np.shape(b)) from None
+        return write_out(fname, _wrap(np.asarray(res)), out)
 
-    out._data = np.empty_like(t._data) if out._data.shape != t._data.shape else out._data
-    with _no_grad():
-        copy_(out, t)
-    return out
-
-
-def _no_grad():
-    from ..autograd.grad_mode import no_grad
-
-    return no_grad()
+    op.__name__ = op.__qualname__ = fname
+    op.__doc__ = f"Elementwise ``{np_fn.__name__}`` as a bool tensor."
+    return register(fname, *aliases, method=True, inplace=True, ufunc=np_fn.__name__)(op)
 
 
-def _reflected(fn):
-    def op(self, other):
-        return (
-            fn(_scalar_or_tensor(other), self) if not isinstance(other, Tensor) else fn(other, self)
-        )
+eq = _compare(np.equal, "eq")
+ne = _compare(np.not_equal, "ne", ("not_equal",))
+lt = _compare(np.less, "lt", ("less",))
+le = _compare(np.less_equal, "le", ("less_equal",))
+gt = _compare(np.greater, "gt", ("greater",))
+ge = _compare(np.greater_equal, "ge", ("greater_equal",))
+not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
-    return op
+
+def _logical(np_fn, fname: str):
+    def op(input, other=None, *, out=None):
+        args = (input._data,) if other is None else (input._data, _raw(other))
+        try:
+            res = np_fn(*args)
+        except ValueError:
+            raise broadcast_error(*(np.shape(a) for a in args)) from None
+        return write_out(fname, _wrap(np.asarray(res)), out)
+
+    op.__name__ = op.__qualname__ = fname
+    op.__doc__ = f"Elementwise ``{fname}`` as a bool tensor."
+    return register(fname, method=True, inplace=True, ufunc=fname)(op)
+
+
+logical_not = _logical(np.logical_not, "logical_not")
+logical_and = _logical(np.logical_and, "logical_and")
+logical_or = _logical(np.logical_or, "logical_or")
+logical_xor = _logical(np.logical_xor, "logical_xor")
+
+
+def _raw(x):
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _bitwise(np_fn, symbol: str, fname: str):
+    def op(input, other):
+        other = scalar_or_tensor(other)
+        a, b = binary_operands(input, other)
+        if np.asarray(a).dtype.kind not in "biu":
+            raise TypeError(f"unsupported operand type(s) for {symbol}: 'Tensor' and 'Tensor'")
+        try:
+            return _wrap(np.asarray(np_fn(a, b)))
+        except ValueError:
+            raise broadcast_error(np.shape(a), np.shape(b)) from None
+
+    op.__name__ = op.__qualname__ = fname
+    op.__doc__ = f"Elementwise ``{symbol}`` of integer or bool tensors."
+    return register(fname, method=True, inplace=True)(op)
+
+
+bitwise_and = _bitwise(np.bitwise_and, "&", "bitwise_and")
+bitwise_or = _bitwise(np.bitwise_or, "|", "bitwise_or")
+bitwise_xor = _bitwise(np.bitwise_xor, "^", "bitwise_xor")
+
+
+@register("bitwise_not", method=True, inplace=True, ufunc="invert")
+def bitwise_not(input):
+    """Elementwise ``~`` of an integer or bool tensor.
+
+    Example:
+        >>> import ember
+        >>> ember.bitwise_not(ember.tensor([True, False]))
+        tensor([False,  True])
+    """
+    if input._data.dtype.kind not in "biu":
+        raise RuntimeError("bitwise_not is only implemented for integer and boolean tensors")
+    return _wrap(np.invert(input._data))
+
+
+def _test(np_fn, fname: str):
+    def op(input):
+        return _wrap(np_fn(input._data))
+
+    op.__name__ = op.__qualname__ = fname
+    op.__doc__ = f"Elementwise ``{fname}`` (a bool tensor)."
+    return register(fname, method=True, ufunc=fname)(op)
+
+
+isnan = _test(np.isnan, "isnan")
+isinf = _test(np.isinf, "isinf")
+isfinite = _test(np.isfinite, "isfinite")
+signbit = _test(np.signbit, "signbit")
+
+
+@register("allclose", method=True)
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """True when all elements are close (same formula as torch and NumPy).
+
+    Example:
+        >>> import ember
+        >>> ember.allclose(ember.tensor([1.0]), ember.tensor([1.0 + 1e-9]))
+        True
+    """
+    return bool(np.allclose(input._data, _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@register("isclose", method=True)
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise closeness (a bool tensor).
+
+    Example:
+        >>> import ember
+        >>> ember.isclose(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 2.1]))
+        tensor([ True, False])
+    """
+    return _wrap(np.isclose(input._data, _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@register("equal", method=True)
+def equal(input, other) -> bool:
+    """True when both tensors have the same shape and elements.
+
+    Example:
+        >>> import ember
+        >>> ember.equal(ember.tensor([1, 2]), ember.tensor([1, 2]))
+        True
+    """
+    a, b = input._data, _raw(other)
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+# -- Python operators ----------------------------------------------------------------------
 
 
 def _radd(self, other):
@@ -1007,40 +1129,31 @@ def _rsub(self, other):
     return rsub(self, other)
 
 
+def _rtruediv(self, other):
+    """``other / self`` (``2 / x``): torch records reciprocal then multiply."""
+    recip = self if self._data.dtype.kind in "fc" else self.float()
+    return mul(_UNARY_OPS["reciprocal"](recip), other)
+
+
 def _rpow_method(self, other):
     return _rpow(other, self)
-
-
-def _rmatmul(self, other):
-    if not isinstance(other, Tensor):
-        return NotImplemented  # torch: unsupported operand type(s) for @
-    from .linalg import matmul
-
-    return matmul(other, self)
 
 
 def _matmul(self, other):
     if not isinstance(other, Tensor):
         return NotImplemented
-    from .linalg import matmul
-
-    return matmul(self, other)
+    return self.matmul(other)
 
 
-def _floordiv(self, other):
-    return div(self, other, rounding_mode="floor")
+def _rmatmul(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented  # torch: unsupported operand type(s) for @
+    return other.matmul(self)
 
 
 def _rfloordiv(self, other):
-    return (
-        div(
-            _scalar_or_tensor(other) if not isinstance(other, Tensor) else other,
-            self,
-            rounding_mode="floor",
-        )
-        if isinstance(other, Tensor)
-        else div(_wrap(np.asarray(other, dtype=self._data.dtype)), self, rounding_mode="floor")
-    )
+    other = other if isinstance(other, Tensor) else _wrap(np.asarray(other, self._data.dtype))
+    return floor_divide(other, self)
 
 
 def _eq_method(self, other):
@@ -1057,62 +1170,7 @@ def _ne_method(self, other):
 
 register_methods(
     {
-        "add": add,
-        "sub": sub,
-        "subtract": sub,
-        "mul": mul,
-        "multiply": mul,
-        "div": div,
-        "divide": div,
-        "true_divide": div,
-        "pow": pow,
-        "neg": neg,
-        "negative": neg,
-        "maximum": maximum,
-        "minimum": minimum,
-        "atan2": atan2,
-        "arctan2": atan2,
-        "clamp": clamp,
-        "clip": clamp,
-        "clamp_min": clamp_min,
-        "clamp_max": clamp_max,
-        "erf": erf,
-        "fmod": fmod,
-        "remainder": remainder,
-        "lerp": lerp,
-        "eq": eq,
-        "ne": ne,
-        "lt": lt,
-        "le": le,
-        "gt": gt,
-        "ge": ge,
-        "greater": gt,
-        "greater_equal": ge,
-        "less": lt,
-        "less_equal": le,
-        "not_equal": ne,
-        "logical_not": logical_not,
-        "logical_and": logical_and,
-        "logical_or": logical_or,
-        "logical_xor": logical_xor,
-        "bitwise_not": bitwise_not,
-        "isnan": isnan,
-        "isinf": isinf,
-        "isfinite": isfinite,
-        "signbit": signbit,
-        "allclose": allclose,
-        "isclose": isclose,
-        "equal": equal,
         "where": lambda self, condition, other: where(condition, self, other),
-        "arcsin": arcsin,
-        "arccos": arccos,
-        "arctan": arctan,
-        "arcsinh": arcsinh,
-        "arccosh": arccosh,
-        "arctanh": arctanh,
-        "absolute": absolute,
-        "fix": fix,
-        **_UNARY_OPS,
         "__add__": add,
         "__radd__": _radd,
         "__sub__": sub,
@@ -1120,8 +1178,8 @@ register_methods(
         "__mul__": mul,
         "__rmul__": _rmul,
         "__truediv__": div,
-        "__rtruediv__": rtruediv,
-        "__floordiv__": _floordiv,
+        "__rtruediv__": _rtruediv,
+        "__floordiv__": floor_divide,
         "__rfloordiv__": _rfloordiv,
         "__mod__": remainder,
         "__pow__": pow,
@@ -1144,39 +1202,10 @@ register_methods(
         "__le__": le,
         "__gt__": gt,
         "__ge__": ge,
-    },
-    ufuncs={
-        "add": add,
-        "subtract": sub,
-        "multiply": mul,
-        "true_divide": div,
-        "divide": div,
-        "power": pow,
-        "negative": neg,
-        "maximum": maximum,
-        "minimum": minimum,
-        "arctan2": atan2,
-        "equal": eq,
-        "not_equal": ne,
-        "less": lt,
-        "less_equal": le,
-        "greater": gt,
-        "greater_equal": ge,
-        "logical_not": logical_not,
-        "logical_and": logical_and,
-        "logical_or": logical_or,
-        "absolute": _UNARY_OPS["abs"],
-        "arcsin": arcsin,
-        "arccos": arccos,
-        "arctan": arctan,
-        "arcsinh": arcsinh,
-        "arccosh": arccosh,
-        "arctanh": arctanh,
-        "reciprocal": _UNARY_OPS["reciprocal"],
-        **{
-            k: v
-            for k, v in _UNARY_OPS.items()
-            if hasattr(np, k) and isinstance(getattr(np, k), np.ufunc)
-        },
-    },
+        "__iadd__": lambda self, other: self.add_(other),
+        "__isub__": lambda self, other: self.sub_(other),
+        "__imul__": lambda self, other: self.mul_(other),
+        "__itruediv__": lambda self, other: self.div_(other),
+        "__ipow__": lambda self, other: self.pow_(other),
+    }
 )

@@ -20,8 +20,8 @@ import numpy as np
 
 from .._dtype import cpp_name
 from .._tensor import Tensor, register_methods
-from ._core import Node, _fw, normalize_dim, record
-from .inplace import _make_inplace, _type_word
+from ._core import normalize_dim
+from ._legacy import Node, _fw, _make_inplace, _type_word, record
 from .shape import _as_view, _slice, _zeros, unsqueeze
 
 _wrap = Tensor._wrap

@@ -29,7 +29,8 @@ from .._dtype import cpp_name, scalar_name
 from .._tensor import Tensor, _legacy_type_name, register_methods
 from ..autograd import grad_mode
 from . import elementwise as _ew
-from ._core import Node, _fw, add_tangents, binary_operands, normalize_dim, record
+from ._core import binary_operands, normalize_dim
+from ._legacy import Node, _fw, add_tangents, record
 
 _state = grad_mode.state
 _wrap = Tensor._wrap
@@ -177,7 +178,9 @@ def _prod(shape) -> int:
 
 
 def _out(t: Tensor, out):
-    return t if out is None else _ew._out(t, out)
+    from ._core import write_out
+
+    return write_out("linalg", t, out)
 
 
 # -- bilinear nodes: which operand needs which ------------------------------------------

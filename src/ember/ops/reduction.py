@@ -22,17 +22,12 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, register_methods
 from ._core import (
-    Node,
-    _fw,
     default_float,
     needs_grad,
     normalize_dim,
     normalize_dims,
-    record,
-    record_multi,
-    saved_output,
-    set_saved,
 )
+from ._legacy import Node, _fw, record, record_multi, saved_output, set_saved
 
 _wrap = Tensor._wrap
 
@@ -239,9 +234,9 @@ def _const_like(res, ref):
 def _finish(t: Tensor, out):
     if out is None:
         return t
-    from .elementwise import _out
+    from ._core import write_out
 
-    return _out(t, out)
+    return write_out("reduction", t, out)
 
 
 def _check_nonempty(a: np.ndarray, axes: tuple, fname: str, dim_given: bool, sep="()") -> None:

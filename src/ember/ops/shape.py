@@ -19,28 +19,16 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _legacy_type_name, check_device, device, register_methods
-from ..autograd import grad_mode
-from ._core import Node, _fw, normalize_dim, normalize_dims, record, record_multi, result_type
+from ._core import normalize_dim, normalize_dims, result_type
+from ._legacy import Node, _fw, as_view, record, record_multi
 
 _wrap = Tensor._wrap
-_state = grad_mode.state
 
 
 # -- helpers ------------------------------------------------------------------------
 
 
-def _as_view(out: Tensor, src: Tensor) -> Tensor:
-    """Mark ``out`` as a view of ``src``: shared version counter, root tensor as base."""
-    out._vc = src._vc
-    aux = src._aux
-    base = aux.base if aux is not None and aux.base is not None else src
-    out_aux = out._aux_()
-    out_aux.base = base
-    if not _state.enabled and (src._rg or base._rg):
-        out_aux.no_grad_view = ""  # torch forbids recording an in-place change through it
-    elif aux is not None and aux.no_grad_view is not None:
-        out_aux.no_grad_view = out.grad_fn.name() if out.grad_fn is not None else ""
-    return out
+_as_view = as_view
 
 
 def _require_tensor(x, fname: str, what: str = "input") -> None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, register_methods
-from ._core import Node, _fw, normalize_dim, record, record_multi, result_type, set_saved
-from .inplace import _make_inplace
+from ._core import normalize_dim, result_type
+from ._legacy import Node, _fw, _make_inplace, record, record_multi, set_saved
 from .reduction import _select_result, _SelectNode, return_types
 
 _wrap = Tensor._wrap

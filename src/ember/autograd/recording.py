@@ -1,0 +1,480 @@
+"""Recording ops into the graph: the one path every op takes, and forward AD's hook in it.
+
+An op computes its result with NumPy, then calls ``record(NodeClass, result, inputs,
+params, extras)``. ``record`` wraps the result in a Tensor and, when grad mode is on and
+an input requires grad, attaches a node of the declared class (``autograd.opdef.defop``):
+its edges to the inputs' nodes, its parameters, and the values its backward rules will
+read (chosen by the class's ``_save``; only what the inputs that need gradients need).
+The no-grad path is NumPy plus one Tensor allocation.
+
+Forward AD hooks in here and nowhere else: while a dual level is active (``_on`` is
+non-empty), ``record`` also gives the outputs their tangents, ``J @ tangents``, computed at
+once by the class's ``_jvp`` from the inputs' tangents. Tangents live in
+``TensorAux.tangent``; the tangent of a view is a view of its base's tangent, and an op that
+modifies a tensor in place writes its new tangent into the existing tangent's storage, as
+torch does (``inplace_tangent``).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from .._mode import state as _state
+from .._tensor import INFERENCE_SAVE_MSG, Tensor
+from .graph import _CONSTANT_VC, UNSAVED, SavedOutput, SavedValue, edge_of, grad_accumulator
+
+_new = object.__new__
+_NO_EDGE = (None, 0)
+_V0 = (0,)
+_V00 = (0, 0)
+
+
+class DualState:
+    """Forward AD's module state: the current level and the tensors given tangents in it."""
+
+    __slots__ = ("level", "suspended", "duals", "prune_at")
+
+    def __init__(self) -> None:
+        self.level = -1
+        self.suspended = 0
+        self.duals: list = []  # weak references to tensors that got a tangent
+        self.prune_at = 4096  # drop dead references when the list grows past this
+
+
+fw = DualState()
+# Non-empty exactly while forward AD is on (a level exists and it is not suspended).
+# ``record`` tests it once per op: the whole cost of forward AD when it is off.
+_on: list = []
+
+
+# -- the recording path ------------------------------------------------------------------
+
+
+def _edges(inputs: tuple):
+    """The ``next_functions`` for an op on ``inputs``, or None when none requires grad."""
+    if len(inputs) == 1:
+        # One input (unary ops): no list, no loop.
+        x = inputs[0]
+        if not (isinstance(x, Tensor) and x._rg):
+            return None
+        fn = x.grad_fn
+        return ((fn, x._output_nr) if fn is not None else (grad_accumulator(x), 0),)
+    if len(inputs) == 2:
+        # Binary ops, unrolled: this runs for every recorded +, -, *, /.
+        x, y = inputs
+        if isinstance(x, Tensor) and x._rg:
+            fn = x.grad_fn
+            ex = (fn, x._output_nr) if fn is not None else (grad_accumulator(x), 0)
+        else:
+            ex = _NO_EDGE
+        if isinstance(y, Tensor) and y._rg:
+            fn = y.grad_fn
+            return ex, ((fn, y._output_nr) if fn is not None else (grad_accumulator(y), 0))
+        return None if ex is _NO_EDGE else (ex, _NO_EDGE)
+    edge_list = []
+    needs = False
+    for x in inputs:
+        if isinstance(x, Tensor) and x._rg:
+            fn = x.grad_fn
+            edge_list.append((fn, x._output_nr) if fn is not None else (grad_accumulator(x), 0))
+            needs = True
+        else:
+            edge_list.append(_NO_EDGE)
+    return tuple(edge_list) if needs else None
+
+
+def _versions(saved: tuple) -> tuple:
+    n = len(saved)
+    try:
+        # Saved values are nearly always at version 0: share those tuples.
+        if n == 1:
+            v = saved[0]._vc[0]
+            return _V0 if v == 0 else (v,)
+        if n == 2:
+            v, w = saved[0]._vc[0], saved[1]._vc[0]
+            return _V00 if v == 0 and w == 0 else (v, w)
+        return tuple([s._vc[0] for s in saved])
+    except TypeError:  # an inference tensor has no version counter
+        raise RuntimeError(INFERENCE_SAVE_MSG) from None
+
+
+def record(cls, out: np.ndarray, inputs: tuple, params: tuple = (), extras: tuple = ()):
+    """Wrap ``out`` in a Tensor and, if gradients are needed, attach a ``cls`` node.
+
+    inputs: the op's tensor operands in the declared order (Tensors, Python numbers or
+        None); those that require grad become the node's ``next_functions``.
+    params: the op's non-tensor parameters, in the declared order.
+    extras: arrays computed in forward that the rules read (declared ``saves``).
+    Returns the result Tensor (a view of ``inputs[0]`` for view ops).
+    """
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)  # NumPy gives scalars for 0-d results; tensors hold arrays
+    if _on:  # forward AD is on: the usual recording, then the outputs' tangents
+        return _record_dual(cls, (out,), inputs, params, extras)[0]
+    # Inlined Tensor._wrap: this function is the hot path of every op.
+    t = _new(Tensor)
+    t._data = out
+    t._output_nr = 0
+    t._vc = [0]
+    t._grad = None
+    t._aux = None
+    enabled = _state.enabled
+    edges = _edges(inputs) if enabled and out.dtype.kind in "fc" else None
+    if edges is None:
+        t._rg = False
+        t.grad_fn = None
+        if not enabled and _state.inference:  # inference mode implies grad mode off
+            t._vc = None
+    else:
+        node = _new(cls)
+        node.next_functions = edges
+        node._meta = ((out.shape, out.dtype),)
+        node._hooks = None
+        node._params = params
+        # What to save: the class's plan (opdef.save_plan), its common cases inlined.
+        plan = cls._plan
+        if plan == 0:
+            saved = ()
+        elif plan == 1:
+            saved = inputs
+        elif plan == 2:
+            so = _new(SavedOutput)
+            so._data = out
+            so._vc = t._vc
+            so._output_nr = 0
+            saved = (so,)
+        elif plan == 3:  # each of two inputs' rules reads the other one (mul)
+            x, y = inputs
+            if edges[1][0] is None:
+                x = UNSAVED
+            elif type(x) is not Tensor and not isinstance(x, Tensor):
+                sv = _new(SavedValue)  # a number operand: SavedValue(x), inlined
+                sv._data = x
+                sv._vc = _CONSTANT_VC
+                x = sv
+            if edges[0][0] is None:
+                y = UNSAVED
+            elif type(y) is not Tensor and not isinstance(y, Tensor):
+                sv = _new(SavedValue)
+                sv._data = y
+                sv._vc = _CONSTANT_VC
+                y = sv
+            saved = (x, y)
+        else:
+            saved = cls._save(inputs, edges, t, extras)
+        node._saved = saved
+        if not saved:
+            node._versions = ()
+        else:
+            # Inlined _versions for one and two saved values (nearly always at version 0).
+            try:
+                if len(saved) == 1:
+                    v = saved[0]._vc[0]
+                    node._versions = _V0 if v == 0 else (v,)
+                elif len(saved) == 2:
+                    v, w = saved[0]._vc[0], saved[1]._vc[0]
+                    node._versions = _V00 if v == 0 and w == 0 else (v, w)
+                else:
+                    node._versions = tuple([s._vc[0] for s in saved])
+            except TypeError:  # an inference tensor has no version counter
+                raise RuntimeError(INFERENCE_SAVE_MSG) from None
+        t.grad_fn = node
+        t._rg = True
+    if cls._view:
+        as_view(t, inputs[0])
+    return t
+
+
+def record_multi(cls, outs, inputs: tuple, params: tuple = (), extras: tuple = ()) -> list:
+    """``record`` for a node with several outputs (split, unbind, max with dim, ...).
+
+    Outputs the class declares non-differentiable (indices) never require grad.
+    """
+    outs = [o if type(o) is np.ndarray else np.asarray(o) for o in outs]
+    if _on:
+        return _record_dual(cls, outs, inputs, params, extras)
+    tensors = [Tensor._wrap(o) for o in outs]
+    edges = _edges(inputs) if _state.enabled else None
+    if edges is not None:
+        _attach(cls, tensors, inputs, params, extras, edges)
+    if cls._view:
+        for t in tensors:
+            as_view(t, inputs[0])
+    return tensors
+
+
+def _attach(cls, tensors: list, inputs, params, extras, edges) -> None:
+    """Create the node of a multi-output op and make it the differentiable outputs' grad_fn."""
+    node = make_node(cls, edges, tensors, inputs, params, extras)
+    diff = cls._differentiable
+    for i, t in enumerate(tensors):
+        if diff[i] and t._data.dtype.kind in "fc":
+            t.grad_fn = node
+            t._rg = True
+            t._output_nr = i
+
+
+def make_node(cls, edges: tuple, out, inputs: tuple, params: tuple = (), extras: tuple = ()):
+    """A ``cls`` node for outputs ``out`` (a Tensor, or a list for several) with ``edges``
+    (from ``edges_of(inputs)``, taken before an in-place op changes them)."""
+    node = _new(cls)
+    node.next_functions = edges
+    outs = out if isinstance(out, list) else (out,)
+    node._meta = tuple((t._data.shape, t._data.dtype) for t in outs)
+    node._hooks = None
+    node._params = params
+    if cls._save is None:
+        node._saved = node._versions = ()
+    else:
+        node._saved = saved = cls._save(inputs, edges, out, extras)
+        node._versions = _versions(saved)
+    return node
+
+
+def needs_grad(*inputs) -> bool:
+    """True when an op on ``inputs`` would be recorded."""
+    if not _state.enabled:
+        return False
+    for x in inputs:
+        if isinstance(x, Tensor) and x._rg:
+            return True
+    return False
+
+
+# -- views ----------------------------------------------------------------------------------
+
+
+def as_view(out: Tensor, src: Tensor) -> Tensor:
+    """Mark ``out`` as a view of ``src``: shared version counter, root tensor as base."""
+    out._vc = src._vc
+    aux = src._aux
+    base = aux.base if aux is not None and aux.base is not None else src
+    out_aux = out._aux_()
+    out_aux.base = base
+    if not _state.enabled and (src._rg or base._rg):
+        out_aux.no_grad_view = ""  # torch forbids recording an in-place change through it
+    elif aux is not None and aux.no_grad_view is not None:
+        out_aux.no_grad_view = out.grad_fn.name() if out.grad_fn is not None else ""
+    return out
+
+
+def view_geometry(view: np.ndarray, base: np.ndarray):
+    """(offset, shape, strides) of ``view`` in elements of ``base``'s memory, or None when
+    ``view`` is not a strided window of a C-contiguous ``base``."""
+    if not base.flags.c_contiguous or view.dtype != base.dtype:
+        return None
+    item = base.itemsize
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if offset % item or any(st % item for st in view.strides):
+        return None
+    offset //= item
+    if not 0 <= offset <= base.size or not np.may_share_memory(view, base):
+        return None if view.size else (0, view.shape, (0,) * view.ndim)
+    return offset, view.shape, tuple(st // item for st in view.strides)
+
+
+def region(arr: np.ndarray, geometry) -> np.ndarray:
+    """The writable view of a C-contiguous base-shaped ``arr`` that ``geometry`` describes."""
+    offset, shape, strides = geometry
+    flat = arr.reshape(-1)
+    return np.lib.stride_tricks.as_strided(
+        flat[offset:], shape=shape, strides=tuple(st * arr.itemsize for st in strides)
+    )
+
+
+# -- forward AD ------------------------------------------------------------------------------
+
+
+class _Suspend:
+    """Switch forward AD off for a block (JVP rules, a custom Function's forward)."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        fw.suspended += 1
+        _on.clear()
+
+    def __exit__(self, *exc) -> None:
+        fw.suspended -= 1
+        if not fw.suspended and fw.level >= 0:
+            _on[:] = [True]
+
+
+suspended = _Suspend()
+
+
+class resumed:
+    """Forward AD back on inside a JVP rule (which runs with it suspended)."""
+
+    __slots__ = ("prev",)
+
+    def __enter__(self):
+        self.prev = fw.suspended
+        fw.suspended = 0
+        _on[:] = [True]
+
+    def __exit__(self, *exc) -> None:
+        fw.suspended = self.prev
+        if fw.suspended or fw.level < 0:
+            _on.clear()
+
+
+def set_tangent(t: Tensor, tangent) -> None:
+    """Give ``t`` its tangent at the current level (forgotten when the level exits)."""
+    t._aux_().tangent = tangent
+    duals = fw.duals
+    duals.append(weakref.ref(t))
+    if len(duals) > fw.prune_at:  # a long level: forget tensors that are gone
+        duals[:] = [r for r in duals if r() is not None]
+        fw.prune_at = max(4096, 2 * len(duals))
+
+
+def tangent_of(x):
+    """The tangent of ``x`` at the current level, or None. A view without a tangent of its
+    own shares its base's (a view of the base's tangent)."""
+    if not isinstance(x, Tensor) or fw.level < 0:
+        return None
+    aux = x._aux
+    if aux is None:
+        return None
+    if aux.tangent is not None:
+        return aux.tangent
+    base = aux.base
+    if base is None or base._aux is None or base._aux.tangent is None:
+        return None
+    tangent = _view_of_base_tangent(x, base)
+    if tangent is not None:
+        set_tangent(x, tangent)
+    return tangent
+
+
+def _view_of_base_tangent(x: Tensor, base: Tensor):
+    """``x``'s part of its base's tangent, sharing memory with it (None if not a window)."""
+    geometry = view_geometry(x._data, base._data)
+    if geometry is None:
+        return None
+    bt = base._aux.tangent
+    if bt._data.strides != base._data.strides or not bt._data.flags.writeable:
+        bt = Tensor._wrap(np.ascontiguousarray(bt._data)) if bt.grad_fn is None else bt.clone()
+        set_tangent(base, bt)
+    out = Tensor._wrap(region(bt._data, geometry))
+    out._vc = bt._vc
+    return out
+
+
+def input_tangents(inputs) -> tuple | None:
+    """Tangents of ``inputs`` (None where one has none); None if none has one."""
+    res = None
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor) and x._aux is not None:
+            tg = tangent_of(x)
+            if tg is None:
+                continue
+            if res is None:
+                res = [None] * len(inputs)
+            res[i] = tg
+    return None if res is None else tuple(res)
+
+
+def fit_tangent(res, out: Tensor):
+    """A rule's result as the tangent of ``out``: a fresh Tensor of its shape and dtype
+    (zeros for None)."""
+    data = out._data
+    if res is None:
+        return Tensor._wrap(np.zeros(data.shape, dtype=data.dtype))
+    if not isinstance(res, Tensor):
+        res = Tensor._wrap(np.asarray(res, dtype=data.dtype))
+    rd = res._data
+    if rd.shape != data.shape:
+        try:
+            np.broadcast_shapes(rd.shape, data.shape)
+            res = res.expand(data.shape).contiguous()
+        except ValueError:
+            res = res.reshape(data.shape)
+    if res._data.dtype != data.dtype:
+        res = res.to(data.dtype)
+    return res
+
+
+def no_jvp_error(cls) -> NotImplementedError:
+    """torch's error for an op without a forward-mode formula (named like aten's op)."""
+    import re
+
+    from .graph import op_name
+
+    name = re.sub(r"(\d)D", r"\1d", op_name(cls.__name__))  # MaxPool2D -> MaxPool2d
+    name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower()  # -> max_pool2d
+    return NotImplementedError(
+        f"Trying to use forward AD with {name} that does not support it because it has not "
+        "been implemented yet."
+    )
+
+
+def _record_dual(cls, outs, inputs, params, extras):
+    """``record``/``record_multi`` while forward AD is on: record as usual, then give the
+    differentiable outputs their tangents ``J @ tangents`` right away."""
+    tangents = input_tangents(inputs)
+    _on.clear()
+    try:
+        if len(outs) == 1 and not cls._multi_output:
+            tensors = [record(cls, outs[0], inputs, params, extras)]
+        else:
+            tensors = record_multi(cls, outs, inputs, params, extras)
+    finally:
+        _on.append(True)
+    if tangents is None:
+        return tensors
+    diff = cls._differentiable
+    targets = [t if diff[i] and t._data.dtype.kind in "fc" else None for i, t in enumerate(tensors)]
+    if all(t is None for t in targets):
+        return tensors
+    jvp = cls._jvp
+    if jvp is None:
+        raise no_jvp_error(cls)
+    node = next((t.grad_fn for t in tensors if t.grad_fn is not None), None)
+    if node is not None and node._saved:
+        # A backward run on dual tensors must see the outputs with their tangents.
+        node._saved = tuple(
+            tensors[s._output_nr] if type(s) is SavedOutput else s for s in node._saved
+        )
+    with suspended, np.errstate(all="ignore"):
+        res = jvp(tangents, inputs, tensors, extras, params)
+        if not cls._multi_output:
+            res = (res,)
+        for t, r in zip(targets, res):
+            if t is not None:
+                set_tangent(t, fit_tangent(r, t))
+    return tensors
+
+
+def inplace_tangent(self: Tensor, new) -> None:
+    """``self`` was modified in place and its tangent is now ``new`` (None: zero): write it
+    into the existing tangent's storage (shared with views and with the base), as torch does."""
+    if self._data.dtype.kind not in "fc":
+        return
+    old = tangent_of(self)
+    aux = self._aux
+    if old is None and aux is not None and aux.base is not None:
+        base = aux.base
+        if base._data.dtype.kind in "fc" and view_geometry(self._data, base._data) is not None:
+            set_tangent(base, Tensor._wrap(np.zeros(base._data.shape, base._data.dtype)))
+            old = tangent_of(self)
+    with suspended:
+        if old is None:
+            if new is not None:
+                set_tangent(self, fit_tangent(new, self))
+            return
+        if new is None:
+            new = Tensor._wrap(np.zeros((), old._data.dtype))
+        if old.grad_fn is None and not old._rg and not (isinstance(new, Tensor) and new._rg):
+            np.copyto(old._data, new._data if isinstance(new, Tensor) else new, casting="unsafe")
+            old._bump()
+        else:
+            old.copy_(new)  # recorded: reverse-over-forward sees the update
+
+
+def edges_of(inputs) -> tuple:
+    """``edge_of`` for each input (graph machinery that is not a declared op)."""
+    return tuple(edge_of(x) for x in inputs)

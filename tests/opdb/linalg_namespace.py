@@ -1,0 +1,3 @@
+"""ember.linalg: inverses, determinants, solves, factorizations, norms, svd."""
+
+OPS: list = []

@@ -1,0 +1,3 @@
+"""nn.functional ops: layers, activations, pooling, normalization, losses."""
+
+OPS: list = []

@@ -1,0 +1,3 @@
+"""Sorting and selection ops (sort, topk, kthvalue, repeat_interleave, index_fill, addcmul)."""
+
+OPS: list = []
