@@ -125,15 +125,25 @@ def numel(input: Tensor) -> int:
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
-    from .ops._core import promote_types as _pt
+    """The dtype torch promotes ``type1`` and ``type2`` to.
 
-    return _dtype.from_numpy_dtype(_pt(type1.np, type2.np))
+    Example:
+        >>> import ember
+        >>> ember.promote_types(ember.int64, ember.float32)
+        torch.float32
+    """
+    return _dtype.from_numpy_dtype(ops._core.promote_types(type1.np, type2.np))
 
 
 def result_type(tensor1, tensor2) -> dtype:
-    from .ops._core import result_type as _rt
+    """The dtype torch gives an op on ``tensor1`` and ``tensor2`` (numbers allowed).
 
-    return _dtype.from_numpy_dtype(_rt(tensor1, tensor2))
+    Example:
+        >>> import ember
+        >>> ember.result_type(ember.tensor([1, 2]), 1.0)
+        torch.float32
+    """
+    return _dtype.from_numpy_dtype(ops._core.result_type(tensor1, tensor2))
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:

@@ -15,7 +15,10 @@ import warnings
 import numpy as np
 
 from . import _creation, _dtype
+from ._mode import state as _mode
 from ._tensor import Size, Tensor, register_methods
+from .autograd.views import VIEW_LEAF_MSG
+from .ops.inplace import setitem
 
 _wrap = Tensor._wrap
 
@@ -413,7 +416,7 @@ def new_full(
         )
     return _creation.full(
         size,
-        _creation._scalar(fill_value),
+        _scalar(fill_value),
         dtype=_new_dtype(self, dtype),
         requires_grad=requires_grad,
     )
@@ -447,16 +450,12 @@ def fill_diagonal_(self: Tensor, fill_value, wrap: builtins.bool = False) -> Ten
         tensor([[1., 0., 0.],
                 [0., 1., 0.]])
     """
-    from .autograd import grad_mode
-    from .autograd.views import VIEW_LEAF_MSG
-    from .ops.inplace import setitem
-
     shape = self._data.shape
     if len(shape) < 2:
         raise RuntimeError("dimensions must larger than 1")
     if len(shape) > 2 and len(set(shape)) != 1:
         raise RuntimeError("all dimensions of input must be of equal length")
-    if grad_mode.state.enabled and self._rg and self.grad_fn is None:
+    if _mode.enabled and self._rg and self.grad_fn is None:
         raise RuntimeError(VIEW_LEAF_MSG)  # torch fills a diagonal view of it
     n = min(shape)
     if len(shape) == 2 and wrap and shape[0] > shape[1]:
@@ -465,7 +464,7 @@ def fill_diagonal_(self: Tensor, fill_value, wrap: builtins.bool = False) -> Ten
         idx = np.unravel_index(flat, shape)
     else:
         idx = (np.arange(n),) * len(shape)
-    setitem(self, tuple(idx), _creation._scalar(fill_value))
+    setitem(self, tuple(idx), _scalar(fill_value))
     return self
 
 
@@ -476,6 +475,10 @@ _MESHGRID_WARNING = (
     "argument. (Triggered internally at "
     "/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4215.)"
 )
+
+
+def _scalar(x):
+    return x.item() if isinstance(x, Tensor) else x
 
 
 def meshgrid(*tensors, indexing: str | None = None) -> tuple:
@@ -618,7 +621,6 @@ _METHODS = {
     "new_empty": new_empty,
     "new_tensor": new_tensor,
     "fill_diagonal_": fill_diagonal_,
-    **_creation.RANDOM_FILLS,
 }
 register_methods({k: v for k, v in _METHODS.items() if not hasattr(Tensor, k)})
 register_methods({"type": _tensor_type})

@@ -41,17 +41,35 @@ class Generator:
         return self._seed
 
     def get_state(self) -> Tensor:
-        import pickle
-
-        state = pickle.dumps(self._rng.bit_generator.state)
-        return _wrap(np.frombuffer(state, dtype=np.uint8).copy())
+        """The generator's state as a uint8 tensor (PCG64's 128-bit state and increment)."""
+        st = self._rng.bit_generator.state
+        words = (st["state"]["state"], st["state"]["inc"])
+        raw = b"".join(w.to_bytes(16, "little") for w in words)
+        raw += int(st["has_uint32"]).to_bytes(4, "little") + int(st["uinteger"]).to_bytes(
+            4, "little"
+        )
+        return _wrap(np.frombuffer(raw, dtype=np.uint8).copy())
 
     def set_state(self, state: Tensor) -> Generator:
-        import pickle
-
-        self._rng.bit_generator.state = pickle.loads(state._data.tobytes())  # noqa: S301
+        """Restore a state from ``get_state`` (plain numbers: nothing is unpickled)."""
+        raw = np.asarray(state._data, dtype=np.uint8).tobytes()
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError(
+                f"Expected a state of {_STATE_BYTES} bytes (from get_rng_state), got {len(raw)}"
+            )
+        self._rng.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {
+                "state": int.from_bytes(raw[0:16], "little"),
+                "inc": int.from_bytes(raw[16:32], "little"),
+            },
+            "has_uint32": int.from_bytes(raw[32:36], "little"),
+            "uinteger": int.from_bytes(raw[36:40], "little"),
+        }
         return self
 
+
+_STATE_BYTES = 40  # PCG64: state and increment (128 bits each), the cached 32-bit half
 
 default_generator = Generator()
 
@@ -632,189 +650,3 @@ def randint_like(input, low, high=None, *, dtype=None, requires_grad=False) -> T
         default_generator._rng.integers(low, high, size=input._data.shape).astype(dt),
         requires_grad,
     )
-
-
-# -- in-place random fills (Tensor.uniform_, normal_, ...) ---------------------------------
-# Like torch, they refuse a leaf that requires grad while grad mode is on (init code runs
-# them under no_grad), bump the version counter, and on a tensor in the graph record a node
-# whose gradient is zero.
-
-_RANDOM_NODES: dict = {}
-
-
-def _num(x) -> str:
-    return f"{float(x):g}"
-
-
-def _random_node(name: str):
-    """A zero-gradient node class named like torch's (``UniformBackward0``, ...)."""
-    cls = _RANDOM_NODES.get(name)
-    if cls is None:
-        from .autograd.opdef import defop
-
-        cls = defop(name, vjp={"self": lambda g: g * 0}, jvp=lambda t_self: None)
-        _RANDOM_NODES[name] = cls
-    return cls
-
-
-def _random_fill(self: Tensor, values, node_name: str) -> Tensor:
-    from .ops.inplace import fill_with
-
-    return fill_with(self, values, _random_node(node_name))
-
-
-def _scalar(x):
-    return x.item() if isinstance(x, Tensor) else x
-
-
-def uniform_(self: Tensor, a=0.0, b=1.0, *, generator=None, **kwargs) -> Tensor:
-    """Fill in place with samples uniform on ``[a, b)`` (``from``/``to`` keywords also work).
-
-    Example:
-        >>> import ember
-        >>> x = ember.empty(3).uniform_(-1, 1)
-        >>> bool(((x >= -1) & (x < 1)).all())
-        True
-    """
-    a, b = _scalar(kwargs.pop("from", a)), _scalar(kwargs.pop("to", b))
-    if kwargs:
-        raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    dt = self._data.dtype
-    if dt.kind not in "fc":
-        raise NotImplementedError(
-            f"\"check_uniform_bounds\" not implemented for '{_dtype.scalar_name(dt)}'"
-        )
-    if a > b:
-        raise RuntimeError(
-            f"uniform_ expects to return a [from, to) range, but found from={_num(a)} > "
-            f"to={_num(b)}"
-        )
-    values = a + (b - a) * _rng(generator).random(self._data.shape)
-    return _random_fill(self, values, "UniformBackward0")
-
-
-def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
-    """Fill in place with samples from N(``mean``, ``std``**2).
-
-    Example:
-        >>> import ember
-        >>> ember.empty(2, 3).normal_(0, 0.02).shape
-        torch.Size([2, 3])
-    """
-    mean, std = _scalar(mean), _scalar(std)
-    dt = self._data.dtype
-    if dt.kind not in "fc":
-        raise NotImplementedError(
-            f"\"normal_kernel_cpu\" not implemented for '{_dtype.scalar_name(dt)}'"
-        )
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
-    values = mean + std * _rng(generator).standard_normal(self._data.shape)
-    return _random_fill(self, values, "NormalBackward0")
-
-
-def _random_bounds(dt: np.dtype):
-    """Inclusive upper bound of ``random_()`` without ``to``: the dtype's max, or
-    2**mantissa for floats so that every value is representable."""
-    if dt.kind == "b":
-        return 1
-    if dt.kind in "fc":
-        return 2 ** (np.finfo(dt).nmant + 1)
-    return int(np.iinfo(dt).max)
-
-
-def random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
-    """Fill in place with integers uniform on ``[from, to - 1]``.
-
-    ``random_(to)``, ``random_(from, to)``, ``random_(from=.., to=..)``; without ``to`` the
-    range ends at the dtype's maximum (2**mantissa for floating dtypes).
-
-    Example:
-        >>> import ember
-        >>> x = ember.zeros(4, dtype=ember.int64).random_(0, 3)
-        >>> bool(((x >= 0) & (x < 3)).all())
-        True
-    """
-    lo = kwargs.pop("from", None)
-    hi = kwargs.pop("to", None)
-    if kwargs:
-        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    if len(args) == 1:
-        if lo is not None or hi is not None:
-            raise TypeError("random_() received an invalid combination of arguments")
-        hi = args[0]
-    elif len(args) == 2:
-        lo, hi = args
-    elif len(args) > 2:
-        raise TypeError("random_() received an invalid combination of arguments")
-    for v in (lo, hi):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
-            raise TypeError(
-                f"random_() received an invalid combination of arguments - got "
-                f"({type(v).__name__}), but expected one of:\n"
-                " * (*, torch.Generator generator = None)\n"
-                " * (int from, int to, *, torch.Generator generator = None)\n"
-                " * (int to, *, torch.Generator generator = None)\n"
-            )
-    lo = 0 if lo is None else int(lo)
-    if hi is None:
-        top = _random_bounds(self._data.dtype)
-    else:
-        if lo >= hi:
-            raise RuntimeError(
-                f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"
-            )
-        top = int(hi) - 1
-    values = _rng(generator).integers(lo, top, size=self._data.shape, endpoint=True)
-    name = "RandomBackward0" if hi is not None else "RandomBackward2"
-    return _random_fill(self, values, name)
-
-
-def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
-    """Fill in place with 0/1 samples, 1 with probability ``p`` (a number or a tensor).
-
-    Example:
-        >>> import ember
-        >>> ember.empty(3).bernoulli_(1.0)
-        tensor([1., 1., 1.])
-    """
-    if isinstance(p, Tensor):
-        probs = np.broadcast_to(p._data, self._data.shape)
-        name = "BernoulliBackward1"
-    else:
-        if not 0 <= p <= 1:
-            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
-        probs = p
-        name = "BernoulliBackward2"
-    values = _rng(generator).random(self._data.shape) < probs
-    return _random_fill(self, values, name)
-
-
-def exponential_(self: Tensor, lambd=1.0, *, generator=None) -> Tensor:
-    """Fill in place with samples from the exponential distribution of rate ``lambd``.
-
-    Example:
-        >>> import ember
-        >>> bool((ember.empty(5).exponential_(2.0) >= 0).all())
-        True
-    """
-    lambd = _scalar(lambd)
-    dt = self._data.dtype
-    if dt.kind not in "fc":
-        raise RuntimeError(
-            "Exponential distribution is a continuous probability distribution. dtype must be "
-            f"a floating point but you specified {_dtype.scalar_name(dt)}"
-        )
-    if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
-    values = _rng(generator).exponential(1.0 / lambd, size=self._data.shape)
-    return _random_fill(self, values, "ExponentialBackward0")
-
-
-RANDOM_FILLS = {
-    "uniform_": uniform_,
-    "normal_": normal_,
-    "random_": random_,
-    "bernoulli_": bernoulli_,
-    "exponential_": exponential_,
-}

@@ -18,6 +18,8 @@ import io
 import re
 import textwrap
 
+import ember as torch
+
 WIDTH = 100
 
 # (title, what the section shows, the steps: code run in one shared namespace)
@@ -172,8 +174,6 @@ def run_step(code: str, namespace: dict) -> str:
 
 def main() -> None:
     """Print the tour: each section's explanation, then each step's code and result."""
-    import ember as torch
-
     torch.manual_seed(0)
     namespace: dict = {"torch": torch, "__name__": "__tour__"}
     print("Autograd with ember, a guided tour (import ember as torch; addresses shown as 0x...)")

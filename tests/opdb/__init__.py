@@ -103,6 +103,7 @@ FAMILIES = (
     "linalg_namespace",
     "nn",
     "inplace",
+    "random",
     "compositions",
 )
 

@@ -8,6 +8,7 @@ from collections import OrderedDict
 
 from .._hooks import RemovableHandle, add_hook
 from .._tensor import Tensor
+from . import api
 
 
 def retain_grad(self) -> None:
@@ -86,9 +87,7 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
         >>> x.grad
         tensor([4., 6.])
     """
-    from .api import backward as _backward
-
-    _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 for _fn in (retain_grad, register_hook, register_post_accumulate_grad_hook, backward):

@@ -17,13 +17,22 @@ torch does (``inplace_tangent``).
 
 from __future__ import annotations
 
+import re
 import weakref
 
 import numpy as np
 
 from .._mode import state as _state
 from .._tensor import INFERENCE_SAVE_MSG, Tensor
-from .graph import _CONSTANT_VC, UNSAVED, SavedOutput, SavedValue, edge_of, grad_accumulator
+from .graph import (
+    _CONSTANT_VC,
+    UNSAVED,
+    SavedOutput,
+    SavedValue,
+    edge_of,
+    grad_accumulator,
+    op_name,
+)
 
 _new = object.__new__
 _NO_EDGE = (None, 0)
@@ -400,10 +409,6 @@ def fit_tangent(res, out: Tensor):
 
 def no_jvp_error(cls) -> NotImplementedError:
     """torch's error for an op without a forward-mode formula (named like aten's op)."""
-    import re
-
-    from .graph import op_name
-
     name = re.sub(r"(\d)D", r"\1d", op_name(cls.__name__))  # MaxPool2D -> MaxPool2d
     name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower()  # -> max_pool2d
     return NotImplementedError(

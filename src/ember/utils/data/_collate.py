@@ -13,6 +13,8 @@ import re
 
 import numpy as np
 
+import ember
+
 from ... import _creation
 from ..._dtype import float64
 from ..._tensor import Tensor
@@ -150,12 +152,8 @@ def _stack(tensors) -> Tensor:
                 "stack expects each tensor to be equal size, but got "
                 f"{list(first)} at entry 0 and {list(t._data.shape)} at entry {i}"
             )
-    if any(t._rg for t in tensors):
-        import ember
-
-        stack = getattr(ember, "stack", None)
-        if stack is not None:  # record the stack so gradients flow back to the samples
-            return stack(list(tensors), 0)
+    if any(t._rg for t in tensors):  # record the stack so gradients flow back to the samples
+        return ember.stack(list(tensors), 0)
     return Tensor._wrap(np.stack([t._data for t in tensors]))
 
 

@@ -1,0 +1,184 @@
+"""The shape of the package: layers with arrows one way, no import cycles, deferred imports
+only with a reason, and ``dir(ember)`` holding torch's namespace.
+
+Layers, bottom up: the tensor core (``_tensor``, ``_dtype``, ``_mode``, ``_hooks``,
+``_tensor_str``) -> ``autograd`` -> ``ops`` -> everything else (``nn``, ``optim``, ``utils``,
+...). A module may import only from its own layer or those below it. Checked from the
+source (the import statements), so a cycle hidden by the package's import order still fails.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ember
+
+SRC = Path(ember.__file__).parent
+CORE = {"_tensor", "_dtype", "_mode", "_hooks", "_tensor_str", "_creation"}
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in SRC.rglob("*.py")}
+
+
+def _resolve(module: str, is_package: bool, level: int, target: str | None) -> str:
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if level:
+        base = base[: len(base) - (level - 1)] if level > 1 else base
+        return ".".join(base + ([target] if target else []))
+    return target or ""
+
+
+def _imports(module: str, path: Path):
+    """(imported ember module, line, deferred?) for every import statement of ``module``."""
+    tree = ast.parse(path.read_text())
+    is_package = path.name == "__init__.py"
+    top_level = {id(n) for n in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name.split(".")[0] == "ember"]
+            targets = names
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, is_package, node.level, node.module)
+            if base.split(".")[0] != "ember":
+                continue
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        else:
+            continue
+        deferred = id(node) not in top_level and not _in_type_checking(tree, node)
+        for t in dict.fromkeys(targets):
+            found.append((t, node.lineno, deferred))
+    return found
+
+
+def _in_type_checking(tree, target) -> bool:
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            if any(n is target for n in ast.walk(node)):
+                return True
+    return False
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return 3  # the package root re-exports everything
+    head = parts[1]
+    if head in CORE:
+        return 0
+    if head == "autograd":
+        return 1
+    if head == "ops":
+        return 2
+    return 3
+
+
+IMPORTS = {m: _imports(m, p) for m, p in MODULES.items()}
+
+
+def test_layers_import_downwards_only():
+    wrong = []
+    for module, imports in IMPORTS.items():
+        for target, line, _ in imports:
+            if target in MODULES and _layer(target) > _layer(module):
+                wrong.append(f"{module}:{line} imports {target}")
+    assert wrong == []
+
+
+def test_autograd_imports_nothing_from_ops():
+    wrong = [
+        f"{m}:{line} imports {t}"
+        for m, imports in IMPORTS.items()
+        if m.startswith("ember.autograd")
+        for t, line, _ in imports
+        if t.startswith(("ember.ops", "ember.nn", "ember.linalg"))
+    ]
+    assert wrong == []
+
+
+def test_top_level_imports_form_no_cycle():
+    graph = {
+        m: {t for t, _, deferred in imports if not deferred and t in MODULES and t != m}
+        for m, imports in IMPORTS.items()
+    }
+    # A submodule importing its own package's __init__ is Python's normal loading order.
+    for m in graph:
+        graph[m] = {t for t in graph[m] if not m.startswith(t + ".")}
+    cycle = _find_cycle(graph)
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def _find_cycle(graph: dict):
+    state: dict = {}
+    for start in graph:
+        if state.get(start):
+            continue
+        stack = [(start, iter(sorted(graph[start])))]
+        path = [start]
+        state[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                stack.pop()
+                path.pop()
+                state[node] = 2
+                continue
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if not state.get(nxt):
+                state[nxt] = 1
+                stack.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                path.append(nxt)
+    return None
+
+
+def test_deferred_imports_say_why():
+    """An import inside a function is allowed only with a comment giving the reason."""
+    silent = []
+    for module, imports in IMPORTS.items():
+        lines = MODULES[module].read_text().splitlines()
+        for _target, line, deferred in imports:
+            if not deferred:
+                continue
+            here = lines[line - 1]
+            above = lines[line - 2].strip() if line > 1 else ""
+            if "#" not in here and not above.startswith("#"):
+                silent.append(f"{module}:{line}: {here.strip()}")
+    assert silent == []
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) <= 2))
+def test_each_lower_module_imports_alone(module):
+    """Each module of the core, autograd and ops layers imports in a fresh interpreter."""
+    subprocess.run([sys.executable, "-c", f"import {module}"], check=True, timeout=60)
+
+
+# -- the public namespace ------------------------------------------------------------------------
+
+# Names in dir(ember) that are not ops registered by a family, each a torch name.
+_EXTRAS = {
+    # submodules and packages torch has
+    "autograd", "nn", "optim", "utils", "linalg", "ops", "testing", "fft", "special",
+    # types, dtypes and modes
+    "Tensor", "Size", "device", "dtype", "Generator", "no_grad", "enable_grad",
+    "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
+}
+
+
+def test_no_internals_in_the_namespace():
+    leaked = {"np", "math", "record", "Node", "register_methods", "sum_to_shape", "defop"}
+    assert leaked & set(dir(ember)) == set()
