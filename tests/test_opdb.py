@@ -286,6 +286,31 @@ def test_broadcasting_shapes_match_torch(op, data):
         np.testing.assert_allclose(e, t, rtol=1e-9, atol=1e-11)
 
 
+# -- no NumPy warnings -------------------------------------------------------------------------------
+
+_SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 1e-320, 1.0, -1.0])
+
+
+@pytest.mark.parametrize("op", PARAMS)
+def test_no_numpy_warning_reaches_the_user(op):
+    """torch computes 0/0, log(0), overflow... silently; so must ember, forward and backward.
+    Inputs are filled with zeros, infinities, NaN and extreme values."""
+    import warnings
+
+    arrays = [np.resize(_SPECIAL, i.shape) if i.shape else np.float64(0.0) for i in op.ins]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            xs = _inputs(ember, [np.asarray(a) for a in arrays])
+            outs = _diff_outputs(_outputs(ember, op, xs))
+            if outs and op.grad:
+                ember.autograd.grad(outs, xs, [ember.ones_like(o) for o in outs], allow_unused=True)
+        except RuntimeWarning as w:
+            raise AssertionError(f"a NumPy warning reached the user: {w}") from None
+        except Exception:  # noqa: BLE001 (torch may refuse such inputs too: not this test's concern)
+            pass
+
+
 # -- coverage ------------------------------------------------------------------------------
 
 
