@@ -79,6 +79,7 @@ OPS = [
     Op("minimum", lambda m, x, y: m.minimum(x, y), (S(3, 4), S(4))),
     Op("max_binary", lambda m, x, y: m.max(x, y), (S(5), S(5))),
     Op("atan2", lambda m, x, y: m.atan2(x, y), (S(3, 4), S(3, 4))),
+    Op("hypot", lambda m, x, y: m.hypot(x, y), (S(3, 4), S(4)), broadcasts=True),
     Op("where", lambda m, x, y: m.where(x > 0, x, y), (S(3, 4), S(4))),
     Op("where_scalar", lambda m, x: m.where(x > 0, x, 0.5), (S(3, 4),)),
     Op("clamp", lambda m, x: x.clamp(-0.5, 0.5), (S(3, 4),)),

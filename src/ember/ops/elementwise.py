@@ -872,6 +872,33 @@ def neg(input, *, out=None):
     return write_out("neg", record(NegBackward0, np.negative(input._data), (input,)), out)
 
 
+# -- hypot ---------------------------------------------------------------------------------------
+
+HypotBackward0 = defop(
+    "HypotBackward0",
+    inputs=("self", "other"),
+    forward=np.hypot,
+    vjp={
+        "self": lambda g, self, result: g * self / result,
+        "other": lambda g, other, result: g * other / result,
+    },
+    jvp=ELEMENTWISE,
+)
+
+
+@register("hypot", method=True, inplace=True, ufunc="hypot")
+def hypot(input, other, *, out=None):
+    """``sqrt(input**2 + other**2)``, elementwise with broadcasting.
+
+    Example:
+        >>> import ember
+        >>> ember.hypot(ember.tensor([3.0]), ember.tensor([4.0]))
+        tensor([5.])
+    """
+    a, b = binary_operands(input, other)
+    return write_out("hypot", run(HypotBackward0, (input, other), (a, b)), out)
+
+
 # -- fmod, remainder, lerp -----------------------------------------------------------------
 
 FmodBackward0 = defop(
