@@ -68,7 +68,7 @@ def _first_grads(lib, op, arrays, cotangent_rng, dtype=np.float64):
     ws = [lib.tensor(cotangent_rng(tuple(o.shape)).astype(dtype)) for o in outs]
     grads = lib.autograd.grad(outs, xs, ws, allow_unused=True)
     return [
-        np.zeros(a.shape) if g is None else g.detach().numpy(force=True)
+        np.zeros(a.shape, dtype) if g is None else g.detach().numpy(force=True)
         for a, g in zip(arrays, grads)
     ]
 

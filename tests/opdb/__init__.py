@@ -95,6 +95,7 @@ def as_tuple(out) -> tuple:
 
 FAMILIES = (
     "elementwise",
+    "special",
     "reduction",
     "sorting",
     "shape",

@@ -161,10 +161,10 @@ def apply(cls, inputs: tuple, arrays: tuple, params: tuple = ()):
         >>> apply(ExpBackward0, (x,), (x._data,))
         tensor([1., 1.], grad_fn=<ExpBackward0>)
     """
-    return _record_result(cls, call_forward(cls, arrays, params), tuple(inputs), params)
+    return record_result(cls, call_forward(cls, arrays, params), tuple(inputs), params)
 
 
-def _record_result(cls, res, inputs: tuple, params: tuple):
+def record_result(cls, res, inputs: tuple, params: tuple):
     """Record what ``forward`` returned: the output(s), then the arrays to save."""
     n_saves = len(cls._saves)
     if cls._multi_output:
@@ -549,7 +549,7 @@ def _zero_tangent(x):
 def _apply_to(cls, operands: list, params: tuple):
     """The op itself on ``operands`` (tangents or primals), recorded with its node class."""
     arrays = [x._data if isinstance(x, Tensor) else x for x in operands]
-    return _record_result(cls, call_forward(cls, arrays, params), tuple(operands), params)
+    return record_result(cls, call_forward(cls, arrays, params), tuple(operands), params)
 
 
 def _linear_jvp(cls):

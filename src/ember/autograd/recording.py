@@ -413,7 +413,10 @@ def no_jvp_error(cls) -> NotImplementedError:
     name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower()  # -> max_pool2d
     return NotImplementedError(
         f"Trying to use forward AD with {name} that does not support it because it has not "
-        "been implemented yet."
+        "been implemented yet.\nPlease file an issue to PyTorch at "
+        "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we "
+        "can prioritize its implementation or submit a PR adding the implementation to "
+        "derivatives.yaml"
     )
 
 

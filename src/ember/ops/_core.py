@@ -29,6 +29,7 @@ from .._tensor import (
     normalize_dims,
 )
 from ..autograd.opdef import BILINEAR, COMPOSITE, ELEMENTWISE, LINEAR, apply, defop
+from ..autograd.opdef import record_result
 from ..autograd.recording import as_view, needs_grad, record, record_multi
 
 _PY_SCALARS = (int, float, bool, complex)
@@ -299,6 +300,8 @@ def run(cls, inputs: tuple, arrays: tuple, params: tuple = ()):
         raise broadcast_error(*(np.shape(a) for a in arrays)) from None
     finally:
         quiet_reset(token)
+    if cls._multi_output or cls._saves:
+        return record_result(cls, res, inputs, params)
     return record(cls, res, inputs, params)
 
 

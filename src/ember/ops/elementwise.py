@@ -804,10 +804,28 @@ _UFUNC_NAMES = {
 }
 
 
-def _unary(name: str, node_name: str, forward, rule):
-    node_cls = defop(node_name, forward=forward, vjp={"self": rule}, jvp=ELEMENTWISE)
-    keeps_int = name in _KEEPS_INT
-    exact = name in _EXACT
+def unary_op(
+    name: str,
+    node_name: str,
+    forward,
+    rule,
+    *,
+    keeps_int: bool = False,
+    exact: bool = False,
+    aliases: tuple = (),
+    ufunc: str | None = None,
+    jvp=ELEMENTWISE,
+    namespace: str = "torch",
+    method: bool = True,
+):
+    """Declare an elementwise one-input op and register its function and methods.
+
+    forward: the op on a float array (integer inputs become the default float dtype
+        unless ``keeps_int``); rule: its derivative, reading ``self`` and/or ``result``.
+    exact: the op cannot raise NumPy floating-point warnings (no quiet error state).
+    Returns ``(node class, function)``.
+    """
+    node_cls = defop(node_name, forward=forward, vjp={"self": rule}, jvp=jvp)
 
     def op(input, *, out=None):
         if not isinstance(input, Tensor):
@@ -833,11 +851,30 @@ def _unary(name: str, node_name: str, forward, rule):
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise ``{name}`` (backward node ``{node_name}``)."
-    ufunc = _UFUNC_NAMES.get(name, name)
+    ufunc = ufunc or name
     is_ufunc = isinstance(getattr(np, ufunc, None), np.ufunc)
-    names = (name, *_ALIASES.get(name, ()))
-    register(*names, method=True, inplace=True, ufunc=ufunc if is_ufunc else ())(op)
+    register(
+        name,
+        *aliases,
+        namespace=namespace,
+        method=method,
+        inplace=method,
+        ufunc=ufunc if is_ufunc else (),
+    )(op)
     return node_cls, op
+
+
+def _unary(name: str, node_name: str, forward, rule):
+    return unary_op(
+        name,
+        node_name,
+        forward,
+        rule,
+        keeps_int=name in _KEEPS_INT,
+        exact=name in _EXACT,
+        aliases=_ALIASES.get(name, ()),
+        ufunc=_UFUNC_NAMES.get(name),
+    )
 
 
 _UNARY_OPS = {}
