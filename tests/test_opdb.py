@@ -286,7 +286,7 @@ def test_broadcasting_shapes_match_torch(op, data):
         np.testing.assert_allclose(e, t, rtol=1e-9, atol=1e-11)
 
 
-# -- no NumPy warnings -------------------------------------------------------------------------------
+# -- no NumPy warnings ---------------------------------------------------------------------------
 
 _SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 1e-320, 1.0, -1.0])
 

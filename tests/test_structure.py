@@ -55,7 +55,9 @@ def _imports(module: str, path: Path):
             base = _resolve(module, is_package, node.level, node.module)
             if base.split(".")[0] != "ember":
                 continue
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
+            ]
         else:
             continue
         deferred = id(node) not in top_level and not _in_type_checking(tree, node)
@@ -172,10 +174,27 @@ def test_each_lower_module_imports_alone(module):
 # Names in dir(ember) that are not ops registered by a family, each a torch name.
 _EXTRAS = {
     # submodules and packages torch has
-    "autograd", "nn", "optim", "utils", "linalg", "ops", "testing", "fft", "special",
+    "autograd",
+    "nn",
+    "optim",
+    "utils",
+    "linalg",
+    "ops",
+    "testing",
+    "fft",
+    "special",
     # types, dtypes and modes
-    "Tensor", "Size", "device", "dtype", "Generator", "no_grad", "enable_grad",
-    "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
+    "Tensor",
+    "Size",
+    "device",
+    "dtype",
+    "Generator",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
 }
 
 

@@ -28,8 +28,7 @@ from .._tensor import (
     normalize_dim,
     normalize_dims,
 )
-from ..autograd.opdef import BILINEAR, COMPOSITE, ELEMENTWISE, LINEAR, apply, defop
-from ..autograd.opdef import record_result
+from ..autograd.opdef import BILINEAR, COMPOSITE, ELEMENTWISE, LINEAR, apply, defop, record_result
 from ..autograd.recording import as_view, needs_grad, record, record_multi
 
 _PY_SCALARS = (int, float, bool, complex)

@@ -18,7 +18,6 @@ from .._tensor import Tensor
 from ._core import (
     ELEMENTWISE,
     QUIET,
-    apply,
     binary_operands,
     default_float,
     defop,
