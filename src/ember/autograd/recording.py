@@ -25,7 +25,6 @@ import numpy as np
 from .._mode import state as _state
 from .._tensor import INFERENCE_SAVE_MSG, Tensor
 from .graph import (
-    _CONSTANT_VC,
     UNSAVED,
     SavedOutput,
     SavedValue,
@@ -94,6 +93,23 @@ def _edges(inputs: tuple):
     return tuple(edge_list) if needs else None
 
 
+# SavedValue of common number operands (x * 0.5, x + 1), shared rather than allocated per
+# op. Zero is never cached (0.0 == -0.0 as a key, but their signs differ in gradients).
+_NUMBER_SLOTS: dict = {}
+
+
+def _saved_value(x):
+    """What a node saves for a non-Tensor operand (or a Tensor subclass: itself)."""
+    sv = _NUMBER_SLOTS.get(x) if type(x) is float or type(x) is int else None
+    if sv is None:
+        if isinstance(x, Tensor):
+            return x
+        sv = SavedValue(x)
+        if x and len(_NUMBER_SLOTS) < 256 and (type(x) is float or type(x) is int):
+            _NUMBER_SLOTS[x] = sv
+    return sv
+
+
 def _versions(saved: tuple) -> tuple:
     n = len(saved)
     try:
@@ -156,21 +172,10 @@ def record(cls, out: np.ndarray, inputs: tuple, params: tuple = (), extras: tupl
             saved = (so,)
         elif plan == 3:  # each of two inputs' rules reads the other one (mul)
             x, y = inputs
-            if edges[1][0] is None:
-                x = UNSAVED
-            elif type(x) is not Tensor and not isinstance(x, Tensor):
-                sv = _new(SavedValue)  # a number operand: SavedValue(x), inlined
-                sv._data = x
-                sv._vc = _CONSTANT_VC
-                x = sv
-            if edges[0][0] is None:
-                y = UNSAVED
-            elif type(y) is not Tensor and not isinstance(y, Tensor):
-                sv = _new(SavedValue)
-                sv._data = y
-                sv._vc = _CONSTANT_VC
-                y = sv
-            saved = (x, y)
+            saved = (
+                UNSAVED if edges[1][0] is None else x if type(x) is Tensor else _saved_value(x),
+                UNSAVED if edges[0][0] is None else y if type(y) is Tensor else _saved_value(y),
+            )
         else:
             saved = cls._save(inputs, edges, t, extras)
         node._saved = saved
