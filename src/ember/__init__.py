@@ -75,7 +75,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from . import nn, optim, special, utils  # noqa: E402
+from . import nn, optim, special, testing, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .autograd.grad_mode import (
     enable_grad,
