@@ -158,42 +158,41 @@ def record(cls, out: np.ndarray, inputs: tuple, params: tuple = (), extras: tupl
         node._meta = ((out.shape, out.dtype),)
         node._hooks = None
         node._params = params
-        # What to save: the class's plan (opdef.save_plan), its common cases inlined.
+        # What to save: the class's plan (opdef.save_plan), its common cases inlined, with
+        # their version counters (nearly always 0: shared tuples then).
         plan = cls._plan
-        if plan == 0:
-            saved = ()
-        elif plan == 1:
-            saved = inputs
-        elif plan == 2:
-            so = _new(SavedOutput)
-            so._data = out
-            so._vc = t._vc
-            so._output_nr = 0
-            saved = (so,)
-        elif plan == 3:  # each of two inputs' rules reads the other one (mul)
-            x, y = inputs
-            saved = (
-                UNSAVED if edges[1][0] is None else x if type(x) is Tensor else _saved_value(x),
-                UNSAVED if edges[0][0] is None else y if type(y) is Tensor else _saved_value(y),
-            )
-        else:
-            saved = cls._save(inputs, edges, t, extras)
-        node._saved = saved
-        if not saved:
-            node._versions = ()
-        else:
-            # Inlined _versions for one and two saved values (nearly always at version 0).
-            try:
-                if len(saved) == 1:
-                    v = saved[0]._vc[0]
-                    node._versions = _V0 if v == 0 else (v,)
-                elif len(saved) == 2:
-                    v, w = saved[0]._vc[0], saved[1]._vc[0]
-                    node._versions = _V00 if v == 0 and w == 0 else (v, w)
-                else:
-                    node._versions = tuple([s._vc[0] for s in saved])
-            except TypeError:  # an inference tensor has no version counter
-                raise RuntimeError(INFERENCE_SAVE_MSG) from None
+        try:
+            if plan == 0:
+                node._saved = node._versions = ()
+            elif plan == 1:  # the one input
+                node._saved = inputs
+                v = inputs[0]._vc[0]
+                node._versions = _V0 if v == 0 else (v,)
+            elif plan == 2:  # the one output (just made: version 0)
+                so = _new(SavedOutput)
+                so._data = out
+                so._vc = t._vc
+                so._output_nr = 0
+                node._saved = (so,)
+                node._versions = _V0
+            elif plan == 3:  # each of two inputs' rules reads the other one (mul)
+                x, y = inputs
+                if edges[1][0] is None:
+                    x = UNSAVED
+                elif type(x) is not Tensor:
+                    x = _saved_value(x)
+                if edges[0][0] is None:
+                    y = UNSAVED
+                elif type(y) is not Tensor:
+                    y = _saved_value(y)
+                node._saved = (x, y)
+                v, w = x._vc[0], y._vc[0]
+                node._versions = _V00 if v == 0 and w == 0 else (v, w)
+            else:
+                node._saved = saved = cls._save(inputs, edges, t, extras)
+                node._versions = tuple([s._vc[0] for s in saved])
+        except TypeError:  # an inference tensor has no version counter
+            raise RuntimeError(INFERENCE_SAVE_MSG) from None
         t.grad_fn = node
         t._rg = True
     if cls._view:
