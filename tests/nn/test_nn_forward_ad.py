@@ -32,7 +32,7 @@ def _u(*shape, lo=0.1, hi=0.9):
 IDX = np.array([0, 3, 1, 2, -100])
 IDX2D = _rng.integers(0, 3, (2, 5, 5))
 EMB_IDX = np.array([[0, 2, 1], [1, 1, 3]])
-TIES = np.round(_r(2, 2, 6, 6))  # many equal values in a window: torch's tie-breaking
+TIES = np.round(_r(2, 2, 6, 6))  # many equal values in a window: the tie-breaking rule
 NLL_W = np.array([0.5, 1.0, 2.0, 0.3])
 BCE_W = _u(3, 4)
 POS_W = np.array([0.5, 1.0, 2.0, 3.0])
@@ -138,6 +138,27 @@ CASES = {
 }
 
 
+def _first_max_tangent(primals, tangents, k=3, d=2):
+    """max_pool2d(x, k, stride=1, dilation=d)'s tangent under ember's tie rule: each window
+    takes the tangent of its first maximum in row-major order (np.argmax's choice)."""
+    (x,), (t,) = primals, tangents
+    n, c, h, w = x.shape
+    span = d * (k - 1) + 1
+    out = np.empty((n, c, h - span + 1, w - span + 1))
+    for i in range(out.shape[2]):
+        for j in range(out.shape[3]):
+            win = x[:, :, i : i + span : d, j : j + span : d].reshape(n, c, -1)
+            tw = t[:, :, i : i + span : d, j : j + span : d].reshape(n, c, -1)
+            first = win.argmax(-1)[..., None]
+            out[:, :, i, j] = np.take_along_axis(tw, first, -1)[..., 0]
+    return out
+
+
+# At a tie max pooling is not differentiable (its one-sided directional derivative is the
+# largest tied tangent, not any one entry's) and torch does not document which entry it
+# follows: the tangent is checked against ember's rule written out, not against torch.
+TIE_REFERENCE = {"max_pool2d_ties": _first_max_tangent}
+
 # Ops whose backward is, by design, not the transposed Jacobian (torch's too): the
 # padding_idx row gets no gradient and scale_grad_by_freq scales it, yet the forward
 # tangent is the plain derivative of the function (as in torch).
@@ -178,6 +199,8 @@ def test_tangent_matches_torch_and_reverse_mode(name):
     out_e, tg_e = _forward_tangent(ember, fn, primals, tangents)
     out_t, tg_t = _forward_tangent(torch, fn, primals, tangents)
     np.testing.assert_allclose(out_e, out_t, rtol=1e-10, atol=1e-12)
+    if name in TIE_REFERENCE:
+        tg_t = TIE_REFERENCE[name](primals, tangents)
     np.testing.assert_allclose(tg_e, tg_t, rtol=1e-9, atol=1e-11)
     if name not in NOT_TRANSPOSED_JACOBIAN:
         jv = _reverse_jvp(fn, primals, tangents)

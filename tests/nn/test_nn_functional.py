@@ -231,9 +231,23 @@ def test_max_pool2d_overlapping_windows_and_nan():
         lambda t: EF.max_pool2d(t, 3, stride=1),
         [x],
     )
-    # Ties: torch (and ember) route the gradient to the first maximum of the window.
+    # Ties: any convex combination of the tied entries is a subgradient and torch does not
+    # document which one it picks, so the reference is ember's rule written out (the one
+    # torch's CPU kernel uses today): the first maximum of each window, row-major, gets the
+    # gradient and is the returned index.
     ones = np.ones((1, 1, 4, 4))
-    _compare(lambda t: TF.max_pool2d(t, 2), lambda t: EF.max_pool2d(t, 2), [ones])
+    x = ember.tensor(ones, requires_grad=True)
+    out = EF.max_pool2d(x, 2)
+    tout = TF.max_pool2d(torch.tensor(ones, requires_grad=True), 2)
+    np.testing.assert_array_equal(out.detach().numpy(), np.ones((1, 1, 2, 2)))
+    assert type(out.grad_fn).__name__ == type(tout.grad_fn).__name__
+    g = RNG.standard_normal((1, 1, 2, 2))
+    out.backward(ember.tensor(g))
+    first = np.zeros_like(ones)
+    first[..., ::2, ::2] = g
+    np.testing.assert_array_equal(x.grad.numpy(), first)
+    _, idx = EF.max_pool2d(ember.tensor(ones), 2, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), [[[[0, 2], [8, 10]]]])
 
 
 def test_max_pool2d_unbatched():

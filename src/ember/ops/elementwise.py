@@ -32,6 +32,7 @@ from ._core import (
     scalar_or_tensor,
     write_out,
 )
+from .indexing import nonzero
 
 _wrap = Tensor._wrap
 _PASS_THROUGH = frozenset((Tensor, int, float, bool, complex))
@@ -518,8 +519,6 @@ def where(condition, input=None, other=None, *, out=None):
         tensor([0., 2.])
     """
     if input is None and other is None:
-        from .indexing import nonzero
-
         return nonzero(condition, as_tuple=True)
     c = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if c.dtype != np.bool_:

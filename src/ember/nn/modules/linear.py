@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ... import _creation
+from ..._tensor import device as _device
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -15,8 +16,6 @@ __all__ = ["Identity", "Linear"]
 
 def _factory(device, dtype) -> dict:
     if device is not None:
-        from ..._tensor import device as _device
-
         _device(device)
     return {"dtype": dtype}
 
