@@ -1,10 +1,14 @@
-"""``ember.linalg``: torch.linalg's norms, inverse, determinants, solve, cholesky, svdvals.
+"""``ember.linalg``: torch.linalg's norms, inverse, determinants, solve, cholesky, svd.
 
-Forward passes are batched NumPy LAPACK calls over the leading dims. Each backward rule
-has the analytical form torch uses (inv: ``-A^-T G A^-T``; det: ``G det A^-T``; solve: a
-solve with ``A^T``) written with ``@``, ``_mT`` and ``_inv``/``_solve``, which work on
-NumPy arrays (plain backward) and on Tensors (recorded backward, ``create_graph=True``).
-Node classes carry torch 2.13's ``grad_fn`` names (``LinalgInvExBackward0`` ...).
+Forward passes are batched NumPy LAPACK calls over the leading dims. Each op is one
+``defop`` declaration with torch 2.13's ``grad_fn`` name (``LinalgInvExBackward0`` ...) and
+the analytical derivative torch uses (inv: ``-A^-T G A^-T``; det: ``G det A^-T``; solve: a
+solve with ``A^T``), written once with ``@``, ``.mT``, indexing and the ``_inv``/``_solve``
+helpers, which run on arrays in a plain backward and on Tensors (this module's own ops) in
+a recorded one, so every higher order follows. Forward mode is each op's explicit JVP.
+
+The public functions of this module are the namespace (``ember.linalg`` is this module);
+they are also registered under ``namespace="linalg"``.
 """
 
 from __future__ import annotations
@@ -13,15 +17,30 @@ import math
 
 import numpy as np
 
+from ._dtype import scalar_name
 from ._tensor import Tensor, register_methods
-from .ops._core import normalize_dim
-from .ops._legacy import Node, _fw, record, record_multi, saved_output, set_saved
-from .ops.reduction import _scalar_name, _vector_norm, make_return_type
+from .ops._core import (
+    defop,
+    is_raw,
+    namespace,
+    normalize_dim,
+    quiet,
+    record,
+    record_multi,
+    register,
+    write_out,
+)
+from .ops.elementwise import where
+from .ops.linalg import _linalg_cross
+from .ops.reduction import _vector_norm, amax, amin, make_return_type
+from .ops.reduction import sum as _sum
+from .ops.shape import cat
 
 _wrap = Tensor._wrap
 
 slogdet_type = make_return_type("slogdet", ("sign", "logabsdet"))
 linalg_slogdet_type = make_return_type("linalg_slogdet", ("sign", "logabsdet"))
+svd_type = make_return_type("linalg_svd", ("U", "S", "Vh"))
 
 
 class LinAlgError(RuntimeError):
@@ -32,35 +51,26 @@ LinAlgError.__name__ = "_LinAlgError"
 LinAlgError.__qualname__ = "_LinAlgError"
 
 
-# -- helpers working on ndarrays and Tensors ------------------------------------------------
-
-
-def _is_np(x) -> bool:
-    return isinstance(x, np.ndarray)
-
-
-def _mT(x):
-    return x.swapaxes(-1, -2) if _is_np(x) else x.transpose(-2, -1)
+# -- helpers working on arrays and Tensors ----------------------------------------------------
 
 
 def _inv(x):
-    return np.linalg.inv(x) if _is_np(x) else inv(x)
+    return np.linalg.inv(x) if is_raw(x) else inv(x)
 
 
 def _solve(a, b):
-    return np.linalg.solve(a, b) if _is_np(a) and _is_np(b) else solve(a, b)
+    return np.linalg.solve(a, b) if is_raw(a) and is_raw(b) else solve(a, b)
 
 
 def _tril(x, k=0):
-    if _is_np(x):
-        return np.tril(x, k)
-    from .ops.indexing import tril
-
-    return tril(x, k)
+    return np.tril(x, k) if is_raw(x) else x.tril(k)
 
 
-def _unsq(x, d):
-    return np.expand_dims(x, d) if _is_np(x) else x.unsqueeze(d)
+def _eye_like(S):
+    """The identity matrix of S's last size, as an array or a constant Tensor like S."""
+    if is_raw(S):
+        return np.eye(S.shape[-1], dtype=S.dtype)
+    return _wrap(np.eye(S.shape[-1], dtype=S._data.dtype))
 
 
 def _checks(A, fname: str, square: bool = True) -> np.ndarray:
@@ -80,7 +90,7 @@ def _checks(A, fname: str, square: bool = True) -> np.ndarray:
     if a.dtype.kind not in "fc":
         raise RuntimeError(
             f"{fname}: Expected a floating point or complex tensor as input. Got "
-            f"{_scalar_name(a.dtype)}"
+            f"{scalar_name(a.dtype)}"
         )
     return a
 
@@ -121,7 +131,8 @@ def _np_inv(a: np.ndarray, fname: str = "linalg.inv") -> np.ndarray:
     if a.size == 0:
         return np.empty_like(a)
     try:
-        return np.linalg.inv(a)
+        with quiet:
+            return np.linalg.inv(a)
     except np.linalg.LinAlgError:
         raise _singular_error(
             a,
@@ -133,20 +144,23 @@ def _np_inv(a: np.ndarray, fname: str = "linalg.inv") -> np.ndarray:
         ) from None
 
 
+def _out(fname: str, t: Tensor, out):
+    return t if out is None else write_out(fname, t, out)
+
+
 # -- inv --------------------------------------------------------------------------------------
 
-
-class LinalgInvExBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g, ainv):
-        t = _mT(ainv)
-        return -(t @ g @ t)
-
-    def jvp(self, tangents, inputs, ainv):
-        return -(ainv @ tangents[0] @ ainv)
+LinalgInvExBackward0 = defop(
+    "LinalgInvExBackward0",
+    inputs=("A",),
+    outputs=("inverse",),
+    forward=np.linalg.inv,
+    vjp={"A": lambda g, inverse: -(inverse.mT @ g @ inverse.mT)},
+    jvp=lambda t_A, inverse: -(inverse @ t_A @ inverse),
+)
 
 
+@register("inv", namespace="linalg")
 def inv(A, *, out=None):
     """The inverse of each square matrix in ``A`` (batched over leading dims).
 
@@ -157,12 +171,19 @@ def inv(A, *, out=None):
                 [0.0000, 0.2500]])
     """
     a = _checks(A, "linalg.inv")
-    return record(LinalgInvExBackward0, _np_inv(a).astype(a.dtype, copy=False), (A,), (), True)
+    res = _np_inv(a).astype(a.dtype, copy=False)
+    return _out("linalg_inv_ex", record(LinalgInvExBackward0, res, (A,)), out)
 
 
 def inverse(input, *, out=None):
-    """``torch.inverse``: ``linalg.inv``."""
-    return inv(input)
+    """``torch.inverse``: ``linalg.inv``.
+
+    Example:
+        >>> import ember
+        >>> ember.inverse(ember.tensor([[2.0]]))
+        tensor([[0.5000]])
+    """
+    return inv(input, out=out)
 
 
 # -- det, slogdet, logdet ----------------------------------------------------------------------
@@ -182,26 +203,26 @@ def _adjugate_T(a: np.ndarray) -> np.ndarray:
     return (sign[..., None, None] * adj).swapaxes(-1, -2)
 
 
-class LinalgDetBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g, a, det):
-        g = _unsq(_unsq(g, -1), -1)
-        if _is_np(a):
-            return g * _adjugate_T(a)
-        d = _unsq(_unsq(det, -1), -1)
-        if np.all(det._data != 0):
-            return g * d * _mT(_inv(a))
-        return g * _wrap(_adjugate_T(a._data))
-
-    def jvp(self, tangents, inputs, a, det):
-        if np.all(det._data != 0):
-            cof = _unsq(_unsq(det, -1), -1) * _mT(inv(a))
-        else:
-            cof = _wrap(_adjugate_T(a._data))
-        return (cof * tangents[0]).sum((-2, -1))
+def _cofactors(A, det):
+    """``d det(A) / dA``: ``det(A) A^-T``, or (at a singular A, and for arrays) the
+    cofactor matrix from the SVD. Recorded through ``inv`` where A is invertible."""
+    if is_raw(A):
+        return _adjugate_T(A)
+    if np.all(det._data != 0):
+        return det[..., None, None] * _inv(A).mT
+    return _wrap(_adjugate_T(A._data))
 
 
+LinalgDetBackward0 = defop(
+    "LinalgDetBackward0",
+    inputs=("A",),
+    forward=np.linalg.det,
+    vjp={"A": lambda g, A, result: g[..., None, None] * _cofactors(A, result)},
+    jvp=lambda t_A, A, result: (_cofactors(A, result) * t_A).sum((-2, -1)),
+)
+
+
+@register("det", namespace="linalg")
 def det(A, *, out=None):
     """The determinant of each square matrix in ``A``.
 
@@ -211,56 +232,74 @@ def det(A, *, out=None):
         tensor(-2.)
     """
     a = _checks(A, "linalg.det")
-    res = np.asarray(np.linalg.det(a)).astype(a.dtype, copy=False)
-    return record(LinalgDetBackward0, res, (A,), (A,), True)
+    with quiet:
+        res = np.asarray(np.linalg.det(a)).astype(a.dtype, copy=False)
+    return _out("_linalg_det", record(LinalgDetBackward0, res, (A,)), out)
 
 
-class LinalgSlogdetBackward0(Node):
-    __slots__ = ()
-    _multi_output = True
+def _inv_T(A):
+    """``A^-T``: NaN where an array is singular (the gradient of log|det| is undefined
+    there), recorded through ``inv`` for Tensors."""
+    if not is_raw(A):
+        return _inv(A).mT
+    with np.errstate(all="ignore"):
+        try:
+            return np.linalg.inv(A).mT
+        except np.linalg.LinAlgError:
+            return np.full(A.shape, np.nan, A.dtype)
 
-    def backward(self, grads, a):
-        g = grads[1]
-        if g is None:
-            return None
-        g = _unsq(_unsq(g, -1), -1)
-        if _is_np(a):
-            with np.errstate(all="ignore"):
-                try:
-                    return g * _mT(np.linalg.inv(a))
-                except np.linalg.LinAlgError:
-                    return g * np.full(a.shape, np.nan, a.dtype)
-        return g * _mT(_inv(a))
 
-    def jvp(self, tangents, inputs, a):
-        return [None, (_mT(inv(a)) * tangents[0]).sum((-2, -1))]
+LinalgSlogdetBackward0 = defop(
+    "LinalgSlogdetBackward0",
+    inputs=("A",),
+    outputs=("sign", "logabsdet"),
+    forward=np.linalg.slogdet,
+    # The sign of a real determinant is piecewise constant: only log|det| has a gradient.
+    vjp={"A": lambda grads, A: None if grads[1] is None else grads[1][..., None, None] * _inv_T(A)},
+    jvp=lambda t_A, A, sign: [sign * 0, (_inv_T(A) * t_A).sum((-2, -1))],
+)
 
 
 def _slogdet(A, fname: str, rtype):
     a = _checks(A, fname)
-    sign, logabs = np.linalg.slogdet(a)
+    with quiet:
+        sign, logabs = np.linalg.slogdet(a)
     outs = [np.asarray(sign).astype(a.dtype), np.asarray(logabs).astype(a.dtype)]
-    s, la = record_multi(LinalgSlogdetBackward0, outs, (A,), (), (False, True))
-    if (gf := la.grad_fn or _fw.node) is not None:
-        set_saved(gf, (A,))
-    return rtype((s, la))
+    return rtype(tuple(record_multi(LinalgSlogdetBackward0, outs, (A,))))
 
 
+@register("slogdet", namespace="linalg")
 def slogdet(A, *, out=None):
-    """``(sign, log|det|)`` of each square matrix (``torch.return_types.linalg_slogdet``)."""
+    """``(sign, log|det|)`` of each square matrix (``torch.return_types.linalg_slogdet``).
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.slogdet(ember.tensor([[-2.0]])).logabsdet
+        tensor(0.6931)
+    """
     return _slogdet(A, "linalg.slogdet", linalg_slogdet_type)
 
 
 def _top_slogdet(input, *, out=None):
-    """``torch.slogdet`` (``torch.return_types.slogdet``)."""
+    """``torch.slogdet`` (``torch.return_types.slogdet``).
+
+    Example:
+        >>> import ember
+        >>> ember.slogdet(ember.tensor([[-2.0]])).sign
+        tensor(-1.)
+    """
     return _slogdet(input, "linalg.slogdet", slogdet_type)
 
 
 def logdet(input):
     """``log det(A)`` (NaN for a negative determinant), as torch: ``where(sign < 0, nan,
-    logabsdet)``."""
-    from .ops.elementwise import where
+    logabsdet)``.
 
+    Example:
+        >>> import ember
+        >>> ember.logdet(ember.tensor([[2.0, 0.0], [0.0, 0.5]]))
+        tensor(0.)
+    """
     sign, logabs = _slogdet(input, "logdet", linalg_slogdet_type)
     return where(sign < 0, math.nan, logabs)
 
@@ -268,43 +307,52 @@ def logdet(input):
 # -- solve --------------------------------------------------------------------------------------
 
 
-class LinalgSolveExBackward0(Node):
-    __slots__ = ("vector", "left")
-
-    def backward(self, g, a, x):
-        nf = self.next_functions
-        if not self.left:  # X = B A^-1: gB = g A^-T, gA = -X^T gB
-            gb = _mT(_solve(a, _mT(g)))
-            ga = -(_mT(x) @ gb) if nf[0][0] is not None else None
-            return ga, (gb if nf[1][0] is not None else None)
-        if self.vector:
-            g, x = _unsq(g, -1), _unsq(x, -1)
-        gb = _solve(_mT(a), g)
-        ga = -(gb @ _mT(x)) if nf[0][0] is not None else None
-        if self.vector:
-            gb = gb[..., 0]
-        return ga, (gb if nf[1][0] is not None else None)
-
-    def jvp(self, tangents, inputs, a, x):
-        da, db = tangents
-        if not self.left:  # dX = (dB - X dA) A^-1
-            rhs = db
-            if da is not None:
-                rhs = -(x @ da) if rhs is None else rhs - x @ da
-            return None if rhs is None else _mT(solve(_mT(a), _mT(rhs)))
-        if self.vector:
-            x = x.unsqueeze(-1)
-            if db is not None:
-                db = db.unsqueeze(-1)
-        rhs = db
-        if da is not None:
-            rhs = -(da @ x) if rhs is None else rhs - da @ x
-        if rhs is None:
-            return None
-        res = solve(a, rhs)
-        return res[..., 0] if self.vector else res
+def _solve_vjp(g, A, result, needs_input_grad, left, vector):
+    """Gradients of ``X = A^-1 B`` (``left``) or ``X = B A^-1``: ``gB`` solves the adjoint
+    system, ``gA = -gB X^T`` (``-X^T gB``)."""
+    need_a, need_b = needs_input_grad
+    if not left:
+        gb = _solve(A, g.mT).mT
+        return (-(result.mT @ gb) if need_a else None), (gb if need_b else None)
+    if vector:
+        g, result = g[..., None], result[..., None]
+    gb = _solve(A.mT, g)
+    ga = -(gb @ result.mT) if need_a else None
+    if vector:
+        gb = gb[..., 0]
+    return ga, (gb if need_b else None)
 
 
+def _solve_jvp(t_A, t_B, A, result, left, vector):
+    """``dX = A^-1 (dB - dA X)`` (``left``) or ``(dB - X dA) A^-1``."""
+    x = result
+    if not left:
+        rhs = t_B
+        if t_A is not None:
+            rhs = -(x @ t_A) if rhs is None else rhs - x @ t_A
+        return None if rhs is None else solve(A.mT, rhs.mT).mT
+    if vector:
+        x = x[..., None]
+        t_B = None if t_B is None else t_B[..., None]
+    rhs = t_B
+    if t_A is not None:
+        rhs = -(t_A @ x) if rhs is None else rhs - t_A @ x
+    if rhs is None:
+        return None
+    res = solve(A, rhs)
+    return res[..., 0] if vector else res
+
+
+LinalgSolveExBackward0 = defop(
+    "LinalgSolveExBackward0",
+    inputs=("A", "B"),
+    params=("left", "vector"),
+    vjp=_solve_vjp,
+    jvp=_solve_jvp,
+)
+
+
+@register("solve", namespace="linalg")
 def solve(A, B, *, left=True, out=None):
     """The solution ``X`` of ``A X = B`` (``B`` a batch of vectors or matrices).
 
@@ -331,7 +379,8 @@ def solve(A, B, *, left=True, out=None):
         )
     dt = np.result_type(a.dtype, b.dtype)
     try:
-        x = np.linalg.solve(a.astype(dt, copy=False), bm.astype(dt, copy=False))
+        with quiet:
+            x = np.linalg.solve(a.astype(dt, copy=False), bm.astype(dt, copy=False))
     except np.linalg.LinAlgError:
         raise _singular_error(
             a,
@@ -342,14 +391,20 @@ def solve(A, B, *, left=True, out=None):
         x = x[..., 0]
     if not left:
         x = x.swapaxes(-1, -2)
-    t = record(LinalgSolveExBackward0, x, (A, B), (A,), True)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.vector = vector
-        gf.left = bool(left)
-    return t
+    t = record(LinalgSolveExBackward0, x, (A, B), (bool(left), vector))
+    return _out("_linalg_solve_ex", t, out)
 
 
 # -- cholesky -------------------------------------------------------------------------------------
+
+
+def _cholesky_vjp(g, L, upper):
+    if upper:
+        L, g = L.mT, g.mT
+    m = _tril(L.mT @ g)
+    m = 0.5 * (m + _tril(m, -1).mT)
+    linv = _inv(L)
+    return linv.mT @ m @ linv
 
 
 def _phi(x):
@@ -358,25 +413,25 @@ def _phi(x):
     return low + 0.5 * (_tril(x) - low)
 
 
-class LinalgCholeskyExBackward0(Node):
-    __slots__ = ("upper",)
-
-    def backward(self, g, L):
-        if self.upper:
-            L, g = _mT(L), _mT(g)
-        m = _tril(_mT(L) @ g)
-        m = 0.5 * (m + _mT(_tril(m, -1)))
-        linv = _inv(L)
-        return _mT(linv) @ m @ linv
-
-    def jvp(self, tangents, inputs, L):
-        if self.upper:
-            L = _mT(L)
-        linv = inv(L)
-        dl = L @ _phi(linv @ tangents[0] @ _mT(linv))
-        return _mT(dl) if self.upper else dl
+def _cholesky_jvp(t_self, L, upper):
+    if upper:
+        L = L.mT
+    linv = inv(L)
+    dl = L @ _phi(linv @ t_self @ linv.mT)
+    return dl.mT if upper else dl
 
 
+LinalgCholeskyExBackward0 = defop(
+    "LinalgCholeskyExBackward0",
+    outputs=("L",),
+    params=("upper",),
+    forward=np.linalg.cholesky,
+    vjp={"self": _cholesky_vjp},
+    jvp=_cholesky_jvp,
+)
+
+
+@register("cholesky", namespace="linalg")
 def cholesky(A, *, upper=False, out=None):
     """The Cholesky factor ``L`` of each symmetric positive-definite matrix (``A = L L^T``).
 
@@ -388,7 +443,8 @@ def cholesky(A, *, upper=False, out=None):
     """
     a = _checks(A, "linalg.cholesky")
     try:
-        L = np.linalg.cholesky(a) if a.size else a.copy()
+        with quiet:
+            L = np.linalg.cholesky(a) if a.size else a.copy()
     except np.linalg.LinAlgError:
         mats = a.reshape((-1,) + a.shape[-2:])
         for bi, m in enumerate(mats):
@@ -404,47 +460,11 @@ def cholesky(A, *, upper=False, out=None):
         raise
     if upper:
         L = L.swapaxes(-1, -2).copy()
-    t = record(LinalgCholeskyExBackward0, L.astype(a.dtype, copy=False), (A,), (), True)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.upper = bool(upper)
-    return t
+    t = record(LinalgCholeskyExBackward0, L.astype(a.dtype, copy=False), (A,), (bool(upper),))
+    return _out("linalg_cholesky_ex", t, out)
 
 
-# -- svdvals (for the spectral and nuclear matrix norms) ----------------------------------------
-
-
-class LinalgSvdBackward0(Node):
-    """The SVD ``A = U diag(S) Vh``: one node for its three outputs (torch's ``svd_backward``
-    and ``svd_jvp``). The rules use ``@``, ``swapaxes``, ``[..., None]`` and ``*`` only, so a
-    recorded backward differentiates through U, S and Vh (outputs of this same node) and
-    second derivatives of ``svdvals`` and the nuclear norm are exact."""
-
-    __slots__ = ("full_matrices",)
-    _multi_output = True
-
-    def backward(self, grads, U, S, Vh):
-        gU, gS, gVh = grads
-        if self.full_matrices:
-            # Only the first k = min(m, n) columns of U (rows of Vh) depend on A.
-            k = S.shape[-1]
-            U, Vh = U[..., :k], Vh[..., :k, :]
-            gU = None if gU is None else gU[..., :k]
-            gVh = None if gVh is None else gVh[..., :k, :]
-        return _svd_backward(gU, gS, gVh, U, S, Vh)
-
-    def jvp(self, tangents, inputs, U, S, Vh):
-        if self.full_matrices and U.shape[-2] != Vh.shape[-1]:
-            raise NotImplementedError(
-                "linalg.svd: forward-mode AD with full_matrices=True is supported only for "
-                "square matrices; pass full_matrices=False"
-            )
-        return list(_svd_jvp(tangents[0], U, S, Vh))
-
-
-def _eye_like(S):
-    """The identity matrix of S's last size, as an array or a constant Tensor like S."""
-    eye = np.eye(S.shape[-1], dtype=S.dtype if _is_np(S) else S._data.dtype)
-    return eye if _is_np(S) else _wrap(eye)
+# -- svd, svdvals (and the spectral and nuclear matrix norms) -----------------------------------
 
 
 def _svd_gap(S):
@@ -453,7 +473,29 @@ def _svd_gap(S):
     return S2[..., None, :] - S2[..., :, None] + _eye_like(S)
 
 
-def _svd_backward(gU, gS, gVh, U, S, Vh):
+def _as_output(t, k: int):
+    """Saved output ``k`` of the SVD node, as output ``k`` of it. (Work-around: recording
+    numbers a multi-output node's outputs after saving them, so saved outputs come back as
+    output 0; renumbered here, a second derivative flows into the right output.)"""
+    if is_raw(t) or t._output_nr == k:
+        return t
+    r = _wrap(t._data)
+    r.grad_fn, r._rg, r._vc, r._output_nr = t.grad_fn, t._rg, t._vc, k
+    return r
+
+
+def _svd_vjp(grads, U, S, Vh, full_matrices):
+    """torch's ``svd_backward``, with ``@``, ``.mT``, indexing and ``*`` only: a recorded
+    backward differentiates through U, S and Vh (outputs of this same node), so second
+    derivatives of the SVD, ``svdvals`` and the nuclear norm are exact."""
+    gU, gS, gVh = grads
+    U, S, Vh = (_as_output(x, k) for k, x in enumerate((U, S, Vh)))
+    if full_matrices:
+        # Only the first k = min(m, n) columns of U (rows of Vh) depend on A.
+        k = S.shape[-1]
+        U, Vh = U[..., :k], Vh[..., :k, :]
+        gU = None if gU is None else gU[..., :k]
+        gVh = None if gVh is None else gVh[..., :k, :]
     if gU is None and gVh is None:
         if gS is None:
             return None
@@ -461,11 +503,11 @@ def _svd_backward(gU, gS, gVh, U, S, Vh):
     m, n = U.shape[-2], Vh.shape[-1]
     E = _svd_gap(S)
     if gU is not None:
-        UtgU = _mT(U) @ gU
-        UhgU = UtgU - _mT(UtgU)
+        UtgU = U.mT @ gU
+        UhgU = UtgU - UtgU.mT
     if gVh is not None:
-        VhgV = Vh @ _mT(gVh)
-        VhgV = VhgV - _mT(VhgV)
+        VhgV = Vh @ gVh.mT
+        VhgV = VhgV - VhgV.mT
     if gU is not None and gVh is not None:
         gA = (UhgU * S[..., None, :] + S[..., :, None] * VhgV) / E
     elif gU is not None:
@@ -477,55 +519,67 @@ def _svd_backward(gU, gS, gVh, U, S, Vh):
     if m > n and gU is not None:
         gA = U @ gA
         gUSinv = gU / S[..., None, :]
-        gA = (gA + gUSinv - U @ (_mT(U) @ gUSinv)) @ Vh
+        gA = (gA + gUSinv - U @ (U.mT @ gUSinv)) @ Vh
     elif m < n and gVh is not None:
         gA = gA @ Vh
         SinvgVh = gVh / S[..., :, None]
-        gA = U @ (gA + SinvgVh - (SinvgVh @ _mT(Vh)) @ Vh)
+        gA = U @ (gA + SinvgVh - (SinvgVh @ Vh.mT) @ Vh)
     else:
         gA = U @ (gA @ Vh)
     return gA
 
 
-def _svd_jvp(dA, U, S, Vh):
-    m, n = U.shape[-2], Vh.shape[-1]
-    V = _mT(Vh)
-    dP = _mT(U) @ (dA @ V)
-    dS = dP.diagonal(0, -2, -1) if not _is_np(dP) else np.diagonal(dP, 0, -2, -1)
-    eye = _eye_like(S)
-    dP = dP - dS[..., :, None] * eye
+def _svd_jvp(t_A, U, S, Vh, full_matrices):
+    """torch's ``linalg_svd_jvp`` (with ``full_matrices``, the tangents of the columns of U
+    and rows of Vh that A does not determine are zero)."""
+    k = S.shape[-1]
+    Uk, Vhk = (U[..., :k], Vh[..., :k, :]) if full_matrices else (U, Vh)
+    m, n = Uk.shape[-2], Vhk.shape[-1]
+    V = Vhk.mT
+    dP = Uk.mT @ (t_A @ V)
+    dS = dP.diagonal(0, -2, -1)
+    dP = dP - dS[..., :, None] * _eye_like(S)
     E = _svd_gap(S)
     X = dP * S[..., None, :]
-    dU = U @ ((X + _mT(X)) / E)
+    dU = Uk @ ((X + X.mT) / E)
     if m > n:
-        dAVSinv = dA @ (V / S[..., None, :])
-        dU = dU + dAVSinv - U @ (_mT(U) @ dAVSinv)
+        dAVSinv = t_A @ (V / S[..., None, :])
+        dU = dU + dAVSinv - Uk @ (Uk.mT @ dAVSinv)
     Y = S[..., :, None] * dP
-    dVh = -(((Y + _mT(Y)) / E) @ Vh)
+    dVh = -(((Y + Y.mT) / E) @ Vhk)
     if m < n:
-        UHdASinv = (_mT(U) / S[..., :, None]) @ dA
-        dVh = dVh + UHdASinv - (UHdASinv @ V) @ Vh
-    return dU, dS, dVh
+        UHdASinv = (Uk.mT / S[..., :, None]) @ t_A
+        dVh = dVh + UHdASinv - (UHdASinv @ V) @ Vhk
+    if full_matrices and U.shape[-1] > k:
+        dU = cat([dU, _wrap(np.zeros(dU.shape[:-1] + (U.shape[-1] - k,), U._data.dtype))], -1)
+    if full_matrices and Vh.shape[-2] > k:
+        pad = np.zeros(dVh.shape[:-2] + (Vh.shape[-2] - k, n), Vh._data.dtype)
+        dVh = cat([dVh, _wrap(pad)], -2)
+    return [dU, dS, dVh]
 
 
-svd_type = make_return_type("linalg_svd", ("U", "S", "Vh"))
+LinalgSvdBackward0 = defop(
+    "LinalgSvdBackward0",
+    inputs=("A",),
+    outputs=("U", "S", "Vh"),
+    params=("full_matrices",),
+    vjp={"A": _svd_vjp},
+    jvp=_svd_jvp,
+)
 
 
 def _svd(A, full_matrices: bool, fname: str):
     """(U, S, Vh) Tensors of one recorded SVD node."""
     a = _checks(A, fname, square=False)
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    with quiet:
+        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
     dt = a.dtype
     real = s.dtype if a.dtype.kind == "f" else np.dtype(a.real.dtype)
     outs = [u.astype(dt, copy=False), s.astype(real, copy=False), vh.astype(dt, copy=False)]
-    ts = record_multi(LinalgSvdBackward0, outs, (A,))
-    fn = next((t.grad_fn for t in ts if t.grad_fn is not None), None) or _fw.node
-    if fn is not None:
-        fn.full_matrices = bool(full_matrices)
-        set_saved(fn, tuple(saved_output(t) for t in ts))
-    return ts
+    return record_multi(LinalgSvdBackward0, outs, (A,), (bool(full_matrices),))
 
 
+@register("svd", namespace="linalg")
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """``A = U diag(S) Vh`` with singular values S descending (``torch.linalg.svd``).
 
@@ -538,6 +592,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     return svd_type(tuple(_svd(A, full_matrices, "linalg.svd")))
 
 
+@register("svdvals", namespace="linalg")
 def svdvals(A, *, driver=None, out=None):
     """The singular values of each matrix in ``A``, descending.
 
@@ -549,9 +604,31 @@ def svdvals(A, *, driver=None, out=None):
     return _svd(A, False, "linalg.svd")[1]
 
 
+# -- cross ---------------------------------------------------------------------------------------
+
+
+@register("cross", namespace="linalg")
+def cross(input, other, *, dim=-1, out=None):
+    """Cross product of 3-vectors along ``dim`` (default: the last), with broadcasting.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.cross(ember.tensor([1.0, 0.0, 0.0]), ember.tensor([0.0, 1.0, 0.0]))
+        tensor([0., 0., 1.])
+    """
+    for x, arg, pos in ((input, "input", 1), (other, "other", 2)):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"linalg_cross(): argument '{arg}' (position {pos}) must be Tensor, not "
+                f"{type(x).__name__}"
+            )
+    return _linalg_cross(input, other, dim, out)
+
+
 # -- norms -------------------------------------------------------------------------------------
 
 
+@register("vector_norm", namespace="linalg")
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002
     """The vector ``ord``-norm over ``dim`` (all elements by default).
 
@@ -568,6 +645,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # 
     return _vector_norm(x, ord, dim, keepdim, dtype=dtype)
 
 
+@register("matrix_norm", namespace="linalg")
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):  # noqa: A002
     """The matrix norm: ``'fro'``, ``'nuc'``, ``inf``, ``-inf``, ``1``, ``-1``, ``2``, ``-2``.
 
@@ -595,11 +673,15 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if not isinstance(ord, str) and ord not in (1, -1, 2, -2, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    from .ops.reduction import amax, amin
-    from .ops.reduction import sum as _sum
-
     if dtype is not None:
         A = A.to(dtype)
+    with quiet:  # torch's sums overflow silently
+        return _spectral_or_sum_norm(A, ord, d0, d1, keepdim)
+
+
+def _spectral_or_sum_norm(A, ord, d0: int, d1: int, keepdim: bool):  # noqa: A002
+    """The matrix norms other than Frobenius: of the singular values, or of the row or
+    column sums of absolute values."""
     if ord in ("nuc", 2, -2):
         moved = A.movedim((d0, d1), (-2, -1))
         s = svdvals(moved)
@@ -615,6 +697,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return (amax if ord > 0 else amin)(sums, keep, keepdim=keepdim)
 
 
+@register("norm", namespace="linalg")
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002
     """``torch.linalg.norm``: a vector norm over one dim, a matrix norm over two.
 
@@ -650,6 +733,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa
     return _vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
+# ``ember.linalg`` is imported after the op families attached their Tensor methods: the four
+# that live here are attached now (torch.inverse, torch.det, ... are bound in ember/__init__).
 register_methods(
     {
         "inverse": inverse,
@@ -659,16 +744,4 @@ register_methods(
     }
 )
 
-__all__ = [
-    "LinAlgError",
-    "norm",
-    "vector_norm",
-    "matrix_norm",
-    "inv",
-    "det",
-    "slogdet",
-    "solve",
-    "cholesky",
-    "svd",
-    "svdvals",
-]
+__all__ = ["LinAlgError", *sorted(namespace("linalg"))]

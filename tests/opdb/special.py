@@ -1,7 +1,7 @@
 """Special functions (torch.special and their torch.* names) and the elementwise math beside
 the basic ops. Inputs are mapped into each function's domain inside ``fn``."""
 
-from . import Op, P, S, U
+from . import G1, Op, P, S, U
 
 
 def _consts(m, value, like):
@@ -61,6 +61,9 @@ OPS = [
         (P(5),),
         forward=False,
     ),
+    # Through the first argument neither torch nor ember has a derivative: only the values
+    # and the graph (SpecialZetaBackward2) are compared.
+    Op("zeta_tensor_x", lambda m, x: m.special.zeta(x, 1.5), (G1(5),), grad=False),
     Op(
         "gammainc",
         lambda m, x: m.special.gammainc(_consts(m, 1.5, x), x),

@@ -5,18 +5,46 @@ windows cover, seen through one ``as_strided`` view of shape ``(N, C, kh, kw, oh
 Forward passes are one matmul (conv) or a loop over the ``kh * kw`` kernel offsets
 (pools); backward passes scatter back with the same offset loop (col2im). No loop ever
 runs over pixels or batch elements.
+
+Each op is a ``defop`` declaration: its forward and VJP on arrays, its ``composite`` (the op
+written with unfold, the linear im2col op, and other ember ops) for exact higher orders, and
+its forward mode: unfold, fold, average pooling and padding are linear (their tangent is the
+op on the tangent); conv2d's tangent is conv2d of the tangents (product rule); max pooling's
+is the tangent at each window's recorded maximum (the forward's choice among ties).
 """
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .._tensor import Tensor, _legacy_type_name
-from ..ops.reduction import _scalar_name
-from ._node import NNNode, record_nn
+from .._dtype import scalar_name
+from .._tensor import Tensor
+from ..ops._core import (
+    LINEAR,
+    QUIET,
+    defop,
+    is_raw,
+    legacy_type_name,
+    quiet_reset,
+    quiet_set,
+    record,
+    require_tensor,
+)
 
 _wrap = Tensor._wrap
+_NO_COLS = (None,)
+
+
+def _quietly(fn, *args):
+    """``fn(*args)`` with NumPy's floating-point warnings off (torch is silent on inf, nan)."""
+    token = quiet_set(QUIET)
+    try:
+        return fn(*args)
+    finally:
+        quiet_reset(token)
 
 
 # -- geometry helpers ------------------------------------------------------------------
@@ -116,17 +144,26 @@ class _Geometry:
         self.pads = tuple(pads)
         self.size = tuple(_span(o, kk, ss, dd) for o, kk, ss, dd in zip(out, k, s, d))
 
-    def torch_pad(self) -> tuple:
-        """The ``F.pad`` argument (left, right, top, bottom) producing the padded input."""
-        (h, w), (pt, pl) = self.in_size, self.pads
-        return (pl, self.size[1] - w - pl, pt, self.size[0] - h - pt)
-
-
-def _check_4d(x: Tensor, fname: str) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
+    def __repr__(self) -> str:
+        return (
+            f"_Geometry(kernel_size={self.k}, stride={self.s}, dilation={self.d}, "
+            f"padding={self.pads}, input={self.in_size}, output={self.out})"
         )
+
+
+def _batched(fn):
+    """``fn`` on (N, C, H, W) arrays, also taking unbatched (C, H, W) ones, as torch's
+    window kernels do: the result(s) then lose the batch dim again."""
+
+    def run(x, *args):
+        if x.ndim == 4:
+            return fn(x, *args)
+        res = fn(x[None], *args)
+        return tuple(r[0] for r in res) if isinstance(res, tuple) else res[0]
+
+    run.__name__ = run.__qualname__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
 
 
 def _unbatched(fn, input: Tensor, *args, **kwargs):
@@ -140,6 +177,9 @@ def _unbatched(fn, input: Tensor, *args, **kwargs):
 
 
 def _unfold_array(x: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """im2col: (N, C, H, W) -> (N, C * kh * kw, L), or unbatched (C, H, W) -> (C * kh * kw, L)."""
+    if x.ndim == 3:
+        return _unfold_array(x[None], geo)[0]
     xp = _pad4(x, geo.pads, geo.size)
     win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
     n, c = x.shape[:2]
@@ -147,6 +187,9 @@ def _unfold_array(x: np.ndarray, geo: _Geometry) -> np.ndarray:
 
 
 def _fold_array(cols: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """col2im, the adjoint of ``_unfold_array``: windows summed back into an image."""
+    if cols.ndim == 2:
+        return _fold_array(cols[None], geo)[0]
     n = cols.shape[0]
     c = cols.shape[1] // (geo.k[0] * geo.k[1])
     c6 = cols.reshape((n, c) + geo.k + geo.out)
@@ -154,36 +197,29 @@ def _fold_array(cols: np.ndarray, geo: _Geometry) -> np.ndarray:
     return _unpad4(xp, geo.pads, (n, c) + geo.in_size)
 
 
-class Im2ColBackward0(NNNode):
-    __slots__ = ("geo",)
+Im2ColBackward0 = defop(
+    "Im2ColBackward0",
+    params=("geo",),
+    forward=_unfold_array,
+    vjp={"self": lambda g, geo: _fold_array(g, geo) if is_raw(g) else _fold(g, geo)},
+    jvp=LINEAR,
+)
 
-    def backward(self, grad, *_saved):
-        if isinstance(grad, Tensor):
-            return _fold_tensor(grad, self.geo)
-        return _fold_array(grad, self.geo)
-
-    def jvp(self, tangents, inputs, *saved):
-        return _unfold_tensor(tangents[0], self.geo)  # linear: the op on the tangent
-
-
-class Col2ImBackward0(NNNode):
-    __slots__ = ("geo",)
-
-    def backward(self, grad, *_saved):
-        if isinstance(grad, Tensor):
-            return _unfold_tensor(grad, self.geo)
-        return _unfold_array(grad, self.geo)
-
-    def jvp(self, tangents, inputs, *saved):
-        return _fold_tensor(tangents[0], self.geo)
+Col2ImBackward0 = defop(
+    "Col2ImBackward0",
+    params=("geo",),
+    forward=_fold_array,
+    vjp={"self": lambda g, geo: _unfold_array(g, geo) if is_raw(g) else _unfold(g, geo)},
+    jvp=LINEAR,
+)
 
 
-def _unfold_tensor(x: Tensor, geo: _Geometry) -> Tensor:
-    return record_nn(Im2ColBackward0, _unfold_array(x._data, geo), (x,), geo=geo)
+def _unfold(x: Tensor, geo: _Geometry) -> Tensor:
+    return record(Im2ColBackward0, _unfold_array(x._data, geo), (x,), (geo,))
 
 
-def _fold_tensor(cols: Tensor, geo: _Geometry) -> Tensor:
-    return record_nn(Col2ImBackward0, _fold_array(cols._data, geo), (cols,), geo=geo)
+def _fold(cols: Tensor, geo: _Geometry) -> Tensor:
+    return record(Col2ImBackward0, _quietly(_fold_array, cols._data, geo), (cols,), (geo,))
 
 
 def _conv_geometry(in_size, k, s, d, pads_tl, pads_br) -> _Geometry:
@@ -202,25 +238,23 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         >>> F.unfold(ember.ones(1, 2, 3, 3), kernel_size=2).shape
         torch.Size([1, 8, 4])
     """
-    _check_4d(input, "unfold")
-    if input.dim() == 3:
-        return _unbatched(unfold, input, kernel_size, dilation, padding, stride)
-    if input.dim() != 4:
+    require_tensor(input, "unfold")
+    if input.dim() not in (3, 4):
         raise RuntimeError(
             f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)"
         )
     k, d = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
     p, s = _pair(padding, "padding"), _pair(stride, "stride")
     _check_positive(k, s, d, p)
-    geo = _conv_geometry(input.shape[2:], k, s, d, p, p)
+    geo = _conv_geometry(input.shape[-2:], k, s, d, p, p)
     if min(geo.out) <= 0:
         raise RuntimeError(
-            f"Given input with spatial size ({input.shape[2]}, {input.shape[3]}), "
+            f"Given input with spatial size ({input.shape[-2]}, {input.shape[-1]}), "
             f"kernel_size=({k[0]}, {k[1]}), dilation=({d[0]}, {d[1]}), padding=({p[0]}, "
             f"{p[1]}), calculated shape of the array of sliding blocks as ({geo.out[0]}, "
             f"{geo.out[1]}), but its components must be at least one."
         )
-    return _unfold_tensor(input, geo)
+    return _unfold(input, geo)
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -234,10 +268,8 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
                 [2., 4., 2.],
                 [1., 2., 1.]])
     """
-    _check_4d(input, "fold")
-    if input.dim() == 2:
-        return _unbatched(fold, input, output_size, kernel_size, dilation, padding, stride)
-    if input.dim() != 3:
+    require_tensor(input, "fold")
+    if input.dim() not in (2, 3):
         raise RuntimeError(
             f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
             f"(got {input.dim()}D)"
@@ -248,21 +280,22 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     _check_positive(k, s, d, p)
     geo = _conv_geometry(size, k, s, d, p, p)
     kk = k[0] * k[1]
-    if input.shape[1] % kk != 0:
+    channels, blocks = input.shape[-2], input.shape[-1]
+    if channels % kk != 0:
         raise RuntimeError(
             "Expected size of input's dimension 1 to be divisible by the product of "
-            f"kernel_size, but got input.size(1)={input.shape[1]} and "
+            f"kernel_size, but got input.size(1)={channels} and "
             f"kernel_size=({k[0]}, {k[1]})"
         )
-    if input.shape[2] != geo.out[0] * geo.out[1]:
+    if blocks != geo.out[0] * geo.out[1]:
         raise RuntimeError(
             f"Given output_size=({size[0]}, {size[1]}), kernel_size=({k[0]}, {k[1]}), "
             f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), "
             f"expected size of input's dimension 2 to match the calculated number of sliding "
             f"blocks {geo.out[0]} * {geo.out[1]} = {geo.out[0] * geo.out[1]}, but got "
-            f"input.size(2)={input.shape[2]}."
+            f"input.size(2)={blocks}."
         )
-    return _fold_tensor(input, geo)
+    return _fold(input, geo)
 
 
 def _check_positive(k, s, d, p) -> None:
@@ -279,44 +312,82 @@ def _check_positive(k, s, d, p) -> None:
 # -- conv2d ---------------------------------------------------------------------------------
 
 
-class ConvolutionBackward0(NNNode):
-    __slots__ = ("geo", "groups", "cols")
+def _conv_forward(x: np.ndarray, w: np.ndarray, b, geo: _Geometry, groups: int):
+    """The convolution and its im2col columns (N, G, C / G * kh * kw, L)."""
+    n = x.shape[0]
+    o = w.shape[0]
+    kdim = w.shape[1] * w.shape[2] * w.shape[3]
+    cols = _unfold_array(x, geo).reshape(n, groups, kdim, geo.out[0] * geo.out[1])
+    out = np.matmul(w.reshape(groups, o // groups, kdim), cols)
+    out = out.reshape(n, o, geo.out[0], geo.out[1])
+    if b is not None:
+        out += b.reshape(o, 1, 1)
+    return out, cols
 
-    def vjp(self, g, x, w, b):
-        geo, groups = self.geo, self.groups
-        n, o = g.shape[:2]
-        og = o // groups
-        p = geo.out[0] * geo.out[1]
-        g4 = g.reshape(n, groups, og, p)
-        wm = w.reshape(groups, og, -1)
-        gx = gw = gb = None
-        if self.next_functions[0][0] is not None:
-            gcols = np.matmul(wm.transpose(0, 2, 1), g4)  # (N, G, K, P)
-            c6 = gcols.reshape((n, x.shape[1]) + geo.k + geo.out)
-            gxp = _col2im(c6, geo.size, geo.k, geo.s, geo.d, geo.out, g.dtype)
-            gx = _unpad4(gxp, geo.pads, x.shape)
-        if self.next_functions[1][0] is not None:
-            cols = self.cols
-            if cols is None:
-                cols = _unfold_array(x, geo).reshape(n, groups, -1, p)
-            gw = np.matmul(g4, cols.transpose(0, 1, 3, 2)).sum(0).reshape(w.shape)
-        if b is not None and self.next_functions[2][0] is not None:
-            gb = g.sum(axis=(0, 2, 3))
-        self.cols = None
-        return gx, gw, gb
 
-    def composite(self, x, w, b):
-        from .functional import pad
+def _conv_vjp(g, input, weight, bias, cols, geo, groups, needs_input_grad):
+    """All three gradients (they share the reshaped output gradient)."""
+    n, o = g.shape[:2]
+    og = o // groups
+    p = geo.out[0] * geo.out[1]
+    g4 = g.reshape(n, groups, og, p)
+    gx = gw = gb = None
+    if needs_input_grad[0]:
+        gcols = np.matmul(weight.reshape(groups, og, -1).transpose(0, 2, 1), g4)  # (N, G, K, L)
+        c6 = gcols.reshape((n, input.shape[1]) + geo.k + geo.out)
+        gxp = _col2im(c6, geo.size, geo.k, geo.s, geo.d, geo.out, g.dtype)
+        gx = _unpad4(gxp, geo.pads, input.shape)
+    if needs_input_grad[1]:
+        if cols is None:
+            cols = _unfold_array(input, geo).reshape(n, groups, -1, p)
+        gw = np.matmul(g4, cols.transpose(0, 1, 3, 2)).sum(0).reshape(weight.shape)
+    if bias is not None and needs_input_grad[2]:
+        gb = g.sum(axis=(0, 2, 3))
+    return gx, gw, gb
 
-        geo, groups = self.geo, self.groups
-        n, o = x.shape[0], w.shape[0]
-        xp = pad(x, geo.torch_pad())
-        cols = _unfold_tensor(xp, _Geometry(geo.size, geo.k, geo.s, geo.d, geo.out, (0, 0)))
-        cols = cols.reshape(n, groups, -1, geo.out[0] * geo.out[1])
-        out = w.reshape(groups, o // groups, -1).matmul(cols).reshape(n, o, *geo.out)
-        if b is not None:
-            out = out + b.reshape(1, o, 1, 1)
-        return out
+
+def _conv(x: Tensor, w: Tensor, b, geo: _Geometry, groups: int) -> Tensor:
+    """conv2d on validated (batched) operands, recorded."""
+    b_data = None if b is None else b._data
+    out, cols = _quietly(_conv_forward, x._data, w._data, b_data, geo, groups)
+    keep = (cols,) if w._rg else _NO_COLS
+    return record(ConvolutionBackward0, out, (x, w, b), (geo, groups), keep)
+
+
+def _conv_composite(input, weight, bias, geo, groups):
+    """The convolution written with unfold (im2col) and matmul."""
+    n, o = input.shape[0], weight.shape[0]
+    cols = _unfold(input, geo).reshape(n, groups, -1, geo.out[0] * geo.out[1])
+    out = weight.reshape(groups, o // groups, -1).matmul(cols).reshape(n, o, *geo.out)
+    if bias is not None:
+        out = out + bias.reshape(1, o, 1, 1)
+    return out
+
+
+def _conv_jvp(t_input, t_weight, t_bias, input, weight, bias, geo, groups):
+    """The product rule: conv(t_x, w) + conv(x, t_w) + t_b."""
+    res = None
+    if t_input is not None:
+        res = _conv(t_input, weight, None, geo, groups)
+    if t_weight is not None:
+        term = _conv(input, t_weight, None, geo, groups)
+        res = term if res is None else res + term
+    if t_bias is not None:
+        term = t_bias.reshape(1, -1, 1, 1)
+        res = term if res is None else res + term
+    return res
+
+
+ConvolutionBackward0 = defop(
+    "ConvolutionBackward0",
+    inputs=("input", "weight", "bias"),
+    params=("geo", "groups"),
+    saves=("cols",),
+    forward=_conv_forward,
+    vjp=_conv_vjp,
+    composite=_conv_composite,
+    jvp=_conv_jvp,
+)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
@@ -333,11 +404,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
         tensor([[[[4., 4.],
                   [4., 4.]]]])
     """
-    _check_4d(input, "conv2d")
-    if not isinstance(weight, Tensor):
-        raise TypeError(
-            f"conv2d(): argument 'weight' (position 2) must be Tensor, not {type(weight).__name__}"
-        )
+    require_tensor(input, "conv2d")
+    require_tensor(weight, "conv2d", "weight", 2)
     if input.dim() not in (3, 4):
         raise RuntimeError(
             "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
@@ -358,18 +426,18 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     b = None if bias is None else bias._data
     if x.dtype != w.dtype:
         raise RuntimeError(
-            f"Input type ({_legacy_type_name(x.dtype)}) and weight type "
-            f"({_legacy_type_name(w.dtype)}) should be the same or input should be a MKLDNN "
+            f"Input type ({legacy_type_name(x.dtype)}) and weight type "
+            f"({legacy_type_name(w.dtype)}) should be the same or input should be a MKLDNN "
             "tensor and weight is a dense tensor"
         )
     if b is not None and b.dtype != x.dtype:
         raise RuntimeError(
-            f"Input type ({_legacy_type_name(x.dtype)}) and bias type "
-            f"({_legacy_type_name(b.dtype)}) should be the same"
+            f"Input type ({legacy_type_name(x.dtype)}) and bias type "
+            f"({legacy_type_name(b.dtype)}) should be the same"
         )
     if x.dtype.kind not in "fciu":
         raise NotImplementedError(
-            f"\"slow_conv2d_cpu\" not implemented for '{_scalar_name(x.dtype)}'"
+            f"\"slow_conv2d_cpu\" not implemented for '{scalar_name(x.dtype)}'"
         )
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
@@ -421,16 +489,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
             "input size"
         )
     geo = _conv_geometry((h, wd), k, s, d, tl, br)
-    p = geo.out[0] * geo.out[1]
-    cols = _unfold_array(x, geo).reshape(n, groups, cg * kh * kw, p)
-    out = np.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols)
-    out = out.reshape(n, o, geo.out[0], geo.out[1])
-    if b is not None:
-        out += b.reshape(o, 1, 1)
-    keep = cols if (weight.requires_grad) else None
-    return record_nn(
-        ConvolutionBackward0, out, (input, weight, bias), geo=geo, groups=groups, cols=keep
-    )
+    out, cols = _quietly(_conv_forward, x, w, b, geo, groups)
+    # The im2col columns are kept for the weight's gradient (recomputed otherwise).
+    keep = (cols,) if weight._rg else _NO_COLS
+    return record(ConvolutionBackward0, out, (input, weight, bias), (geo, groups), keep)
 
 
 # -- pooling ----------------------------------------------------------------------------------
@@ -470,7 +532,7 @@ def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, fname)
                 f"pad should be at most half of effective kernel size, but got pad={pp}, "
                 f"kernel_size={kk} and dilation={dd}"
             )
-    n, c, h, w = input.shape
+    c, h, w = input.shape[-3:]
     out = tuple(
         _pool_out(size, kk, ss, pp, dd, ceil_mode)
         for size, kk, ss, pp, dd in zip((h, w), k, s, p, d)
@@ -483,50 +545,9 @@ def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, fname)
     return _Geometry((h, w), k, s, d, out, p)
 
 
-def _pool_input(input, fname):
-    _check_4d(input, fname)
-    if input.dim() not in (3, 4):
-        raise RuntimeError(
-            f"non-empty 3D or 4D (batch mode) tensor expected for input, but got: {input.dim()}D"
-        )
-
-
-class MaxPool2DWithIndicesBackward0(NNNode):
-    __slots__ = ("geo", "arg")
-
-    def vjp(self, g, x):
-        geo = self.geo
-        gxp = np.zeros(x.shape[:2] + geo.size, dtype=g.dtype)
-        arg = self.arg
-        kw = geo.k[1]
-        for i, j, sh, sw in _offsets(geo.k, geo.s, geo.d, geo.out):
-            gxp[:, :, sh, sw] += np.where(arg == i * kw + j, g, 0)
-        return _unpad4(gxp, geo.pads, x.shape)
-
-    def composite(self, x):
-        from .functional import pad
-
-        geo = self.geo
-        n, c = x.shape[:2]
-        xp = pad(x, geo.torch_pad(), value=-np.inf)
-        cols = _unfold_tensor(xp, _Geometry(geo.size, geo.k, geo.s, geo.d, geo.out, (0, 0)))
-        cols = cols.reshape(n, c, geo.k[0] * geo.k[1], -1)
-        return cols.max(2)[0].reshape(n, c, *geo.out)
-
-    def jvp(self, tangents, inputs, *saved):
-        # The tangent at each window's recorded maximum (torch's tie-breaking).
-        from .functional import pad
-
-        geo, t = self.geo, tangents[0]
-        n, c = t.shape[:2]
-        tp = pad(t, geo.torch_pad())
-        cols = _unfold_tensor(tp, _Geometry(geo.size, geo.k, geo.s, geo.d, geo.out, (0, 0)))
-        cols = cols.reshape(n, c, geo.k[0] * geo.k[1], -1)
-        idx = _wrap(self.arg.astype(np.int64).reshape(n, c, 1, -1))
-        return cols.gather(2, idx).reshape(n, c, *geo.out)
-
-
+@_batched
 def _max_pool_array(x: np.ndarray, geo: _Geometry):
+    """The window maxima and, per output, the kernel offset ``i * kw + j`` of the maximum."""
     lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad4(x, geo.pads, geo.size, lowest)
     win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
@@ -543,6 +564,49 @@ def _max_pool_array(x: np.ndarray, geo: _Geometry):
             np.copyto(out, v, where=m)
             arg[m] = i * geo.k[1] + j
     return out, arg
+
+
+@_batched
+def _max_pool_vjp_array(g: np.ndarray, arg: np.ndarray, geo: _Geometry) -> np.ndarray:
+    gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
+    kw = geo.k[1]
+    for i, j, sh, sw in _offsets(geo.k, geo.s, geo.d, geo.out):
+        gxp[:, :, sh, sw] += np.where(arg == i * kw + j, g, 0)
+    return _unpad4(gxp, geo.pads, g.shape[:2] + geo.in_size)
+
+
+def _window_entries(x: Tensor, arg: np.ndarray, geo: _Geometry) -> Tensor:
+    """The entry of ``x`` at each window's offset ``arg``: linear in ``x``, recorded."""
+    if x.dim() == 3:
+        return _window_entries(x.unsqueeze(0), arg[None], geo).squeeze(0)
+    n, c = x.shape[:2]
+    cols = _unfold(x, geo).reshape(n, c, geo.k[0] * geo.k[1], -1)
+    idx = _wrap(arg.astype(np.int64).reshape(n, c, 1, -1))
+    return cols.gather(2, idx).reshape(n, c, *geo.out)
+
+
+def _max_pool_composite(self, geo):
+    # The maxima are the input's entries at the forward's choice of offsets.
+    return _window_entries(self, _max_pool_array(self._data, geo)[1], geo)
+
+
+MaxPool2DWithIndicesBackward0 = defop(
+    "MaxPool2DWithIndicesBackward0",
+    params=("geo",),
+    saves=("arg",),
+    forward=_max_pool_array,
+    vjp={"self": lambda g, arg, geo: _max_pool_vjp_array(g, arg, geo)},
+    composite=_max_pool_composite,
+    # The tangent at each window's recorded maximum: among tied maxima the one the forward
+    # (and the gradient) chose, the first in row-major order.
+    jvp=lambda t_self, arg, geo: _window_entries(t_self, arg, geo),
+)
+
+
+def _pool_input(input, fname):
+    require_tensor(input, fname)
+    if input.dim() not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
 
 
 def max_pool2d(
@@ -567,16 +631,12 @@ def max_pool2d(
                   [13., 15.]]]])
     """
     _pool_input(input, "max_pool2d")
-    if input.dim() == 3:
-        return _unbatched(
-            max_pool2d, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
-        )
     x = input._data
     if x.dtype.kind not in "fiu":
-        raise NotImplementedError(f"\"max_pool2d\" not implemented for '{_scalar_name(x.dtype)}'")
+        raise NotImplementedError(f"\"max_pool2d\" not implemented for '{scalar_name(x.dtype)}'")
     geo = _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
     out, arg = _max_pool_array(x, geo)
-    t = record_nn(MaxPool2DWithIndicesBackward0, out, (input,), geo=geo, arg=arg)
+    t = record(MaxPool2DWithIndicesBackward0, out, (input,), (geo,), (arg,))
     if not return_indices:
         return t
     kh_idx, kw_idx = np.divmod(arg.astype(np.int64), geo.k[1])
@@ -584,7 +644,7 @@ def max_pool2d(
     colz = np.arange(geo.out[1]).reshape(1, -1) * geo.s[1] - geo.pads[1]
     hh = rows + kh_idx * geo.d[0]
     ww = colz + kw_idx * geo.d[1]
-    return t, _wrap(hh * x.shape[3] + ww)
+    return t, _wrap(hh * x.shape[-1] + ww)
 
 
 def _avg_divisor(geo: _Geometry, count_include_pad: bool, divisor_override) -> np.ndarray:
@@ -602,26 +662,43 @@ def _avg_divisor(geo: _Geometry, count_include_pad: bool, divisor_override) -> n
     return np.maximum(div, 1)
 
 
-class AvgPool2DBackward0(NNNode):
-    __slots__ = ("geo", "divisor")
+@_batched
+def _avg_pool_array(x: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
+    xp = _pad4(x, geo.pads, geo.size)
+    win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
+    acc = np.zeros(x.shape[:2] + geo.out, dtype=x.dtype if x.dtype.kind == "f" else np.int64)
+    for i in range(geo.k[0]):
+        for j in range(geo.k[1]):
+            acc += win[:, :, i, j]
+    if x.dtype.kind == "f":
+        return (acc / divisor).astype(x.dtype, copy=False)
+    return np.trunc(acc / divisor).astype(x.dtype)  # integers: truncated, like torch's kernel
 
-    def vjp(self, g, x):
-        geo = self.geo
-        gq = (g / self.divisor).astype(g.dtype, copy=False)
-        gxp = np.zeros(x.shape[:2] + geo.size, dtype=g.dtype)
-        for _i, _j, sh, sw in _offsets(geo.k, geo.s, geo.d, geo.out):
-            gxp[:, :, sh, sw] += gq
-        return _unpad4(gxp, geo.pads, x.shape)
 
-    def composite(self, x):
-        from .functional import pad
+@_batched
+def _avg_pool_vjp_array(g: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
+    gq = (g / divisor).astype(g.dtype, copy=False)
+    gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
+    for _i, _j, sh, sw in _offsets(geo.k, geo.s, geo.d, geo.out):
+        gxp[:, :, sh, sw] += gq
+    return _unpad4(gxp, geo.pads, g.shape[:2] + geo.in_size)
 
-        geo = self.geo
-        n, c = x.shape[:2]
-        xp = pad(x, geo.torch_pad())
-        cols = _unfold_tensor(xp, _Geometry(geo.size, geo.k, geo.s, geo.d, geo.out, (0, 0)))
-        summed = cols.reshape(n, c, geo.k[0] * geo.k[1], -1).sum(2).reshape(n, c, *geo.out)
-        return summed / _wrap(self.divisor.astype(x._data.dtype))
+
+def _avg_pool_composite(self, geo, divisor):
+    cols = _unfold(self, geo)
+    lead = tuple(self.shape[:-2])
+    summed = cols.reshape(*lead, geo.k[0] * geo.k[1], -1).sum(-2).reshape(*lead, *geo.out)
+    return summed / _wrap(divisor.astype(self._data.dtype))
+
+
+AvgPool2DBackward0 = defop(
+    "AvgPool2DBackward0",
+    params=("geo", "divisor"),
+    forward=_avg_pool_array,
+    vjp={"self": lambda g, geo, divisor: _avg_pool_vjp_array(g, geo, divisor)},
+    composite=_avg_pool_composite,
+    jvp=LINEAR,
+)
 
 
 def avg_pool2d(
@@ -642,36 +719,28 @@ def avg_pool2d(
         tensor([[[[ 2.5000,  4.5000],
                   [10.5000, 12.5000]]]])
     """
-    _pool_input(input, "avg_pool2d")
-    if input.dim() == 3:
-        return _unbatched(
-            avg_pool2d,
-            input,
-            kernel_size,
-            stride,
-            padding,
-            ceil_mode,
-            count_include_pad,
-            divisor_override,
+    require_tensor(input, "avg_pool2d")
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as -3 but tensor has no dimensions")
+    if input.dim() < 3:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-max(input.dim(), 1)}, "
+            f"{max(input.dim(), 1) - 1}], but got -3)"
+        )
+    if input.dim() > 4:
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+            f"but got:{list(input.shape)}"
         )
     x = input._data
     if x.dtype.kind not in "fiu":
-        raise NotImplementedError(f"\"avg_pool2d\" not implemented for '{_scalar_name(x.dtype)}'")
+        raise NotImplementedError(f"\"avg_pool2d\" not implemented for '{scalar_name(x.dtype)}'")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     geo = _pool_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
     divisor = _avg_divisor(geo, count_include_pad, divisor_override)
-    xp = _pad4(x, geo.pads, geo.size)
-    win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
-    acc = np.zeros(x.shape[:2] + geo.out, dtype=x.dtype if x.dtype.kind == "f" else np.int64)
-    for i in range(geo.k[0]):
-        for j in range(geo.k[1]):
-            acc += win[:, :, i, j]
-    if x.dtype.kind == "f":
-        out = (acc / divisor).astype(x.dtype, copy=False)
-    else:  # integer division truncating toward zero, like torch's kernel
-        out = np.trunc(acc / divisor).astype(x.dtype)
-    return record_nn(AvgPool2DBackward0, out, (input,), geo=geo, divisor=divisor)
+    out = _quietly(_avg_pool_array, x, geo, divisor)
+    return record(AvgPool2DBackward0, out, (input,), (geo, divisor))
 
 
 # -- pad ----------------------------------------------------------------------------------------
@@ -679,7 +748,6 @@ def avg_pool2d(
 
 def _pad_layout(shape: tuple, pad) -> tuple:
     """Per-dim (before, after) amounts from torch's last-dim-first ``pad`` sequence."""
-    pad = [int(p) for p in pad]
     if len(pad) % 2 != 0:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > len(shape):
@@ -701,60 +769,207 @@ def _constant_pad_array(a: np.ndarray, amounts: tuple, value) -> np.ndarray:
     return _place(a, shape, tuple(lo for lo, _ in amounts), value)
 
 
-class ConstantPadNdBackward0(NNNode):
-    __slots__ = ("amounts",)
+def _unpad(g, amounts: tuple):
+    """The adjoint of constant padding: the padding cut off (negative amounts)."""
+    neg = tuple((-lo, -hi) for lo, hi in amounts)
+    return _constant_pad_array(g, neg, 0) if is_raw(g) else _constant_pad(g, neg, 0)
 
-    def backward(self, grad, *_saved):
-        neg = tuple((-lo, -hi) for lo, hi in self.amounts)
-        if isinstance(grad, Tensor):
-            return _constant_pad(grad, neg, 0)
-        return _constant_pad_array(grad, neg, 0)
 
-    def jvp(self, tangents, inputs, *saved):
-        return _constant_pad(tangents[0], self.amounts, 0)  # the padding value is constant
+ConstantPadNdBackward0 = defop(
+    "ConstantPadNdBackward0",
+    params=("pad", "value"),
+    forward=_constant_pad_array,
+    vjp={"self": lambda g, pad: _unpad(g, pad)},
+    # The padding value is a constant: the tangent is padded with zeros.
+    jvp=lambda t_self, pad: _constant_pad(t_self, pad, 0),
+)
 
 
 def _constant_pad(input: Tensor, amounts: tuple, value) -> Tensor:
-    a = input._data
     if value is None:
         value = 0
-    out = _constant_pad_array(a, amounts, value)
-    return record_nn(ConstantPadNdBackward0, out, (input,), amounts=amounts)
+    out = _constant_pad_array(input._data, amounts, value)
+    return record(ConstantPadNdBackward0, out, (input,), (amounts, value))
 
 
-def _index_pad(input: Tensor, amounts: tuple, mode: str) -> Tensor:
-    """reflect / replicate / circular padding as index_select along each padded dim."""
-    out = input
-    for dim, (lo, hi) in enumerate(amounts):
-        if lo == 0 and hi == 0:
-            continue
-        n = input.shape[dim]
-        pos = np.arange(-lo, n + hi)
-        if mode == "reflect":
+def _index_pad_array(a: np.ndarray, index: tuple) -> np.ndarray:
+    """reflect / replicate padding: ``a`` indexed along each padded axis (``index`` holds
+    (axis, positions, input size) per axis)."""
+    for axis, idx, _n in index:
+        a = np.take(a, idx, axis=axis)
+    return a
+
+
+def _scatter_add(g: np.ndarray, idx: np.ndarray, n: int, axis: int) -> np.ndarray:
+    """The adjoint of ``np.take(x, idx, axis)`` for ``x`` of size ``n`` along ``axis``."""
+    shape = list(g.shape)
+    shape[axis] = n
+    res = np.zeros(shape, dtype=g.dtype)
+    if idx.size == 0:
+        return res
+    order = np.argsort(idx, kind="stable")
+    ordered = idx[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    sums = np.add.reduceat(np.take(g, order, axis=axis), starts, axis=axis)
+    res[(slice(None),) * axis + (ordered[starts],)] = sums
+    return res
+
+
+def _index_pad_vjp(g: np.ndarray, index: tuple) -> np.ndarray:
+    for axis, idx, n in reversed(index):
+        g = _scatter_add(g, idx, n, axis)
+    return g
+
+
+def _index_pad_composite(self, index):
+    for axis, idx, _n in index:
+        self = self.index_select(axis, _wrap(idx))
+    return self
+
+
+def _index_pad_node(name: str):
+    return defop(
+        name,
+        params=("index",),
+        forward=_index_pad_array,
+        vjp={"self": lambda g, index: _index_pad_vjp(g, index)},
+        composite=_index_pad_composite,
+        jvp=LINEAR,
+    )
+
+
+ReflectionPad1DBackward0 = _index_pad_node("ReflectionPad1DBackward0")
+ReflectionPad2DBackward0 = _index_pad_node("ReflectionPad2DBackward0")
+ReflectionPad3DBackward0 = _index_pad_node("ReflectionPad3DBackward0")
+ReplicationPad1DBackward0 = _index_pad_node("ReplicationPad1DBackward0")
+ReplicationPad2DBackward0 = _index_pad_node("ReplicationPad2DBackward0")
+ReplicationPad3DBackward0 = _index_pad_node("ReplicationPad3DBackward0")
+_INDEX_PADS = {
+    ("reflect", 1): ReflectionPad1DBackward0,
+    ("reflect", 2): ReflectionPad2DBackward0,
+    ("reflect", 3): ReflectionPad3DBackward0,
+    ("replicate", 1): ReplicationPad1DBackward0,
+    ("replicate", 2): ReplicationPad2DBackward0,
+    ("replicate", 3): ReplicationPad3DBackward0,
+}
+
+
+def _check_index_pad(shape: tuple, pad: tuple, mode: str) -> tuple:
+    """torch's checks of reflect / replicate padding; the padded (dim, lo, hi, size, out)."""
+    k = len(pad) // 2
+    ndim = len(shape)
+    dims = [(ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(k)]  # W, H, D
+    padded = [(d, lo, hi, shape[d], shape[d] + lo + hi) for d, lo, hi in dims]
+    if mode == "reflect":
+        for arg, (d, lo, hi, n, _o) in zip((4, 6, 8), padded):
             if lo >= n or hi >= n:
                 raise RuntimeError(
-                    f"Argument #4: Padding size should be less than the corresponding input "
-                    f"dimension, but got: padding ({lo}, {hi}) at dimension {dim} of input "
-                    f"{list(input.shape)}"
+                    f"Argument #{arg}: Padding size should be less than the corresponding input "
+                    f"dimension, but got: padding ({lo}, {hi}) at dimension {d} of input "
+                    f"{list(shape)}"
                 )
+    sizes = [n for _d, _lo, _hi, n, _o in padded]
+    outs = [o for _d, _lo, _hi, _n, o in padded]
+    if max(outs) < 1:
+        if k == 1:
+            msg = f"input (W: {sizes[0]}) is too small. Calculated output W: {outs[0]}"
+        elif k == 2:
+            gap = " " if mode == "replicate" else ""
+            msg = (
+                f"input (H: {sizes[1]}, W: {sizes[0]}{gap}) is too small. Calculated output "
+                f"H: {outs[1]} W: {outs[0]}"
+            )
+        else:
+            msg = (
+                f"input (D: {sizes[2]} H: {sizes[1]}, W: {sizes[0]}) is too small. Calculated "
+                f"output D: {outs[2]} H: {outs[1]} W: {outs[0]}"
+            )
+        raise RuntimeError(msg)
+    new_shape = list(shape)
+    for d, _lo, _hi, _n, o in padded:
+        new_shape[d] = o
+    for o in new_shape:
+        if o < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {o}: {list(new_shape)}"
+            )
+    return padded
+
+
+def _index_pad(input: Tensor, pad: tuple, mode: str) -> Tensor:
+    """reflect / replicate padding: one node gathering along each padded dim."""
+    index = []
+    for d, lo, hi, n, _o in reversed(_check_index_pad(tuple(input.shape), pad, mode)):
+        pos = np.arange(-lo, n + hi)
+        if mode == "reflect":
             period = 2 * (n - 1) if n > 1 else 1
             pos = np.abs(pos) % period
             idx = np.where(pos >= n, period - pos, pos)
-        elif mode == "replicate":
+        else:
             idx = np.clip(pos, 0, n - 1)
-        else:  # circular
-            if lo > n or hi > n:
-                raise RuntimeError("Padding value causes wrapping around more than once.")
-            idx = pos % n
-        out = out.index_select(dim, _wrap(idx.astype(np.int64)))
+        index.append((d, idx.astype(np.int64), n))
+    index = tuple(index)
+    cls = _INDEX_PADS[mode, len(pad) // 2]
+    return record(cls, _index_pad_array(input._data, index), (input,), (index,))
+
+
+def _circular_pad(input: Tensor, pad: tuple) -> Tensor:
+    """circular padding, written as torch writes it: the input copied into the middle of a
+    new tensor, then each padded dim's borders copied from the other side (so the graph is
+    torch's chain of ``CopySlices``)."""
+    in_shape = tuple(input.shape)
+    k = len(pad) // 2
+    lead = len(in_shape) - k
+    out_shape = list(in_shape[:lead])
+    for i in range(k):
+        lo, hi = pad[2 * (k - i - 1)], pad[2 * (k - i - 1) + 1]
+        size = in_shape[lead + i]
+        out_shape.append(size + lo + hi)
+        if lo > size or hi > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if out_shape[-1] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    out = input.new_empty(out_shape)
+    out_slice, in_slice = out, input
+    for i in range(k):
+        dim = k - i + lead - 1
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        start = max(lo, 0)
+        out_slice = out_slice.narrow(dim, start, out_shape[dim] - max(hi, 0) - start)
+        start = max(-lo, 0)
+        in_slice = in_slice.narrow(dim, start, in_shape[dim] - max(-hi, 0) - start)
+    out_slice.copy_(in_slice)
+    for i in range(k):
+        dim = k - i + lead - 1
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo > 0:
+            out.narrow(dim, 0, lo).copy_(out.narrow(dim, out_shape[dim] - lo - max(hi, 0), lo))
+        if hi > 0:
+            out.narrow(dim, out_shape[dim] - hi, hi).copy_(out.narrow(dim, max(lo, 0), hi))
     return out
+
+
+_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad_ints(pad) -> tuple:
+    out = []
+    for i, p in enumerate(pad):
+        try:
+            out.append(operator.index(p))
+        except TypeError:
+            raise TypeError(
+                "pad(): argument 'pad' (position 2) must be tuple of ints, but found element "
+                f"of type {type(p).__name__} at pos {i}"
+            ) from None
+    return tuple(out)
 
 
 def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     """Pad ``input``: ``pad`` lists (before, after) amounts starting from the last dim.
 
     ``mode`` is ``'constant'`` (negative amounts crop), ``'reflect'``, ``'replicate'`` or
-    ``'circular'``.
+    ``'circular'`` (these pad the last 1, 2 or 3 dims of a batched or unbatched input).
 
     Example:
         >>> import ember
@@ -762,15 +977,24 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         >>> F.pad(ember.ones(1, 2), (1, 2), value=0.5)
         tensor([[0.5000, 1.0000, 1.0000, 0.5000, 0.5000]])
     """
-    if not isinstance(input, Tensor):
-        raise TypeError(
-            f"pad(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
-        )
+    require_tensor(input, "pad")
+    pad = _pad_ints(pad)
+    if mode not in _MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     amounts = _pad_layout(input.shape, pad)
     if mode == "constant":
         return _constant_pad(input, amounts, value)
-    if mode not in ("reflect", "replicate", "circular"):
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
-        raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument.')
-    return _index_pad(input, amounts, mode)
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    k, ndim = len(pad) // 2, input.dim()
+    if k not in (1, 2, 3) or ndim not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
+    if mode == "circular":
+        return _circular_pad(input, pad)
+    return _index_pad(input, pad, mode)

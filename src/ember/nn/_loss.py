@@ -1,5 +1,12 @@
 """Loss functions: nll_loss, cross_entropy, mse_loss, l1_loss, binary_cross_entropy and
-binary_cross_entropy_with_logits, all stable at extreme logits (log-sum-exp, softplus)."""
+binary_cross_entropy_with_logits, all stable at extreme logits (log-sum-exp, softplus).
+
+nll_loss is linear in its input (forward mode: the loss of the tangent); mse_loss's rules
+run on arrays and Tensors alike; the binary cross entropies have array-only rules and are
+differentiated through their ``composite`` in higher order and forward mode. cross_entropy
+is composed as torch composes it, with torch's nodes (``MulBackward1`` for a product with a
+number, ...).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,25 @@ import warnings
 
 import numpy as np
 
+from .._dtype import scalar_name
+from .._mode import state as _grad_mode
 from .._tensor import Tensor
-from ..ops.reduction import _scalar_name, log_softmax
-from ._node import NNNode, record_nn
+from ..ops._core import (
+    COMPOSITE,
+    ELEMENTWISE,
+    LINEAR,
+    QUIET,
+    binary_operands,
+    defop,
+    quiet_reset,
+    quiet_set,
+    record,
+    require_tensor,
+)
+from ..ops.elementwise import abs as _abs
+from ..ops.elementwise import clamp, exp, log, log1p, relu
+from ..ops.indexing import masked_fill
+from ..ops.reduction import log_softmax
 
 _wrap = Tensor._wrap
 _REDUCTIONS = ("none", "mean", "sum")
@@ -50,8 +73,8 @@ def _reduce_array(losses: np.ndarray, reduction: str) -> np.ndarray:
         return np.asarray(losses.mean() if losses.size else np.nan, dtype=losses.dtype)
 
 
-def _reduce_grad_scale(g, reduction: str, n: int):
-    """The gradient of each element before the elementwise rule (array or scalar)."""
+def _reduced_grad(g, reduction: str, n: int):
+    """The gradient reaching each element of a ``reduction`` of ``n`` elements."""
     if reduction == "mean":
         return g / n if n else g * np.nan
     return g
@@ -65,75 +88,202 @@ def _reduce_tensor(losses: Tensor, reduction: str) -> Tensor:
     return losses.mean()
 
 
-def _require_tensor(x, fname: str, what: str = "input", pos: int = 1) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fname}(): argument '{what}' (position {pos}) must be Tensor, not {type(x).__name__}"
-        )
-
-
 def _loss_args(fname: str, input, target, size_average, reduce, reduction: str) -> str:
     """Type-check the ``input`` and ``target`` of loss ``fname`` and return its reduction
     (resolving the deprecated ``size_average`` / ``reduce``, warning at the loss's caller)."""
-    _require_tensor(input, fname)
-    _require_tensor(target, fname, "target", 2)
+    require_tensor(input, fname)
+    require_tensor(target, fname, "target", 2)
     reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=4)
     _check_reduction(reduction)
     return reduction
 
 
+def _no_grad_argument(t, fname: str, arg: str) -> None:
+    """torch's error for a Tensor argument its derivative formula does not cover."""
+    if t is not None and t._rg and _grad_mode.enabled:
+        raise RuntimeError(
+            f"The function '{fname}' is not differentiable with respect to argument '{arg}'. "
+            "This input cannot have requires_grad True."
+        )
+
+
+# -- arithmetic with a number, as torch's composite losses record it --------------------------
+
+# torch's C++ losses multiply, divide and add Python numbers through the Scalar overloads,
+# whose nodes differ from the Tensor ones a Python expression records.
+MulBackward1 = defop(
+    "MulBackward1",
+    params=("other",),
+    forward=lambda a, other: a * other,
+    vjp={"self": lambda g, other: g * other},
+    jvp=ELEMENTWISE,
+)
+
+DivBackward1 = defop(
+    "DivBackward1",
+    params=("other",),
+    forward=lambda a, other: a / other,
+    vjp={"self": lambda g, other: g / other},
+    jvp=ELEMENTWISE,
+)
+
+AddBackward1 = defop(
+    "AddBackward1",
+    params=("other",),
+    forward=lambda a, other: a + other,
+    vjp={"self": lambda g: g},
+    jvp=ELEMENTWISE,
+)
+
+
+def _scalar_op(cls, t: Tensor, number) -> Tensor:
+    a = t._data
+    token = quiet_set(QUIET)
+    try:
+        out = cls.forward(a, number)
+    finally:
+        quiet_reset(token)
+    return record(cls, np.asarray(out, dtype=a.dtype), (t,), (number,))
+
+
 # -- nll_loss ------------------------------------------------------------------------------
 
 
-class NllLossBackward0(NNNode):
-    __slots__ = ("target", "weights", "reduction", "total_weight", "class_axis")
-
-    def _scale(self, g):
-        if self.reduction == "mean":
-            return g / self.total_weight
-        return g
-
-    def vjp(self, g, x):
-        ax = self.class_axis
-        xl = np.moveaxis(x, ax, -1) if ax is not None else x
-        gl = np.zeros(xl.shape, dtype=x.dtype)
-        coef = -self.weights * self._scale(g)
-        coef = np.broadcast_to(np.asarray(coef, dtype=x.dtype), self.target.shape)
-        if ax is None:
-            gl[self.target] = coef
-        else:
-            np.put_along_axis(gl, self.target[..., None], coef[..., None], axis=-1)
-            gl = np.moveaxis(gl, -1, ax)
-        return gl
-
-    def composite(self, x):
-        ax = self.class_axis
-        dt = x._data.dtype
-        w = _wrap(self.weights.astype(dt))
-        if ax is None:
-            picked = x[int(self.target)]
-        else:
-            xl = x.movedim(ax, -1)
-            idx = _wrap(self.target[..., None].astype(np.int64))
-            picked = xl.gather(-1, idx).squeeze(-1)
-        losses = -picked * w
-        if self.reduction == "none":
-            return losses
-        total = losses.sum()
-        if self.reduction == "mean":
-            return total / _wrap(np.asarray(self.total_weight, dtype=dt))
-        return total
+def _pick(x: np.ndarray, target: np.ndarray, class_axis):
+    """``x``'s entry at each target class (along ``class_axis``; None: ``x`` is one sample)."""
+    if class_axis is None:
+        return x[target]
+    return np.take_along_axis(np.moveaxis(x, class_axis, -1), target[..., None], axis=-1)[..., 0]
 
 
-class NllLoss2DBackward0(NllLossBackward0):
-    __slots__ = ()
+def _nll_forward(x, target, weights, ignored, reduction, total_weight, class_axis):
+    """The loss given validated targets (ignored ones at class 0, with weight 0)."""
+    losses = -(_pick(x, target, class_axis) * weights)
+    if ignored is not None:
+        losses = np.where(ignored, 0, losses)
+    losses = np.asarray(losses, dtype=x.dtype)
+    if reduction == "none":
+        return losses
+    total = losses.sum(dtype=x.dtype)
+    if reduction == "sum":
+        return np.asarray(total)
+    return np.asarray(total / total_weight, dtype=x.dtype)
+
+
+def _nll_vjp(g, self, target, weight, reduction, total_weight, class_axis):
+    x = self
+    with np.errstate(divide="ignore", invalid="ignore"):  # all targets ignored: 0 / 0
+        scale = g / total_weight if reduction == "mean" else g
+        coef = np.broadcast_to(np.asarray(-weight * scale, dtype=x.dtype), target.shape)
+    if class_axis is None:
+        gx = np.zeros(x.shape, dtype=x.dtype)
+        gx[target] = coef
+        return gx
+    gl = np.zeros(np.moveaxis(x, class_axis, -1).shape, dtype=x.dtype)
+    np.put_along_axis(gl, target[..., None], coef[..., None], axis=-1)
+    return np.moveaxis(gl, -1, class_axis)
+
+
+def _nll_composite(self, target, weights, ignored, reduction, total_weight, class_axis):
+    dt = self._data.dtype
+    w = _wrap(weights.astype(dt, copy=False))
+    if class_axis is None:
+        picked = self[int(target)]
+    else:
+        idx = _wrap(target[..., None])
+        picked = self.movedim(class_axis, -1).gather(-1, idx).squeeze(-1)
+    losses = -picked * w
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction == "mean":
+        return total / _wrap(np.asarray(total_weight, dtype=dt))
+    return total
+
+
+def _nll_node(name: str):
+    return defop(
+        name,
+        params=("target", "weight", "ignored", "reduction", "total_weight", "class_axis"),
+        forward=_nll_forward,
+        vjp={"self": _nll_vjp},
+        composite=_nll_composite,
+        jvp=LINEAR,  # linear in the input: the loss of the tangent
+    )
+
+
+NllLossBackward0 = _nll_node("NllLossBackward0")
+NllLoss2DBackward0 = _nll_node("NllLoss2DBackward0")
 
 
 def _check_target_dtype(target: Tensor) -> None:
     if target._data.dtype not in (np.int64, np.uint8):
         raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {_scalar_name(target._data.dtype)}"
+            f"expected target dtype to be Long or Byte, but got {scalar_name(target._data.dtype)}"
         )
+
+
+def _nll(input: Tensor, target: Tensor, weight, ignore_index, reduction: str, cls):
+    """nll_loss of (C,) or (N, C) input (``NllLossBackward0``) or (N, C, H, W) input
+    (``NllLoss2DBackward0``), after torch's checks."""
+    x, t = input._data, target._data
+    ndim = x.ndim
+    c = x.shape[0] if ndim == 1 else x.shape[1]
+    if cls is NllLoss2DBackward0:
+        if t.ndim != 3:
+            raise RuntimeError(
+                "only batches of spatial targets supported (3D tensors) but got targets of "
+                f"dimension: {t.ndim}"
+            )
+        if weight is not None and weight.numel() != c:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+        if (x.shape[0], x.shape[2], x.shape[3]) != t.shape:
+            raise RuntimeError(
+                f"size mismatch (got input: {list(x.shape)} , target: {list(t.shape)}"
+            )
+        kernel = "nll_loss2d_forward_out_frame"
+    else:
+        if t.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if weight is not None and (weight.dim() != 1 or weight.numel() != c):
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {c} classes or no classes but "
+                f"got weight tensor of shape: {list(weight.shape)}"
+            )
+        kernel = "nll_loss_out_frame"
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(x.dtype)}'")
+    _check_target_dtype(target)
+    if weight is not None and weight._data.dtype != x.dtype:
+        raise RuntimeError(
+            f"expected scalar type {scalar_name(x.dtype)} but found "
+            f"{scalar_name(weight._data.dtype)}"
+        )
+    t = t.astype(np.int64, copy=False)
+    if ndim == 1:
+        t = t.reshape(())
+    valid = t != ignore_index
+    bad = valid & ((t < 0) | (t >= c))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+    all_valid = bool(valid.all())
+    tc = t if all_valid else np.where(valid, t, 0)
+    dt = x.dtype
+    if weight is not None:
+        wts = weight._data[tc]
+        if not all_valid:
+            wts = np.where(valid, wts, 0).astype(dt)
+    else:
+        wts = valid.astype(dt)
+    total_weight = wts.sum(dtype=dt)
+    ignored = None if all_valid else ~valid
+    params = (tc, wts, ignored, reduction, total_weight, None if ndim == 1 else 1)
+    token = quiet_set(QUIET)
+    try:
+        out = _nll_forward(x, *params)
+    finally:
+        quiet_reset(token)
+    return record(cls, out, (input,), params)
 
 
 def nll_loss(
@@ -156,71 +306,39 @@ def nll_loss(
         tensor(0.3000)
     """
     reduction = _loss_args("nll_loss", input, target, size_average, reduce, reduction)
-    x = input._data
-    t = target._data
-    _check_target_dtype(target)
-    if x.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {x.ndim})")
-    if x.ndim == 1:
-        if t.ndim == 1:
-            # torch reads a (C,) input with a (1,) target as a batch of one.
-            return nll_loss(
-                input.unsqueeze(0), target, weight, ignore_index=ignore_index, reduction=reduction
-            )
-        if t.ndim != 0:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        class_axis, c = None, x.shape[0]
-    else:
-        if t.ndim == 0 or x.shape[0] != t.shape[0]:
-            raise ValueError(
-                f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
-                f"({t.shape[0] if t.ndim else 1})."
-            )
-        if tuple(t.shape[1:]) != tuple(x.shape[2:]):
-            raise RuntimeError(
-                f"Expected target size {list((x.shape[0],) + x.shape[2:])}, got {list(t.shape)}"
-            )
-        class_axis, c = 1, x.shape[1]
-    if weight is not None and (weight.dim() != 1 or weight.numel() != c):
-        raise RuntimeError(
-            f"weight tensor should be defined either for all {c} classes or no classes but "
-            f"got weight tensor of shape: {list(weight.shape)}"
+    return _nll_nd(input, target, weight, ignore_index, reduction)
+
+
+def _nll_nd(input, target, weight, ignore_index, reduction: str):
+    """torch's ``nll_loss_nd``: 1-D and 2-D inputs directly, 4-D ones as images, others
+    viewed as (N, C, 1, L) images."""
+    ndim, tdim = input.dim(), target.dim()
+    if ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
+    if ndim == 1 and tdim == 1 and target.shape[0] != 1:
+        raise ValueError(
+            f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}"
         )
-    t = t.astype(np.int64, copy=False)
-    valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= c))
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
-    tc = np.where(valid, t, 0)
-    dt = x.dtype
-    if weight is not None:
-        wts = np.where(valid, weight._data.astype(dt)[tc], 0).astype(dt)
+    if ndim != 1 and (tdim == 0 or input.shape[0] != target.shape[0]):
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+            f"({target.shape[0] if tdim else 0})."
+        )
+    _no_grad_argument(weight, "nll_loss_forward" if ndim <= 2 else "nll_loss2d_forward", "weight")
+    if ndim <= 2:
+        return _nll(input, target, weight, ignore_index, reduction, NllLossBackward0)
+    if ndim == 4:
+        return _nll(input, target, weight, ignore_index, reduction, NllLoss2DBackward0)
+    n, c = input.shape[:2]
+    out_size = [n, *input.shape[2:]]
+    if list(target.shape[1:]) != list(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {out_size}, got {list(target.shape)}")
+    if input.numel() > 0:
+        x4, t3 = input.contiguous().view(n, c, 1, -1), target.contiguous().view(n, 1, -1)
     else:
-        wts = valid.astype(dt)
-    if class_axis is None:
-        picked = x[tc] if valid else np.zeros((), dt)
-    else:
-        picked = np.take_along_axis(np.moveaxis(x, 1, -1), tc[..., None], axis=-1)[..., 0]
-    losses = np.asarray(-picked * wts, dtype=dt)
-    total_weight = wts.sum(dtype=dt)
-    if reduction == "none":
-        out = losses
-    elif reduction == "sum":
-        out = np.asarray(losses.sum(), dtype=dt)
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.asarray(losses.sum() / total_weight, dtype=dt)
-    cls = NllLoss2DBackward0 if x.ndim >= 3 else NllLossBackward0
-    return record_nn(
-        cls,
-        out,
-        (input,),
-        target=tc,
-        weights=wts,
-        reduction=reduction,
-        total_weight=total_weight,
-        class_axis=class_axis,
-    )
+        x4, t3 = input.contiguous().view(n, c, 0, 0), target.contiguous().view(n, 0, 0)
+    out = _nll(x4, t3, weight, ignore_index, reduction, NllLoss2DBackward0)
+    return out.view(out_size) if reduction == "none" else out
 
 
 # -- cross_entropy -------------------------------------------------------------------------
@@ -255,12 +373,11 @@ def cross_entropy(
         if target._data.dtype.kind != "f":
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, got "
-                f"{_scalar_name(target._data.dtype)}"
+                f"{scalar_name(target._data.dtype)}"
             )
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
-        if input.dim() == 0:
-            raise ValueError("Expected 1 or more dimensions (got 0)")
+        _check_class_dim(input)
         n_classes = input.shape[class_dim]
         if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
             raise RuntimeError(
@@ -268,8 +385,7 @@ def cross_entropy(
                 f"classes or no classes but got weight tensor of shape: {list(weight.shape)}"
             )
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim)
-    if input.dim() == 0:
-        raise ValueError("Expected 1 or more dimensions (got 0)")
+    _check_class_dim(input)
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
             raise RuntimeError(
@@ -278,13 +394,12 @@ def cross_entropy(
         return _cross_entropy_smoothed(
             input, target, weight, reduction, ignore_index, label_smoothing, class_dim
         )
-    return nll_loss(
-        log_softmax(input, class_dim),
-        target,
-        weight,
-        ignore_index=ignore_index,
-        reduction=reduction,
-    )
+    return _nll_nd(log_softmax(input, class_dim), target, weight, ignore_index, reduction)
+
+
+def _check_class_dim(input: Tensor) -> None:
+    if input.dim() == 0:  # log_softmax over dim 1 of a 0-d tensor
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
 
 
 def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
@@ -292,7 +407,7 @@ def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
         return weight
     shape = [1] * ndim
     shape[class_dim] = weight.shape[0]
-    return weight.reshape(shape)
+    return weight.view(shape)
 
 
 def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim):
@@ -303,7 +418,8 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, clas
             raise RuntimeError(
                 f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
             )
-        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        target = _scalar_op(MulBackward1, target, 1 - label_smoothing)
+        target = _scalar_op(AddBackward1, target, label_smoothing / n_classes)
     prod = logp * target
     if weight is not None:
         prod = prod * _class_view(weight, input.dim(), class_dim)
@@ -311,18 +427,15 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, clas
         return -prod.sum(class_dim)
     if reduction == "sum":
         return -prod.sum()
-    count = input.numel() // n_classes if n_classes else 0
-    if count == 0:
-        return -prod.sum() * float("nan")
-    return -prod.sum() / count
+    if input.numel() == 0:
+        return -prod.sum().fill_(float("nan"))
+    return _scalar_op(DivBackward1, -prod.sum(), input.numel() // n_classes)
 
 
 def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, eps, class_dim):
-    from ..ops.indexing import masked_fill
-
     logp = log_softmax(input, class_dim)
     n_classes = input.shape[class_dim]
-    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    nll = _nll_nd(logp, target, weight, ignore_index, reduction)
     ignore_mask = _wrap(target._data == ignore_index)
     if weight is not None:
         smooth = -(logp * _class_view(weight, input.dim(), class_dim)).sum(class_dim)
@@ -340,7 +453,7 @@ def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, eps,
         ret = smooth.sum()
     else:
         ret = smooth
-    return (1 - eps) * nll + ret * (eps / n_classes)
+    return _scalar_op(MulBackward1, nll, 1 - eps) + _scalar_op(MulBackward1, ret, eps / n_classes)
 
 
 # -- mse / l1 ----------------------------------------------------------------------------
@@ -358,12 +471,10 @@ def _broadcast_warning(input: Tensor, target: Tensor) -> None:
 
 
 def _float_pair(input: Tensor, target: Tensor, kernel: str):
-    from ..ops._core import binary_operands
-
     a, b = binary_operands(input, target)
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype.kind not in "fc":
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(a.dtype)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(a.dtype)}'")
     return a, b
 
 
@@ -379,19 +490,31 @@ def _weighted(errors: Tensor, weight: Tensor, input: Tensor, reduction: str) -> 
     return weighted.sum() / weight.sum()
 
 
-class MseLossBackward0(NNNode):
-    __slots__ = ("reduction", "n")
+def _mse_forward(a, b, reduction, n):
+    d = a - b
+    return _reduce_array(d * d, reduction)
 
-    def vjp(self, g, x, y):
-        scale = _reduce_grad_scale(g, self.reduction, self.n)
-        diff = x - y
-        gx = (2 * scale) * diff
-        gx = np.asarray(gx, dtype=np.result_type(x, y))
-        return gx, -gx
 
-    def composite(self, x, y):
-        d = x - y
-        return _reduce_tensor(d * d, self.reduction)
+def _mse_vjp(g, self, target, reduction, n, needs_input_grad):
+    """Both gradients, ``+-2 (input - target)`` times the reduction's: on arrays and, in a
+    recorded backward, on Tensors (the same lines)."""
+    gx = (self - target) * (2 * _reduced_grad(g, reduction, n))
+    return (gx if needs_input_grad[0] else None), (-gx if needs_input_grad[1] else None)
+
+
+def _mse_jvp(t_self, t_target, self, target, reduction, n):
+    t = t_self if t_target is None else (-t_target if t_self is None else t_self - t_target)
+    return _reduce_tensor((self - target) * t * 2, reduction)
+
+
+MseLossBackward0 = defop(
+    "MseLossBackward0",
+    inputs=("self", "target"),
+    params=("reduction", "n"),
+    forward=_mse_forward,
+    vjp=_mse_vjp,
+    jvp=_mse_jvp,
+)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -409,12 +532,13 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         return _weighted((input - target) ** 2, weight, input, reduction)
     a, b = _float_pair(input, target, "mse_cpu")
     shape = _check_broadcast(a.shape, b.shape)
-    d = a - b
-    sq = d * d
-    out = _reduce_array(sq, reduction)
-    return record_nn(
-        MseLossBackward0, out, (input, target), reduction=reduction, n=int(np.prod(shape))
-    )
+    n = int(np.prod(shape))
+    token = quiet_set(QUIET)
+    try:
+        out = _mse_forward(a, b, reduction, n)
+    finally:
+        quiet_reset(token)
+    return record(MseLossBackward0, out, (input, target), (reduction, n))
 
 
 def _check_broadcast(sa: tuple, sb: tuple) -> tuple:
@@ -429,12 +553,6 @@ def _check_broadcast(sa: tuple, sb: tuple) -> tuple:
                 f"non-singleton dimension {i}"
             )
     return tuple(max(x, y) for x, y in zip(a, b))
-
-
-def _needs(*xs) -> bool:
-    from ..ops._core import needs_grad
-
-    return needs_grad(*xs)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -463,30 +581,44 @@ def _clamped_log(a: np.ndarray) -> np.ndarray:
         return np.maximum(np.log(a), -100)
 
 
-class BinaryCrossEntropyBackward0(NNNode):
-    __slots__ = ("reduction", "weight", "n")
+def _bce_forward(x, y, reduction, weight, n):
+    losses = -(y * _clamped_log(x) + (1 - y) * _clamped_log(1 - x))
+    if weight is not None:
+        losses = losses * weight
+    return _reduce_array(np.asarray(losses, dtype=x.dtype), reduction)
 
-    def vjp(self, g, x, y):
-        scale = _reduce_grad_scale(g, self.reduction, self.n)
-        w = 1 if self.weight is None else self.weight
-        gx = gy = None
-        if self.next_functions[0][0] is not None:
-            gx = scale * w * (x - y) / np.maximum((1 - x) * x, 1e-12)
-            gx = np.asarray(gx, dtype=x.dtype)
-        if self.next_functions[1][0] is not None:
-            # torch's target gradient uses unclamped logs (infinite at 0 and 1).
-            with np.errstate(divide="ignore", invalid="ignore"):
-                gy = scale * w * (np.log1p(-x) - np.log(x))
-            gy = np.asarray(gy, dtype=x.dtype)
-        return gx, gy
 
-    def composite(self, x, y):
-        from ..ops.elementwise import clamp, log
+def _bce_vjp(g, self, target, reduction, weight, n, needs_input_grad):
+    x, y = self, target
+    scale = _reduced_grad(g, reduction, n)
+    w = 1 if weight is None else weight
+    gx = gy = None
+    if needs_input_grad[0]:
+        gx = np.asarray(scale * w * (x - y) / np.maximum((1 - x) * x, 1e-12), dtype=x.dtype)
+    if needs_input_grad[1]:
+        # torch's target gradient uses unclamped logs (infinite at 0 and 1).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gy = np.asarray(scale * w * (np.log1p(-x) - np.log(x)), dtype=x.dtype)
+    return gx, gy
 
-        losses = -(y * clamp(log(x), min=-100) + (1 - y) * clamp(log(1 - x), min=-100))
-        if self.weight is not None:
-            losses = losses * _wrap(self.weight)
-        return _reduce_tensor(losses, self.reduction)
+
+def _bce_composite(self, target, reduction, weight, n):
+    x, y = self, target
+    losses = -(y * clamp(log(x), min=-100) + (1 - y) * clamp(log(1 - x), min=-100))
+    if weight is not None:
+        losses = losses * _wrap(weight)
+    return _reduce_tensor(losses, reduction)
+
+
+BinaryCrossEntropyBackward0 = defop(
+    "BinaryCrossEntropyBackward0",
+    inputs=("self", "target"),
+    params=("reduction", "weight", "n"),
+    forward=_bce_forward,
+    vjp=_bce_vjp,
+    composite=_bce_composite,
+    jvp=COMPOSITE,
+)
 
 
 def binary_cross_entropy(
@@ -507,24 +639,40 @@ def binary_cross_entropy(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size."
         )
-    x, y = _float_pair(input, target, "binary_cross_entropy")
+    if weight is not None:
+        weight = _expand_weight(weight, input.shape)
+    _no_grad_argument(weight, "binary_cross_entropy", "weight")
+    x, y = input._data, target._data
+    if x.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"binary_cross_entropy\" not implemented for '{scalar_name(x.dtype)}'"
+        )
+    if y.dtype != x.dtype:
+        raise RuntimeError(
+            f"Found dtype {scalar_name(y.dtype)} but expected {scalar_name(x.dtype)}"
+        )
     if x.size and ((x < 0).any() or (x > 1).any() or np.isnan(x).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    w = None
-    if weight is not None:
-        w = np.broadcast_to(weight._data.astype(x.dtype, copy=False), x.shape)
-    losses = -(y * _clamped_log(x) + (1 - y) * _clamped_log(1 - x))
-    if w is not None:
-        losses = losses * w
-    out = _reduce_array(np.asarray(losses, dtype=x.dtype), reduction)
-    return record_nn(
-        BinaryCrossEntropyBackward0,
-        out,
-        (input, target),
-        reduction=reduction,
-        weight=w,
-        n=x.size,
-    )
+    w = None if weight is None else weight._data.astype(x.dtype, copy=False)
+    params = (reduction, w, x.size)
+    token = quiet_set(QUIET)
+    try:
+        out = _bce_forward(x, y, *params)
+    finally:
+        quiet_reset(token)
+    return record(BinaryCrossEntropyBackward0, out, (input, target), params)
+
+
+def _expand_weight(weight: Tensor, shape: tuple) -> Tensor:
+    ws = tuple(weight.shape)
+    for i in range(1, min(len(ws), len(shape)) + 1):
+        if ws[-i] != 1 and ws[-i] != shape[-i]:
+            raise RuntimeError(
+                f"Attempting to broadcast a dimension of length {ws[-i]} at {-i}! Mismatching "
+                f"argument at index 1 had torch.Size({list(ws)}); but expected shape should be "
+                f"broadcastable to {list(shape)}"
+            )
+    return weight.expand(shape)
 
 
 def _softplus_neg(x: np.ndarray) -> np.ndarray:
@@ -537,38 +685,56 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-class BinaryCrossEntropyWithLogitsBackward0(NNNode):
-    __slots__ = ("reduction", "weight", "pos_weight", "n")
+def _bce_logits_forward(x, y, reduction, weight, pos_weight, n):
+    sp = _softplus_neg(x)
+    if pos_weight is None:
+        losses = (1 - y) * x + sp
+    else:
+        losses = (1 - y) * x + (1 + (pos_weight - 1) * y) * sp
+    if weight is not None:
+        losses = losses * weight
+    return _reduce_array(np.asarray(losses, dtype=y.dtype), reduction)
 
-    def vjp(self, g, x, y):
-        scale = _reduce_grad_scale(g, self.reduction, self.n)
-        w = 1 if self.weight is None else self.weight
-        pw = self.pos_weight
-        gx = gy = None
-        if self.next_functions[0][0] is not None:
-            if pw is None:
-                d = _sigmoid(x) - y
-            else:
-                d = (1 - y) - (1 + (pw - 1) * y) * _sigmoid(-x)
-            gx = np.asarray(scale * w * d, dtype=x.dtype)
-        if self.next_functions[1][0] is not None:
-            d = -x if pw is None else -x + (pw - 1) * _softplus_neg(x)
-            gy = np.asarray(scale * w * d, dtype=x.dtype)
-        return gx, gy
 
-    def composite(self, x, y):
-        from ..ops.elementwise import abs as abs_
-        from ..ops.elementwise import exp, log1p, relu
-
-        sp = relu(-x) + log1p(exp(-abs_(x)))
-        if self.pos_weight is None:
-            losses = (1 - y) * x + sp
+def _bce_logits_vjp(g, self, target, reduction, weight, pos_weight, n, needs_input_grad):
+    x, y = self, target
+    scale = _reduced_grad(g, reduction, n)
+    w = 1 if weight is None else weight
+    pw = pos_weight
+    gx = gy = None
+    if needs_input_grad[0]:
+        if pw is None:
+            d = _sigmoid(x) - y
         else:
-            pw = _wrap(self.pos_weight)
-            losses = (1 - y) * x + (1 + (pw - 1) * y) * sp
-        if self.weight is not None:
-            losses = losses * _wrap(self.weight)
-        return _reduce_tensor(losses, self.reduction)
+            d = (1 - y) - (1 + (pw - 1) * y) * _sigmoid(-x)
+        gx = scale * w * d
+    if needs_input_grad[1]:
+        d = -x if pw is None else -x + (pw - 1) * _softplus_neg(x)
+        gy = scale * w * d
+    return gx, gy
+
+
+def _bce_logits_composite(self, target, reduction, weight, pos_weight, n):
+    x, y = self, target
+    sp = relu(-x) + log1p(exp(-_abs(x)))
+    if pos_weight is None:
+        losses = (1 - y) * x + sp
+    else:
+        losses = (1 - y) * x + (1 + (_wrap(pos_weight) - 1) * y) * sp
+    if weight is not None:
+        losses = losses * _wrap(weight)
+    return _reduce_tensor(losses, reduction)
+
+
+BinaryCrossEntropyWithLogitsBackward0 = defop(
+    "BinaryCrossEntropyWithLogitsBackward0",
+    inputs=("self", "target"),
+    params=("reduction", "weight", "pos_weight", "n"),
+    forward=_bce_logits_forward,
+    vjp=_bce_logits_vjp,
+    composite=_bce_logits_composite,
+    jvp=COMPOSITE,
+)
 
 
 def binary_cross_entropy_with_logits(
@@ -596,27 +762,23 @@ def binary_cross_entropy_with_logits(
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"
         )
-    for t, name in ((weight, "weight"), (pos_weight, "pos_weight")):
-        if t is not None and t.requires_grad and _needs(t):
-            raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    _no_grad_argument(weight, "binary_cross_entropy_with_logits", "weight")
+    _no_grad_argument(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
+    if input._data.dtype.kind not in "fc":
+        raise NotImplementedError(
+            f"\"log_sigmoid_cpu\" not implemented for '{scalar_name(input._data.dtype)}'"
+        )
     x, y = _float_pair(input, target, "binary_cross_entropy_with_logits")
     dt = x.dtype
     w = None if weight is None else np.broadcast_to(weight._data.astype(dt), x.shape)
     pw = None if pos_weight is None else pos_weight._data.astype(dt)
-    sp = _softplus_neg(x)
-    if pw is None:
-        losses = (1 - y) * x + sp
-    else:
-        losses = (1 - y) * x + (1 + (pw - 1) * y) * sp
-    if w is not None:
-        losses = losses * w
-    out = _reduce_array(np.asarray(losses, dtype=dt), reduction)
-    return record_nn(
-        BinaryCrossEntropyWithLogitsBackward0,
-        out,
-        (input, target),
-        reduction=reduction,
-        weight=w,
-        pos_weight=pw,
-        n=x.size,
-    )
+    params = (reduction, w, pw, x.size)
+    token = quiet_set(QUIET)
+    try:
+        # torch computes in place from (1 - target): the loss has the target's dtype.
+        out = _bce_logits_forward(x, y, *params)
+        if target._data.dtype.kind == "f":
+            out = out.astype(target._data.dtype, copy=False)
+    finally:
+        quiet_reset(token)
+    return record(BinaryCrossEntropyWithLogitsBackward0, out, (input, target), params)

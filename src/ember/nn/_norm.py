@@ -1,14 +1,17 @@
 """batch_norm and layer_norm: one node each (NativeBatchNormBackward0,
-NativeLayerNormBackward0), with the closed-form backward rules."""
+NativeLayerNormBackward0), with the closed-form backward rules on arrays, the op written
+with ember ops (``composite``) for higher orders, and forward mode through that composite.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import scalar_name
+from .._mode import state as _grad_mode
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
-from ..ops.reduction import _scalar_name
-from ._node import NNNode, arr, record_nn
+from ..ops._core import COMPOSITE, defop, quiet, record, require_tensor
 
 _wrap = Tensor._wrap
 
@@ -17,47 +20,82 @@ def _bshape(ndim: int, c: int) -> tuple:
     return (1, c) + (1,) * (ndim - 2)
 
 
-class NativeBatchNormBackward0(NNNode):
-    __slots__ = ("axes", "eps", "training", "mean", "invstd")
+def _not_differentiable(fname: str, arg: str) -> RuntimeError:
+    return RuntimeError(
+        f"The function '{fname}' is not differentiable with respect to argument '{arg}'. "
+        "This input cannot have requires_grad True."
+    )
 
-    def vjp(self, g, x, w, b):
-        shape = _bshape(x.ndim, x.shape[1])
-        mean = self.mean.reshape(shape)
-        invstd = self.invstd.reshape(shape)
-        xhat = (x - mean) * invstd
-        axes = self.axes
-        gx = gw = gb = None
-        if self.next_functions[0][0] is not None:
-            scale = invstd if w is None else invstd * w.reshape(shape)
-            if self.training:
-                n = x.size // x.shape[1]
-                gmean = g.sum(axis=axes, keepdims=True) / n
-                gxmean = (g * xhat).sum(axis=axes, keepdims=True) / n
-                gx = scale * (g - gmean - xhat * gxmean)
-            else:
-                gx = g * scale
-        if w is not None and self.next_functions[1][0] is not None:
-            gw = (g * xhat).sum(axis=axes)
-        if b is not None and self.next_functions[2][0] is not None:
-            gb = g.sum(axis=axes)
-        return gx, gw, gb
 
-    def composite(self, x, w, b):
-        shape = _bshape(x.dim(), x.shape[1])
-        if self.training:
-            mean = x.mean(self.axes, keepdim=True)
-            centered = x - mean
-            var = (centered * centered).mean(self.axes, keepdim=True)
-            y = centered / (var + self.eps).sqrt()
+# -- batch_norm --------------------------------------------------------------------------------
+
+
+def _batch_norm_forward(x, w, b, training, eps, mean, invstd):
+    """The normalisation with the statistics it uses (the batch's, or the running ones)."""
+    shape = _bshape(x.ndim, x.shape[1])
+    out = (x - mean.reshape(shape)) * invstd.reshape(shape)
+    if w is not None:
+        out = out * w.reshape(shape)
+    if b is not None:
+        out = out + b.reshape(shape)
+    return np.asarray(out, dtype=x.dtype)
+
+
+def _batch_norm_vjp(g, input, weight, bias, training, eps, mean, invstd, needs_input_grad):
+    x = input
+    shape = _bshape(x.ndim, x.shape[1])
+    mean = mean.reshape(shape)
+    invstd = invstd.reshape(shape)
+    xhat = (x - mean) * invstd
+    axes = (0,) + tuple(range(2, x.ndim))
+    gx = gw = gb = None
+    if needs_input_grad[0]:
+        scale = invstd if weight is None else invstd * weight.reshape(shape)
+        if training:
+            n = x.size // x.shape[1]
+            gmean = g.sum(axis=axes, keepdims=True) / n
+            gxmean = (g * xhat).sum(axis=axes, keepdims=True) / n
+            gx = scale * (g - gmean - xhat * gxmean)
         else:
-            dt = x._data.dtype
-            mean = _wrap(self.mean.reshape(shape).astype(dt))
-            y = (x - mean) * _wrap(self.invstd.reshape(shape).astype(dt))
-        if w is not None:
-            y = y * w.reshape(shape)
-        if b is not None:
-            y = y + b.reshape(shape)
-        return y
+            gx = g * scale
+    if weight is not None and needs_input_grad[1]:
+        gw = (g * xhat).sum(axis=axes)
+    if bias is not None and needs_input_grad[2]:
+        gb = g.sum(axis=axes)
+    return gx, gw, gb
+
+
+def _batch_norm_composite(input, weight, bias, training, eps, mean, invstd):
+    shape = _bshape(input.dim(), input.shape[1])
+    if training:
+        axes = (0,) + tuple(range(2, input.dim()))
+        m = input.mean(axes, keepdim=True)
+        centered = input - m
+        var = (centered * centered).mean(axes, keepdim=True)
+        y = centered / (var + eps).sqrt()
+    else:
+        dt = input._data.dtype
+        y = (input - _wrap(mean.reshape(shape).astype(dt))) * _wrap(
+            invstd.reshape(shape).astype(dt)
+        )
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+NativeBatchNormBackward0 = defop(
+    "NativeBatchNormBackward0",
+    inputs=("input", "weight", "bias"),
+    # mean / invstd: the statistics the forward normalised with (the composite reads them
+    # in evaluation mode, so they are parameters rather than saved arrays).
+    params=("training", "eps", "mean", "invstd"),
+    forward=_batch_norm_forward,
+    vjp=_batch_norm_vjp,
+    composite=_batch_norm_composite,
+    jvp=COMPOSITE,
+)
 
 
 def _check_stat(t, name: str, c: int) -> None:
@@ -92,11 +130,7 @@ def batch_norm(
         >>> rm, rv
         (tensor([0.2000]), tensor([1.1000]))
     """
-    if not isinstance(input, Tensor):
-        raise TypeError(
-            f"batch_norm(): argument 'input' (position 1) must be Tensor, not "
-            f"{type(input).__name__}"
-        )
+    require_tensor(input, "batch_norm")
     x = input._data
     if x.ndim < 2:
         raise ValueError(f"expected 2D or higher input (got {x.ndim}D input)")
@@ -107,13 +141,24 @@ def batch_norm(
                 "Expected more than 1 value per channel when training, got input size "
                 f"{Size(x.shape)}"
             )
+    if _grad_mode.enabled:
+        for stat, name in ((running_mean, "running_mean"), (running_var, "running_var")):
+            if stat is not None and stat._rg:
+                raise _not_differentiable("native_batch_norm", name)
     c = x.shape[1]
     _check_stat(running_mean, "running_mean", c)
     _check_stat(running_var, "running_var", c)
     _check_stat(weight, "weight", c)
     _check_stat(bias, "bias", c)
     if x.dtype.kind != "f":
-        raise NotImplementedError(f"\"batch_norm\" not implemented for '{_scalar_name(x.dtype)}'")
+        raise NotImplementedError(f"\"batch_norm\" not implemented for '{scalar_name(x.dtype)}'")
+    with quiet:  # torch is silent on inf and nan
+        return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    x = input._data
+    c = x.shape[1]
     axes = (0,) + tuple(range(2, x.ndim))
     shape = _bshape(x.ndim, c)
     if training:
@@ -142,16 +187,13 @@ def batch_norm(
     if bias is not None:
         out = out + bias._data.reshape(shape)
     out = np.asarray(out, dtype=x.dtype)
-    return record_nn(
-        NativeBatchNormBackward0,
-        out,
-        (input, weight, bias),
-        axes=axes,
-        eps=eps,
-        training=bool(training),
-        mean=np.asarray(mean, dtype=x.dtype),
-        invstd=np.asarray(invstd, dtype=x.dtype),
+    params = (
+        bool(training),
+        eps,
+        np.asarray(mean, dtype=x.dtype),
+        np.asarray(invstd, dtype=x.dtype),
     )
+    return record(NativeBatchNormBackward0, out, (input, weight, bias), params)
 
 
 def _update(stat: Tensor, value: np.ndarray, momentum) -> None:
@@ -163,40 +205,70 @@ def _update(stat: Tensor, value: np.ndarray, momentum) -> None:
     stat._bump()
 
 
-class NativeLayerNormBackward0(NNNode):
-    __slots__ = ("nshape", "eps", "mean", "invstd")
+# -- layer_norm --------------------------------------------------------------------------------
 
-    def vjp(self, g, x, w, b):
-        k = len(self.nshape)
-        axes = tuple(range(x.ndim - k, x.ndim))
-        lead = tuple(range(x.ndim - k))
-        xhat = (x - self.mean) * self.invstd
-        gx = gw = gb = None
-        if self.next_functions[0][0] is not None:
-            gxh = g if w is None else g * w
-            gx = self.invstd * (
-                gxh
-                - gxh.mean(axis=axes, keepdims=True)
-                - xhat * (gxh * xhat).mean(axis=axes, keepdims=True)
-            )
-        if w is not None and self.next_functions[1][0] is not None:
-            gw = (g * xhat).sum(axis=lead)
-        if b is not None and self.next_functions[2][0] is not None:
-            gb = g.sum(axis=lead)
-        return gx, gw, gb
 
-    def composite(self, x, w, b):
-        k = len(self.nshape)
-        axes = tuple(range(x.dim() - k, x.dim()))
-        mean = x.mean(axes, keepdim=True)
-        centered = x - mean
-        var = (centered * centered).mean(axes, keepdim=True)
-        y = centered / (var + self.eps).sqrt()
-        if w is not None:
-            y = y * w
-        if b is not None:
-            y = y + b
-        return y
+def _layer_norm_forward(x, w, b, nshape, eps):
+    """The normalisation over the trailing ``nshape`` dims, and its mean and 1 / std."""
+    axes = tuple(range(x.ndim - len(nshape), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    centered = x - mean
+    var = np.mean(centered * centered, axis=axes, keepdims=True)
+    invstd = 1.0 / np.sqrt(var + eps)
+    out = centered * invstd
+    if w is not None:
+        out = out * w
+    if b is not None:
+        out = out + b
+    dt = x.dtype
+    return np.asarray(out, dtype=dt), mean.astype(dt, copy=False), np.asarray(invstd, dtype=dt)
+
+
+def _layer_norm_vjp(g, input, weight, bias, mean, invstd, normalized_shape, needs_input_grad):
+    x = input
+    k = len(normalized_shape)
+    axes = tuple(range(x.ndim - k, x.ndim))
+    lead = tuple(range(x.ndim - k))
+    xhat = (x - mean) * invstd
+    gx = gw = gb = None
+    if needs_input_grad[0]:
+        gxh = g if weight is None else g * weight
+        gx = invstd * (
+            gxh
+            - gxh.mean(axis=axes, keepdims=True)
+            - xhat * (gxh * xhat).mean(axis=axes, keepdims=True)
+        )
+    if weight is not None and needs_input_grad[1]:
+        gw = (g * xhat).sum(axis=lead)
+    if bias is not None and needs_input_grad[2]:
+        gb = g.sum(axis=lead)
+    return gx, gw, gb
+
+
+def _layer_norm_composite(input, weight, bias, nshape, eps):
+    k = len(nshape)
+    axes = tuple(range(input.dim() - k, input.dim()))
+    mean = input.mean(axes, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(axes, keepdim=True)
+    y = centered / (var + eps).sqrt()
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+NativeLayerNormBackward0 = defop(
+    "NativeLayerNormBackward0",
+    inputs=("input", "weight", "bias"),
+    params=("normalized_shape", "eps"),
+    saves=("mean", "invstd"),
+    forward=_layer_norm_forward,
+    vjp=_layer_norm_vjp,
+    composite=_layer_norm_composite,
+    jvp=COMPOSITE,
+)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
@@ -209,11 +281,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
         >>> F.layer_norm(ember.tensor([[1.0, 3.0]]), (2,))
         tensor([[-1.0000,  1.0000]])
     """
-    if not isinstance(input, Tensor):
-        raise TypeError(
-            f"layer_norm(): argument 'input' (position 1) must be Tensor, not "
-            f"{type(input).__name__}"
-        )
+    require_tensor(input, "layer_norm")
     if not isinstance(normalized_shape, (tuple, list)):
         raise TypeError(
             "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
@@ -236,25 +304,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
             )
     if x.dtype.kind != "f":
         raise NotImplementedError(
-            f"\"LayerNormKernelImpl\" not implemented for '{_scalar_name(x.dtype)}'"
+            f"\"LayerNormKernelImpl\" not implemented for '{scalar_name(x.dtype)}'"
         )
-    axes = tuple(range(x.ndim - k, x.ndim))
-    mean = x.mean(axis=axes, keepdims=True)
-    centered = x - mean
-    var = np.mean(centered * centered, axis=axes, keepdims=True)
-    invstd = 1.0 / np.sqrt(var + eps)
-    out = centered * invstd
-    if weight is not None:
-        out = out * arr(weight)
-    if bias is not None:
-        out = out + arr(bias)
-    out = np.asarray(out, dtype=x.dtype)
-    return record_nn(
-        NativeLayerNormBackward0,
-        out,
-        (input, weight, bias),
-        nshape=nshape,
-        eps=eps,
-        mean=mean.astype(x.dtype, copy=False),
-        invstd=np.asarray(invstd, dtype=x.dtype),
+    w = None if weight is None else weight._data
+    b = None if bias is None else bias._data
+    with quiet:  # torch is silent on inf and nan
+        out, mean, invstd = _layer_norm_forward(x, w, b, nshape, eps)
+    return record(
+        NativeLayerNormBackward0, out, (input, weight, bias), (nshape, eps), (mean, invstd)
     )

@@ -15,11 +15,24 @@ import warnings
 import numpy as np
 
 from .. import _creation
+from .._dtype import scalar_name
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..autograd.views import apply_inplace
 from ..ops import elementwise as _ew
 from ..ops import reduction as _red
-from ..ops.reduction import _scalar_name
+from ..ops._core import (
+    ELEMENTWISE,
+    LINEAR,
+    QUIET,
+    defop,
+    is_raw,
+    quiet_reset,
+    quiet_set,
+    record,
+    require_tensor,
+)
+from ..ops.linalg import addmm
 from ._conv import avg_pool2d, conv2d, fold, max_pool2d, pad, unfold
 from ._loss import (
     binary_cross_entropy,
@@ -29,7 +42,6 @@ from ._loss import (
     mse_loss,
     nll_loss,
 )
-from ._node import NNNode, record_nn
 from ._norm import batch_norm, layer_norm
 
 __all__ = [
@@ -63,13 +75,12 @@ __all__ = [
 ]
 
 _wrap = Tensor._wrap
+_require_tensor = require_tensor
 
 
-def _require_tensor(x, fname: str, what: str = "input", pos: int = 1) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fname}(): argument '{what}' (position {pos}) must be Tensor, not {type(x).__name__}"
-        )
+def _select(cond, a, b):
+    """``where(cond, a, b)`` on arrays, or recorded on Tensors (a rule's two worlds)."""
+    return np.where(cond, a, b) if is_raw(a) else _ew.where(cond, a, b)
 
 
 # -- linear -----------------------------------------------------------------------------------
@@ -86,8 +97,6 @@ def linear(input, weight, bias=None):
     """
     _require_tensor(input, "linear")
     _require_tensor(weight, "linear", "weight", 2)
-    from ..ops.linalg import addmm
-
     wt = weight.t()
     if input.dim() == 2:
         if bias is None:
@@ -127,24 +136,47 @@ def relu_(input):
     return input.relu_()
 
 
-class LeakyReluBackward0(NNNode):
-    __slots__ = ("negative_slope",)
+LeakyReluBackward0 = defop(
+    "LeakyReluBackward0",
+    params=("negative_slope",),
+    forward=lambda a, negative_slope: np.where(a > 0, a, a * negative_slope),
+    vjp={"self": lambda g, self, negative_slope: _select(self > 0, g, g * negative_slope)},
+    jvp=ELEMENTWISE,
+)
 
-    def vjp(self, g, x):
-        return np.where(x > 0, g, g * self.negative_slope).astype(g.dtype, copy=False)
 
-    def composite(self, x):
-        return _ew.where(x > 0, x, x * self.negative_slope)
+def _leaky_relu_inplace_rule(g, result, negative_slope):
+    if negative_slope < 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which is "
+            "not supported. This is caused by calling in-place forward function with a negative "
+            "slope, please call out-of-place version instead. File an issue at "
+            "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+            "backward calculation with negative slope"
+        )
+    return _select(result > 0, g, g * negative_slope)
 
 
-def _leaky_relu(input, negative_slope=0.01):
+# leaky_relu_: the rule reads the result (the input is overwritten).
+LeakyReluBackward1 = defop(
+    "LeakyReluBackward1",
+    params=("negative_slope",),
+    forward=LeakyReluBackward0.forward,
+    vjp={"self": _leaky_relu_inplace_rule},
+    jvp=ELEMENTWISE,
+)
+
+
+def _leaky_relu(input, negative_slope=0.01, cls=LeakyReluBackward0):
     a = input._data
     if a.dtype.kind != "f":
         raise NotImplementedError(
-            f"\"leaky_relu_cpu\" not implemented for '{_scalar_name(a.dtype)}'"
+            f"\"leaky_relu_cpu\" not implemented for '{scalar_name(a.dtype)}'"
         )
-    out = np.where(a > 0, a, a * negative_slope).astype(a.dtype, copy=False)
-    return record_nn(LeakyReluBackward0, out, (input,), negative_slope=negative_slope)
+    out = np.where(a > 0, a, a * negative_slope)
+    if out.dtype != a.dtype:
+        out = out.astype(a.dtype)
+    return record(cls, out, (input,), (negative_slope,))
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
@@ -163,10 +195,8 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 
 def leaky_relu_(input, negative_slope: float = 0.01):
-    """In-place ``leaky_relu``."""
-    from ..autograd.views import apply_inplace
-
-    return apply_inplace(input, _leaky_relu, negative_slope)
+    """In-place ``leaky_relu`` (``LeakyReluBackward1``: its rule reads the result)."""
+    return apply_inplace(input, _leaky_relu, negative_slope, LeakyReluBackward1, copy_old=False)
 
 
 _SQRT_2 = math.sqrt(2.0)
@@ -175,27 +205,38 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _KAPPA = 0.044715
 
 
-class GeluBackward0(NNNode):
-    __slots__ = ("approximate",)
+def _gelu_array(a: np.ndarray, approximate: str) -> np.ndarray:
+    if approximate == "tanh":
+        out = 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a)))
+    else:
+        out = 0.5 * a * (1 + _ew.erf_array(a / _SQRT_2))
+    return np.asarray(out, dtype=a.dtype)
 
-    def vjp(self, g, x):
-        if self.approximate == "tanh":
-            inner = _SQRT_2_OVER_PI * (x + _KAPPA * x * x * x)
-            t = np.tanh(inner)
-            left = 0.5 * x
-            right = 1 + t
-            d = 0.5 * right + left * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * _KAPPA * x * x)
-        else:
-            cdf = 0.5 * (1 + _ew.erf_array(x / _SQRT_2))
-            pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
-            d = cdf + x * pdf
-        return (g * d).astype(g.dtype, copy=False)
 
-    def composite(self, x):
-        if self.approximate == "tanh":
-            inner = (x + x * x * x * _KAPPA) * _SQRT_2_OVER_PI
-            return x * 0.5 * (_ew.tanh(inner) + 1)
-        return x * 0.5 * (_ew.erf(x / _SQRT_2) + 1)
+def _gelu_rule(g, self, approximate):
+    """``g * gelu'(x)``: NumPy (SciPy's erf) on arrays, ember ops on Tensors."""
+    x = self
+    if approximate == "tanh":
+        inner = (x + x * x * x * _KAPPA) * _SQRT_2_OVER_PI
+        t = np.tanh(inner) if is_raw(x) else _ew.tanh(inner)
+        d = (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * _SQRT_2_OVER_PI * (x * x * (3 * _KAPPA) + 1)
+    elif is_raw(x):
+        d = 0.5 * (1 + _ew.erf_array(x / _SQRT_2)) + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+    else:
+        d = (_ew.erf(x / _SQRT_2) + 1) * 0.5 + x * _ew.exp(x * x * -0.5) * _INV_SQRT_2PI
+    res = g * d
+    if is_raw(res) and res.dtype != g.dtype:
+        res = res.astype(g.dtype)
+    return res
+
+
+GeluBackward0 = defop(
+    "GeluBackward0",
+    params=("approximate",),
+    forward=_gelu_array,
+    vjp={"self": _gelu_rule},
+    jvp=ELEMENTWISE,
+)
 
 
 def gelu(input, approximate: str = "none"):
@@ -214,14 +255,14 @@ def gelu(input, approximate: str = "none"):
     a = input._data
     if a.dtype.kind != "f":
         raise NotImplementedError(
-            f"\"GeluKernelImpl\" not implemented for '{_scalar_name(a.dtype)}'"
+            f"\"GeluKernelImpl\" not implemented for '{scalar_name(a.dtype)}'"
         )
-    if approximate == "tanh":
-        out = 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a)))
-    else:
-        out = 0.5 * a * (1 + _ew.erf_array(a / _SQRT_2))
-    out = np.asarray(out, dtype=a.dtype)
-    return record_nn(GeluBackward0, out, (input,), approximate=approximate)
+    token = quiet_set(QUIET)
+    try:
+        out = _gelu_array(a, approximate)
+    finally:
+        quiet_reset(token)
+    return record(GeluBackward0, out, (input,), (approximate,))
 
 
 def tanh(input):
@@ -308,44 +349,43 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
 # -- embedding / one_hot --------------------------------------------------------------------------
 
 
-class EmbeddingBackward0(NNNode):
-    __slots__ = ("indices", "num_weights", "padding_idx", "scale")
+def _embedding_vjp(g, indices, num_weights, padding_idx, scale):
+    d = g.shape[-1]
+    gw = np.zeros((num_weights, d), dtype=g.dtype)
+    flat = g.reshape(-1, d)
+    if scale is not None:
+        flat = flat * scale.reshape(-1, 1)
+    np.add.at(gw, indices.reshape(-1), flat)
+    if padding_idx >= 0:
+        gw[padding_idx] = 0
+    return gw
 
-    def vjp(self, g, w):
-        d = g.shape[-1]
-        gw = np.zeros((self.num_weights, d), dtype=g.dtype)
-        flat = g.reshape(-1, d)
-        if self.scale is not None:
-            flat = flat * self.scale.reshape(-1, 1)
-        np.add.at(gw, self.indices.reshape(-1), flat)
-        if self.padding_idx is not None and self.padding_idx >= 0:
-            gw[self.padding_idx] = 0
-        return gw
 
-    def composite(self, w):
-        idx = _wrap(self.indices)
-        rows = w[idx]
-        factor = np.ones(self.indices.shape + (1,), dtype=w._data.dtype)
-        if self.scale is not None:
-            factor = factor * self.scale.reshape(factor.shape)
-        if self.padding_idx is not None and self.padding_idx >= 0:
-            factor[self.indices == self.padding_idx] = 0
-        f = _wrap(factor.astype(w._data.dtype))
-        return rows * f + (rows * (1 - f)).detach()
+def _embedding_composite(weight, indices, num_weights, padding_idx, scale):
+    # The rows picked, their gradient scaled by ``scale`` and cut at ``padding_idx`` (the
+    # detached part carries the rest of the value).
+    rows = weight[_wrap(indices)]
+    dt = weight._data.dtype
+    factor = np.ones(indices.shape + (1,), dtype=dt)
+    if scale is not None:
+        factor = factor * scale.reshape(factor.shape)
+    if padding_idx >= 0:
+        factor[indices == padding_idx] = 0
+    f = _wrap(factor.astype(dt, copy=False))
+    return rows * f + (rows * (1 - f)).detach()
 
-    def jvp(self, tangents, inputs, *saved):
-        # Linear in the weight: the same embedding of its tangent (as torch does: the
-        # padding_idx row and scale_grad_by_freq change the gradient, not the function).
-        tw = tangents[0]
-        return record_nn(
-            EmbeddingBackward0,
-            tw._data[self.indices],
-            (tw,),
-            indices=self.indices,
-            num_weights=self.num_weights,
-            padding_idx=self.padding_idx,
-            scale=self.scale,
-        )
+
+EmbeddingBackward0 = defop(
+    "EmbeddingBackward0",
+    inputs=("weight",),
+    params=("indices", "num_weights", "padding_idx", "scale"),
+    forward=lambda weight, indices, num_weights, padding_idx, scale: weight[indices],
+    vjp={"weight": _embedding_vjp},
+    composite=_embedding_composite,
+    # Linear in the weight: the embedding of its tangent (as torch: padding_idx and
+    # scale_grad_by_freq change the gradient, not the function).
+    jvp=LINEAR,
+)
 
 
 def _embedding_renorm_(weight: Tensor, indices: np.ndarray, max_norm, norm_type) -> None:
@@ -417,15 +457,8 @@ def embedding(
     if scale_grad_by_freq:
         counts = np.bincount(idx.reshape(-1), minlength=num)
         scale = (1.0 / counts[idx]).astype(weight._data.dtype)
-    return record_nn(
-        EmbeddingBackward0,
-        out,
-        (weight,),
-        indices=idx.copy(),
-        num_weights=num,
-        padding_idx=padding_idx,
-        scale=scale,
-    )
+    params = (idx.copy(), num, padding_idx, scale)
+    return record(EmbeddingBackward0, out, (weight,), params)
 
 
 def one_hot(tensor, num_classes: int = -1):

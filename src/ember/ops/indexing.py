@@ -7,8 +7,15 @@ indexing (which torch matches once the integers are gone), copying the data. Eac
 its own node, as in torch, so ``x[0, [1, 2]]`` ends in ``IndexBackward0`` fed by
 ``SelectBackward0``.
 
+Each op is a ``defop`` declaration next to its public function. Index arrays are the
+nodes' parameters (not tensor inputs: no edge, as in torch). Every op here is linear in its
+tensor operands, so forward mode is the op applied to the tangents (``LINEAR``; views stay
+views), except where a constant is written (``scatter`` of a value, ``masked_fill`` of a
+number), whose tangent is zero there. A rule runs on arrays in a plain backward and calls
+the ember ops of this module on Tensors in a recorded one.
+
 ``tensor[key] = value`` lives in ``inplace.py`` (CopySlices); its recorded backward uses
-``index_put`` from here, which accepts raw NumPy keys.
+``index_put`` and ``index_np`` from here, which accept raw NumPy keys.
 """
 
 from __future__ import annotations
@@ -18,11 +25,23 @@ import warnings
 
 import numpy as np
 
-from .._dtype import cpp_name
-from .._tensor import Tensor, register_methods
-from ._core import normalize_dim
-from ._legacy import Node, _fw, _make_inplace, _type_word, record
-from .shape import _as_view, _slice, _zeros, unsqueeze
+from .._dtype import cpp_name, scalar_name
+from .._tensor import Tensor
+from ..autograd.graph import SavedValue
+from ..autograd.recording import _on, tangent_of
+from ..autograd.views import AliasBackward0
+from ._core import (
+    LINEAR,
+    QUIET,
+    defop,
+    is_raw,
+    normalize_dim,
+    quiet_reset,
+    quiet_set,
+    record,
+    register,
+    register_methods,
+)
 
 _wrap = Tensor._wrap
 
@@ -37,23 +56,25 @@ _UINT8_WARNING = (
     "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead. "
     "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/IndexingUtils.h:37.)"
 )
+_REDUCE_WARNING = (
+    "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
+    "a future PyTorch release. Use torch.scatter_reduce instead for more reduction options. "
+    "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+    "TensorAdvancedIndexing.cpp:225.)"
+)
 _BAD_INDEX_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
 
 
-def _is_arr(g) -> bool:
-    """True for a raw gradient (ndarray or NumPy scalar), False for a recorded Tensor."""
-    return not isinstance(g, Tensor)
+def _zeros(shape, like):
+    """Zeros of ``shape`` as an array or a Tensor, matching the gradient ``like``."""
+    if is_raw(like):
+        return np.zeros(shape, dtype=like.dtype)
+    return _wrap(np.zeros(shape, dtype=like._data.dtype))
 
 
-def _tangent_or_zeros(t, meta):
-    """A JVP operand: the tangent, or zeros of ``meta = (shape, dtype)`` when it is None."""
-    return _wrap(np.zeros(meta[0], meta[1])) if t is None else t
-
-
-def _type_name(a: np.ndarray) -> str:
-    from .._dtype import from_numpy_dtype
-
-    return _type_word(from_numpy_dtype(a.dtype))
+def _index_error(e: IndexError) -> IndexError:
+    """NumPy's IndexError in torch's words ("dimension", not "axis")."""
+    return IndexError(str(e).replace("axis", "dimension"))
 
 
 def _idx_array(x) -> np.ndarray:
@@ -100,31 +121,87 @@ def _is_int(obj) -> bool:
     return isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_))
 
 
-# -- basic indexing pieces (views) ---------------------------------------------------------
+# -- the index tensors a node keeps ------------------------------------------------------------
+#
+# torch saves the index (or mask) tensors an op read, and its backward raises when one was
+# modified in place since. The rules here read the index *arrays* (parameters: the forward
+# and forward mode need them too); the tensors themselves are a declared ``saves`` slot,
+# there for the engine's version check. Protocol limitation: ``saves=`` values are saved as
+# constants (``SavedValue``), so these classes save a Tensor extra as itself instead.
 
 
-class SelectBackward0(Node):
-    __slots__ = ("dim", "index", "self_sizes")
+def _save_index_tensors(inputs, edges, out, extras) -> tuple:
+    e = extras[0]
+    if isinstance(e, Tensor) or type(e) is _Tensors:
+        return extras
+    return (_NO_TENSORS,) if e is None else (SavedValue(e),)
 
-    def backward(self, g):
-        if _is_arr(g):
-            z = np.zeros(self.self_sizes, dtype=g.dtype)
-            z[(slice(None),) * self.dim + (self.index,)] = g
-            return z
-        return select_scatter(_zeros(self.self_sizes, g), g, self.dim, self.index)
 
-    def jvp(self, tangents, inputs):
-        return _select(tangents[0], self.dim, self.index)
+def _keeps_index_tensors(cls):
+    """``cls`` (whose rules read only parameters) saves its index tensors as themselves."""
+    assert cls._slots == cls._saves and len(cls._saves) == 1, cls.__name__
+    cls._save = _save_index_tensors
+    return cls
+
+
+class _Tensors:
+    """Several index tensors saved as one slot: modified when one of them is."""
+
+    __slots__ = ("tensors",)
+    grad_fn = None
+
+    def __init__(self, tensors: list) -> None:
+        self.tensors = tensors
+
+    @property
+    def _vc(self) -> tuple:
+        return (sum(t._vc[0] for t in self.tensors),)
+
+    @property
+    def _data(self):
+        return self.tensors[0]._data
+
+
+_NO_TENSORS = SavedValue(None)
+
+
+def _index_tensors(tensors: list) -> object:
+    """What a node saves for the index tensors it read (None when there are none)."""
+    if not tensors:
+        return None
+    return tensors[0] if len(tensors) == 1 else _Tensors(tensors)
+
+
+# -- basic indexing: views -----------------------------------------------------------------
+
+
+def _select_backward(g, dim, index, self_sym_sizes):
+    if is_raw(g):
+        z = np.zeros(self_sym_sizes, dtype=g.dtype)
+        z[(slice(None),) * dim + (index,)] = g
+        return z
+    return _select_scatter(_zeros(self_sym_sizes, g), g, dim, index)
+
+
+SelectBackward0 = defop(
+    "SelectBackward0",
+    params=("dim", "index", "self_sym_sizes"),
+    forward=lambda a, dim, index, self_sym_sizes: a[(slice(None),) * dim + (index, Ellipsis)],
+    vjp={"self": _select_backward},
+    jvp=LINEAR,
+    view=True,
+)
 
 
 def _select(x: Tensor, d: int, index: int) -> Tensor:
+    """The view ``x[..., index, ...]`` at dim ``d`` (``index`` already in range)."""
     a = x._data
-    t = record(SelectBackward0, a[(slice(None),) * d + (index, Ellipsis)], (x,))
-    if (node := t.grad_fn or _fw.node) is not None:
-        node.dim, node.index, node.self_sizes = d, index, a.shape
-    return _as_view(t, x)
+    return record(
+        SelectBackward0, a[(slice(None),) * d + (index, Ellipsis)], (x,), (d, index, a.shape)
+    )
 
 
+@register("select", method=True)
 def select(input: Tensor, dim: int, index) -> Tensor:
     """The view of ``input`` at ``index`` along ``dim`` (that dim removed).
 
@@ -147,34 +224,86 @@ def select(input: Tensor, dim: int, index) -> Tensor:
     return _select(input, d, index % n if n else index)
 
 
+def _slice_backward(g, dim, start, end, step, self_sym_sizes):
+    if is_raw(g):
+        z = np.zeros(self_sym_sizes, dtype=g.dtype)
+        z[(slice(None),) * dim + (slice(start, end, step),)] = g
+        return z
+    return _slice_scatter(_zeros(self_sym_sizes, g), g, dim, start, end, step)
+
+
+# TEMPORARY, until the shape family is declared: getitem's slices and new dims are that
+# family's slice and unsqueeze (``narrow``, ``unsqueeze``), which still record through the
+# legacy shim without forward mode. Basic indexing declares them here so forward mode
+# works through any ``x[key]``; once shape declares them, getitem should use shape's.
+SliceBackward0 = defop(
+    "SliceBackward0",
+    params=("dim", "start", "end", "step", "self_sym_sizes"),
+    forward=lambda a, dim, start, end, step, self_sym_sizes: a[
+        (slice(None),) * dim + (slice(start, end, step),)
+    ],
+    vjp={"self": _slice_backward},
+    jvp=LINEAR,
+    view=True,
+)
+
+
+def _slice(x: Tensor, d: int, start: int, end: int, step: int) -> Tensor:
+    """The view ``x[..., start:end:step, ...]`` at dim ``d`` (bounds already clamped)."""
+    a = x._data
+    out = a[start:end:step] if d == 0 else a[(slice(None),) * d + (slice(start, end, step),)]
+    return record(SliceBackward0, out, (x,), (d, start, end, step, a.shape))
+
+
+UnsqueezeBackward0 = defop(  # TEMPORARY: see SliceBackward0
+    "UnsqueezeBackward0",
+    params=("dim",),
+    forward=lambda a, dim: a[(slice(None),) * dim + (None,)],
+    vjp={"self": lambda g, dim: g.squeeze(dim)},
+    jvp=LINEAR,
+    view=True,
+)
+
+
+def _unsqueeze(x: Tensor, d: int) -> Tensor:
+    return record(UnsqueezeBackward0, x._data[(slice(None),) * d + (None,)], (x,), (d,))
+
+
 def _alias(x: Tensor) -> Tensor:
-    return _as_view(record(AliasBackward0, x._data.view(), (x,)), x)
+    return record(AliasBackward0, x._data.view(), (x,))
 
 
-class AliasBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g):
-        return g
-
-    def jvp(self, tangents, inputs):
-        return tangents[0]
+def _slice_bound(v) -> int:
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(
+            "slice indices must be integers or None or have an __index__ method"
+        ) from None
 
 
 def _slice_key(x: Tensor, d: int, s: slice, optimize: bool) -> Tensor:
     a = x._data
     if a.ndim == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    step = 1 if s.step is None else operator.index(s.step)
-    if step == 0:
-        raise ValueError("slice step cannot be zero")
-    if step < 0:
-        raise ValueError("step must be greater than zero")
-    start = 0 if s.start is None else operator.index(s.start)
+    start, stop, step = s.start, s.stop, s.step
+    if step is None:
+        step = 1
+    else:
+        if type(step) is not int:
+            step = _slice_bound(step)
+        if step <= 0:
+            raise ValueError(
+                "slice step cannot be zero" if step == 0 else "step must be greater than zero"
+            )
+    if start is not None and type(start) is not int:
+        start = _slice_bound(start)
+    if stop is not None and type(stop) is not int:
+        stop = _slice_bound(stop)
     n = a.shape[d]
-    if optimize and start == 0 and step == 1 and (s.stop is None or operator.index(s.stop) >= n):
+    if optimize and not start and step == 1 and (stop is None or stop >= n):
         return x
-    lo, hi, _ = slice(start, s.stop, step).indices(n)
+    lo, hi, _ = slice(start, stop, step).indices(n)
     return _slice(x, d, lo, max(lo, hi), step)
 
 
@@ -194,19 +323,25 @@ def getitem(self: Tensor, key) -> Tensor:
     """
     a = self._data
     # Fast paths for a single basic index (torch: slices here are never optimized away).
-    if _is_int(key):
+    if type(key) is int or _is_int(key):
         if a.ndim == 0:
             raise IndexError(
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
             )
-        return _select_checked(self, 0, int(key), 0)
+        n = a.shape[0]
+        index = int(key)
+        if not -n <= index < n:
+            raise IndexError(f"index {index} is out of bounds for dimension 0 with size {n}")
+        if index < 0:
+            index += n
+        return record(SelectBackward0, a[index, ...], (self,), (0, index, a.shape))
     if type(key) is slice:
         return _slice_key(self, 0, key, optimize=False)
     if key is None:
-        return unsqueeze(self, 0)
+        return record(UnsqueezeBackward0, a[None], (self,), (0,))
     if key is Ellipsis:
-        return _alias(self)
+        return record(AliasBackward0, a.view(), (self,))
     if isinstance(key, tuple):
         items = key
     elif isinstance(key, list) and _seq_as_tuple(key):
@@ -232,6 +367,7 @@ def getitem(self: Tensor, key) -> Tensor:
     result = self
     dim = 0
     adv = []  # (dim, index array, is_mask)
+    tensors = []  # the index tensors among them (saved for backward, as torch does)
     for i, obj in enumerate(items):
         if _is_int(obj):
             result = _select_checked(result, dim, int(obj), i)
@@ -239,12 +375,12 @@ def getitem(self: Tensor, key) -> Tensor:
             result = _slice_key(result, dim, obj, optimize=True)
             dim += 1
         elif obj is None:
-            result = unsqueeze(result, dim)
+            result = _unsqueeze(result, dim)
             dim += 1
         elif obj is Ellipsis:
             dim += a.ndim - specified
         elif isinstance(obj, (bool, np.bool_)):
-            result = unsqueeze(result, dim)
+            result = _unsqueeze(result, dim)
             adv.append((dim, np.zeros(1 if obj else 0, dtype=np.int64), False))
             dim += 1
         elif isinstance(obj, (Tensor, np.ndarray, list, tuple, range)):
@@ -252,7 +388,7 @@ def getitem(self: Tensor, key) -> Tensor:
             if arr.ndim == 0 and arr.dtype.kind == "i":
                 result = _select_checked(result, dim, int(arr), i)
             elif arr.ndim == 0:  # 0-d bool or byte tensor: like a Python bool
-                result = unsqueeze(result, dim)
+                result = _unsqueeze(result, dim)
                 adv.append((dim, np.zeros(1 if arr else 0, dtype=np.int64), False))
                 dim += 1
             elif arr.dtype in (np.bool_, np.uint8):
@@ -264,6 +400,8 @@ def getitem(self: Tensor, key) -> Tensor:
             else:
                 adv.append((dim, arr, False))
                 dim += 1
+            if arr.ndim and isinstance(obj, Tensor):
+                tensors.append(obj)
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
@@ -271,7 +409,8 @@ def getitem(self: Tensor, key) -> Tensor:
             )
     if not adv:
         return _alias(self) if result is self else result
-    return _advanced(result, adv)
+    key, unique = _adv_key(result._data.shape, adv)
+    return _index(result, key, unique, _index_tensors(tensors))
 
 
 def _select_checked(x: Tensor, d: int, index: int, real_dim: int) -> Tensor:
@@ -281,8 +420,9 @@ def _select_checked(x: Tensor, d: int, index: int, real_dim: int) -> Tensor:
     return _select(x, d, index % n)
 
 
-def _advanced(x: Tensor, adv: list) -> Tensor:
-    a = x._data
+def _adv_key(shape: tuple, adv: list) -> tuple:
+    """(NumPy key, indices known unique) for the index arrays ``adv`` = [(dim, array,
+    is_mask)], checked with torch's errors; masks become their ``nonzero()`` arrays."""
     key: list = []
     shapes = []
     unique = len(adv) == 1 and adv[0][2]
@@ -291,17 +431,17 @@ def _advanced(x: Tensor, adv: list) -> Tensor:
         key += [slice(None)] * (d - len(key))
         if is_mask:
             for j in range(arr.ndim):
-                if d + j >= a.ndim or arr.shape[j] != a.shape[d + j]:
+                if d + j >= len(shape) or arr.shape[j] != shape[d + j]:
                     raise IndexError(
                         f"The shape of the mask {list(arr.shape)} at index {j} does not match the "
-                        f"shape of the indexed tensor {list(a.shape)} at index {d + j}"
+                        f"shape of the indexed tensor {list(shape)} at index {d + j}"
                     )
             nz = np.nonzero(arr)
-            key += list(nz)
-            shapes += [list(z.shape) for z in nz]
+            key += nz
+            shapes += [z.shape for z in nz]
             k += arr.ndim
         else:
-            n = a.shape[d]
+            n = shape[d]
             if arr.size:
                 bad = (arr < -n) | (arr >= n)
                 if bad.any():
@@ -309,33 +449,63 @@ def _advanced(x: Tensor, adv: list) -> Tensor:
                         f"index {arr[bad].flat[0]} is out of bounds for dimension {k} with size {n}"
                     )
             key.append(arr)
-            shapes.append(list(arr.shape))
+            shapes.append(arr.shape)
             k += 1
+    if len(shapes) > 1:
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError(
+                "shape mismatch: indexing tensors could not be broadcast together with shapes "
+                + ", ".join(str(list(s)) for s in shapes)
+            ) from None
+    return tuple(key), unique
+
+
+# -- advanced indexing: copies ---------------------------------------------------------------
+
+
+def _take_key(a: np.ndarray, indices: tuple) -> np.ndarray:
+    """``a[indices]`` as a new array (an advanced index always copies)."""
+    out = a[indices]
+    for k in indices:
+        if type(k) is np.ndarray:
+            return out
+    return np.array(out)
+
+
+def _index_backward(g, key, self_sym_sizes, unique):
+    if is_raw(g):
+        z = np.zeros(self_sym_sizes, dtype=g.dtype)
+        if unique:
+            z[key] = g
+        else:
+            np.add.at(z, key, g)
+        return z
+    return _index_put(_zeros(self_sym_sizes, g), key, g, not unique)
+
+
+IndexBackward0 = _keeps_index_tensors(
+    defop(
+        "IndexBackward0",
+        params=("key", "self_sym_sizes", "unique"),  # key: NumPy's, masks as nonzero()
+        saves=("indices",),  # the index tensors of the key
+        forward=lambda a, key, self_sym_sizes, unique: (_take_key(a, key), None),
+        vjp={"self": _index_backward},
+        jvp=LINEAR,
+    )
+)
+
+
+def _index(x: Tensor, key: tuple, unique: bool = False, indices=None) -> Tensor:
+    """``x[key]`` with NumPy semantics for an already normalized key (IndexBackward0);
+    ``indices``: the index tensors the key came from."""
+    a = x._data
     try:
-        np.broadcast_shapes(*(tuple(s) for s in shapes))
-    except ValueError:
-        raise IndexError(
-            "shape mismatch: indexing tensors could not be broadcast together with shapes "
-            + ", ".join(str(s) for s in shapes)
-        ) from None
-    return _index(x, tuple(key), unique)
-
-
-class IndexBackward0(Node):
-    __slots__ = ("key", "self_sizes", "unique")
-
-    def backward(self, g):
-        if _is_arr(g):
-            z = np.zeros(self.self_sizes, dtype=g.dtype)
-            if self.unique:
-                z[self.key] = g
-            else:
-                np.add.at(z, self.key, g)
-            return z
-        return index_put(_zeros(self.self_sizes, g), self.key, g, accumulate=not self.unique)
-
-    def jvp(self, tangents, inputs):
-        return _index(tangents[0], self.key)
+        out = _take_key(a, key)
+    except IndexError as e:
+        raise _index_error(e) from None
+    return record(IndexBackward0, out, (x,), (key, a.shape, unique), (indices,))
 
 
 def _np_key(key) -> tuple:
@@ -358,57 +528,95 @@ def _np_key(key) -> tuple:
     return tuple(out)
 
 
-def _index(x: Tensor, key: tuple, unique: bool = False) -> Tensor:
-    """``x[key]`` with NumPy semantics for an already normalized key (IndexBackward0)."""
-    a = x._data
-    try:
-        out = a[key]
-    except IndexError as e:
-        raise IndexError(str(e).replace("axis", "dimension")) from None
-    if not any(isinstance(k, np.ndarray) for k in key):
-        out = np.array(out)  # an advanced index always copies
-    t = record(IndexBackward0, np.asarray(out), (x,))
-    if (node := t.grad_fn or _fw.node) is not None:
-        node.key, node.self_sizes, node.unique = key, a.shape, unique
-    return t
-
-
 def index_np(x: Tensor, key) -> Tensor:
     """``x[key]`` with NumPy's semantics for a raw key (integers count as advanced indices
     next to index arrays); recorded as IndexBackward0. Used by rules with raw keys."""
     return _index(x, _np_key(key))
 
 
-# -- index_put / index_select / index_add ----------------------------------------------------
+# -- index_put ---------------------------------------------------------------------------------
 
 
-class IndexPutBackward0(Node):
-    __slots__ = ("key", "accumulate", "values_shape")
+def _index_put_forward(a, v, key, accumulate):
+    out = a.copy()
+    if accumulate:
+        np.add.at(out, key, v)
+    else:
+        out[key] = v
+    return out
 
-    def backward(self, g):
-        key = self.key
-        if self.accumulate:
-            gi = g
-        elif _is_arr(g):
-            gi = g.copy()
-            gi[key] = 0
+
+def _without(g, indices):
+    """``g`` with zeros at ``indices``."""
+    if is_raw(g):
+        g = g.copy()
+        g[indices] = 0
+        return g
+    return _index_put(g, indices, _wrap(np.zeros((), g._data.dtype)), False)
+
+
+def _part(g, indices):
+    """``g[indices]`` as a new array, or recorded."""
+    if is_raw(g):
+        return _take_key(g, indices)
+    return _index(g, indices)
+
+
+IndexPutBackward0 = _keeps_index_tensors(
+    defop(
+        "IndexPutBackward0",
+        inputs=("self", "values"),
+        params=("key", "accumulate"),
+        saves=("indices",),
+        forward=lambda a, v, key, accumulate: (_index_put_forward(a, v, key, accumulate), None),
+        vjp={
+            "self": lambda g, key, accumulate: g if accumulate else _without(g, key),
+            "values": lambda g, key: _part(g, key),
+        },
+        jvp=LINEAR,
+    )
+)
+
+
+def _index_put(x: Tensor, key: tuple, values: Tensor, accumulate: bool, indices=None) -> Tensor:
+    """``index_put`` for a normalized key and values of ``x``'s dtype (no checks)."""
+    token = quiet_set(QUIET)
+    try:
+        out = _index_put_forward(x._data, values._data, key, accumulate)
+    finally:
+        quiet_reset(token)
+    return record(IndexPutBackward0, out, (x, values), (key, accumulate), (indices,))
+
+
+def _tensor_indices(a: np.ndarray, indices: tuple) -> tuple:
+    """torch's ``indices`` (a tuple of index tensors) as a NumPy key, checked as torch."""
+    adv = []
+    dim = 0
+    for t in indices:
+        arr = _idx_array(t)
+        if arr.dtype == np.uint8:
+            warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=3)
+            arr = arr.astype(np.bool_)
+        if arr.dtype == np.bool_ and arr.ndim:
+            adv.append((dim, arr, True))
+            dim += arr.ndim
         else:
-            gi = index_put(g, key, 0.0)
-        if self.values_shape is None:
-            return gi, None
-        gv = np.asarray(g[key]) if _is_arr(g) else _index(g, key)
-        if gv.ndim < len(self.values_shape):
-            gv = gv.reshape(self.values_shape)
-        return gi, gv
-
-    def jvp(self, tangents, inputs):
-        ti, tv = tangents
-        ti = _tangent_or_zeros(ti, self._meta[0])
-        if tv is None:
-            return ti if self.accumulate else index_put(ti, self.key, 0.0)
-        return index_put(ti, self.key, tv.to(self._meta[0][1]), accumulate=self.accumulate)
+            adv.append((dim, arr, False))
+            dim += 1
+    if dim > a.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {a.ndim} (got {dim})")
+    return _adv_key(a.shape, adv)[0]
 
 
+def _result_shape(a: np.ndarray, key: tuple) -> tuple:
+    """The shape of ``a[key]`` (computed on a stand-in: no copy of the data)."""
+    try:
+        return np.broadcast_to(np.zeros((), np.bool_), a.shape)[key].shape
+    except IndexError as e:
+        raise _index_error(e) from None
+
+
+@register("index_put", method=True, inplace=True)
 def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tensor:
     """Out-of-place ``input[indices] = values`` (``+=`` with ``accumulate``, summing repeats).
 
@@ -420,43 +628,44 @@ def index_put(input: Tensor, indices, values, accumulate: bool = False) -> Tenso
         tensor([2., 0., 0.])
     """
     a = input._data
-    key = _np_key(
-        indices
-        if isinstance(indices, tuple)
-        else tuple(indices)
-        if isinstance(indices, list)
-        else indices
-    )
+    if (
+        isinstance(indices, (tuple, list))
+        and indices
+        and all(isinstance(t, Tensor) for t in indices)
+    ):
+        key = _tensor_indices(a, tuple(indices))
+        tensors = list(indices)
+    else:
+        key = _np_key(tuple(indices) if isinstance(indices, list) else indices)
+        tensors = []
     if isinstance(values, Tensor):
         if values._data.dtype != a.dtype:
             raise RuntimeError(
                 "Index put requires the source and destination dtypes match, got "
-                f"{_type_name(a)} for the destination and {_type_name(values._data)} for the "
-                "source."
+                f"{scalar_name(a.dtype)} for the destination and "
+                f"{scalar_name(values._data.dtype)} for the source."
             )
-        v = values._data
-        vt = values
     else:
-        v = np.asarray(values, dtype=a.dtype)
-        vt = None
-    out = a.copy()
+        values = _wrap(np.asarray(values, dtype=a.dtype))
+    v = values._data
+    if v.ndim:
+        target = _result_shape(a, key)
+        try:
+            fits = np.broadcast_shapes(v.shape, target) == target
+        except ValueError:
+            fits = False
+        if not fits:
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(v.shape)} cannot be broadcast to "
+                f"indexing result of shape {list(target)}"
+            )
     try:
-        if accumulate:
-            np.add.at(out, key, v)
-        else:
-            out[key] = v
+        return _index_put(input, key, values, bool(accumulate), _index_tensors(tensors))
     except IndexError as e:
-        raise IndexError(str(e).replace("axis", "dimension")) from None
-    except ValueError:
-        raise RuntimeError(
-            f"shape mismatch: value tensor of shape {list(v.shape)} cannot be broadcast to "
-            f"indexing result of shape {list(np.shape(a[key]))}"
-        ) from None
-    t = record(IndexPutBackward0, out, (input, vt))
-    if (node := t.grad_fn or _fw.node) is not None:
-        node.key, node.accumulate = key, bool(accumulate)
-        node.values_shape = None if vt is None else v.shape
-    return t
+        raise _index_error(e) from None
+
+
+# -- index_select / index_add ------------------------------------------------------------------
 
 
 def _check_index_dtype(idx: np.ndarray, msg: str) -> None:
@@ -464,22 +673,44 @@ def _check_index_dtype(idx: np.ndarray, msg: str) -> None:
         raise RuntimeError(msg)
 
 
-class IndexSelectBackward0(Node):
-    __slots__ = ("dim", "self_sizes")
-
-    def backward(self, g, index):
-        if len(self.self_sizes) == 0:
-            return g.reshape(())
-        if _is_arr(g):
-            z = np.zeros(self.self_sizes, dtype=g.dtype)
-            np.add.at(z, (slice(None),) * self.dim + (index.reshape(-1),), g)
-            return z
-        return index_add(_zeros(self.self_sizes, g), self.dim, index.reshape(-1), g)
-
-    def jvp(self, tangents, inputs, index):
-        return index_select(tangents[0], self.dim, index)
+def _index_select_forward(a, dim, idx, self_sym_sizes):
+    if a.ndim:
+        return a.take(idx, axis=dim)
+    return a.reshape(1)[idx].reshape(())
 
 
+def _index_select_backward(g, dim, idx, self_sym_sizes):
+    if not self_sym_sizes:
+        return g  # a 0-d input: the engine sums the selected copies
+    if is_raw(g):
+        z = np.zeros(self_sym_sizes, dtype=g.dtype)
+        np.add.at(z, (slice(None),) * dim + (idx,), g)
+        return z
+    return _index_add(_zeros(self_sym_sizes, g), dim, idx, g, 1)
+
+
+IndexSelectBackward0 = _keeps_index_tensors(
+    defop(
+        "IndexSelectBackward0",
+        params=("dim", "idx", "self_sym_sizes"),  # idx: the index, flat
+        saves=("index",),
+        forward=lambda a, dim, idx, self_sym_sizes: (
+            _index_select_forward(a, dim, idx, self_sym_sizes),
+            None,
+        ),
+        vjp={"self": _index_select_backward},
+        jvp=LINEAR,
+    )
+)
+
+
+def _index_select(x: Tensor, d: int, idx: np.ndarray, index=None) -> Tensor:
+    a = x._data
+    out = a.take(idx, axis=d) if a.ndim else a.reshape(1)[idx].reshape(())
+    return record(IndexSelectBackward0, out, (x,), (d, idx, a.shape), (index,))
+
+
+@register("index_select", method=True)
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries at ``index`` (a vector) along ``dim`` (a copy).
 
@@ -490,113 +721,183 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """
     a = input._data
     idx = index._data
-    _check_index_dtype(idx, "index_select(): Expected dtype int32 or int64 for index")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    _check_index_dtype(idx, "index_select(): Expected dtype int32 or int64 for index")
     d = normalize_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
     flat = idx.reshape(-1)
-    bad = (flat < 0) | (flat >= n)
+    bad = _outside(flat, n)
     if bad.any():
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={flat[bad][0]} axis_dim={n}")
-    out = np.take(a, flat, axis=d) if a.ndim else a.reshape(1)[flat].reshape(())
-    t = record(IndexSelectBackward0, out, (input,), (index,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.dim, gf.self_sizes = d, a.shape
-    return t
+    return _index_select(input, d, flat, index)
 
 
-class IndexAddBackward0(Node):
-    __slots__ = ("dim", "alpha")
-
-    def backward(self, g, index):
-        if _is_arr(g):
-            gs = np.take(g, index.reshape(-1), axis=self.dim) if g.ndim else g
-        else:
-            gs = index_select(g, self.dim, index)
-        return g, (gs if self.alpha == 1 else gs * self.alpha)
-
-    def jvp(self, tangents, inputs, index):
-        ti, ts = tangents
-        if ts is None:
-            return ti
-        ti = _tangent_or_zeros(ti, self._meta[0])
-        return index_add(ti, self.dim, index, ts.to(self._meta[0][1]), alpha=self.alpha)
+def _index_add_forward(a, s, dim, idx, alpha):
+    out = a.copy()
+    src = s if alpha == 1 else (s * alpha).astype(a.dtype, copy=False)
+    if a.ndim:
+        np.add.at(out, (slice(None),) * dim + (idx,), src)
+        return out
+    return out + src.reshape(())
 
 
+def _index_add_source(g, dim, idx, alpha):
+    if is_raw(g):
+        gs = g.take(idx, axis=dim) if g.ndim else g
+    else:
+        gs = _index_select(g, dim, idx)
+    return gs if alpha == 1 else gs * alpha
+
+
+IndexAddBackward0 = _keeps_index_tensors(
+    defop(
+        "IndexAddBackward0",
+        inputs=("self", "source"),
+        params=("dim", "idx", "alpha"),  # idx: the index, flat
+        saves=("index",),
+        forward=lambda a, s, dim, idx, alpha: (_index_add_forward(a, s, dim, idx, alpha), None),
+        vjp={"self": lambda g: g, "source": _index_add_source},
+        jvp=LINEAR,
+    )
+)
+
+
+def _index_add(x: Tensor, d: int, idx: np.ndarray, source: Tensor, alpha, index=None) -> Tensor:
+    token = quiet_set(QUIET)
+    try:
+        out = _index_add_forward(x._data, source._data, d, idx, alpha)
+    finally:
+        quiet_reset(token)
+    return record(IndexAddBackward0, out, (x, source), (d, idx, alpha), (index,))
+
+
+@register("index_add", method=True, inplace=True)
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
-    """Out-of-place ``input.index_add_``: add ``alpha * source`` slices at ``index``."""
+    """Out-of-place ``input.index_add_``: add ``alpha * source`` slices at ``index``.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(3).index_add(0, ember.tensor([0, 0]), ember.ones(2))
+        tensor([2., 0., 0.])
+    """
     a = input._data
     s = source._data
     idx = index._data
-    _check_index_dtype(idx, "index_add_(): Expected dtype int32/int64 for index")
     d = normalize_dim(dim, a.ndim)
+    if idx.ndim > 1:
+        raise IndexError(
+            "index_add_(): Index is supposed to be a vector, but got dim: "
+            f"{idx.ndim} with type: {scalar_name(idx.dtype)} and size: {list(idx.shape)}"
+        )
+    if idx.dtype != np.int64 and idx.dtype != np.int32:
+        raise RuntimeError(
+            f"index_add_(): Expected dtype int32/int64 for index but got: {scalar_name(idx.dtype)}"
+        )
     if s.dtype != a.dtype:
         raise RuntimeError(
-            f"index_add_(): self ({_type_name(a)}) and source ({_type_name(s)}) must have the "
-            "same scalar type"
+            f"index_add_(): self ({scalar_name(a.dtype)}) and source ({scalar_name(s.dtype)}) "
+            "must have the same scalar type"
         )
-    if a.ndim and (
-        s.ndim != a.ndim or any(s.shape[k] != a.shape[k] for k in range(a.ndim) if k != d)
-    ):
+    if not (d == 0 or d < s.ndim):
+        raise RuntimeError(
+            f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+            f"{s.ndim}"
+        )
+    n_src = s.shape[d] if s.ndim else 1
+    if idx.size != n_src:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): "
+            f"({n_src}), for dim: {d}"
+        )
+    if a.ndim and s.ndim:
+        same = s.shape[:d] + s.shape[d + 1 :] == a.shape[:d] + a.shape[d + 1 :]
+    else:
+        same = a.shape == s.shape
+    if not same:
         raise RuntimeError(
             "source tensor shape must match self tensor shape, excluding the specified "
             f"dimension. Got self.shape = {list(a.shape)} source.shape = {list(s.shape)}"
         )
-    out = a.copy()
-    src = s if alpha == 1 else (s * alpha).astype(a.dtype)
-    if a.ndim:
-        np.add.at(out, (slice(None),) * d + (idx.reshape(-1),), src)
-    else:
-        out = out + src.reshape(())
-    t = record(IndexAddBackward0, np.asarray(out), (input, source), (index,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.dim, gf.alpha = d, alpha
-    return t
+    flat = idx.reshape(-1)
+    _check_bounds_dim(flat, d, a.shape[d] if a.ndim else 1)
+    return _index_add(input, d, flat, source, alpha, index)
 
 
 # -- gather / scatter ----------------------------------------------------------------------
 
 
 def _coords(idx: np.ndarray, d: int) -> tuple:
-    """Full coordinates of ``idx``'s elements with dim ``d`` replaced by the index values."""
-    grids = list(np.ogrid[tuple(slice(0, s) for s in idx.shape)])
-    grids[d] = idx
+    """Full coordinates of ``idx``'s elements with dim ``d`` replaced by the index values
+    (the other dims' aranges, shaped to broadcast: what ``np.ogrid`` gives, 10x faster)."""
+    nd = idx.ndim
+    grids = []
+    for k, n in enumerate(idx.shape):
+        if k == d:
+            grids.append(idx)
+        else:
+            shape = [1] * nd
+            shape[k] = n
+            grids.append(np.arange(n).reshape(shape))
     return tuple(grids)
 
 
-def _check_gather_args(a, idx, d, fname):
+def _check_gather_args(a, idx, fname):
     if idx.ndim != a.ndim and not (idx.ndim <= 1 and a.ndim <= 1):
         raise RuntimeError(
             f"Index tensor must have the same number of dimensions as {fname} tensor"
         )
 
 
+def _outside(idx: np.ndarray, n: int) -> np.ndarray:
+    """Where the int32/int64 ``idx`` is outside ``[0, n)``: one comparison, negative values
+    being huge once viewed as unsigned."""
+    return idx.view(np.uint64 if idx.dtype == np.int64 else np.uint32) >= n
+
+
 def _check_bounds_dim(idx: np.ndarray, d: int, n: int) -> None:
     if idx.size:
-        bad = (idx < 0) | (idx >= n)
+        bad = _outside(idx, n)
         if bad.any():
             raise RuntimeError(
                 f"index {idx[bad].flat[0]} is out of bounds for dimension {d} with size {n}"
             )
 
 
-class GatherBackward0(Node):
-    __slots__ = ("dim", "self_sizes")
-
-    def backward(self, g, index):
-        if _is_arr(g):
-            z = np.zeros(self.self_sizes, dtype=g.dtype)
-            if z.ndim == 0:
-                return g.reshape(())
-            np.add.at(z, _coords(index.reshape(g.shape), self.dim), g)
-            return z
-        return scatter_add(_zeros(self.self_sizes, g), self.dim, index, g)
-
-    def jvp(self, tangents, inputs, index):
-        return gather(tangents[0], self.dim, index)
+def _gather_forward(a, dim, idx):
+    if a.ndim == 0 or idx.ndim == 0:
+        return a.reshape(-1)[idx.reshape(-1)].reshape(idx.shape)
+    return a[_coords(idx, dim)]
 
 
+def _gather_backward(g, dim, idx, self_sym_sizes):
+    if not self_sym_sizes:
+        return g  # a 0-d input: the engine sums the gathered copies
+    if is_raw(g):
+        z = np.zeros(self_sym_sizes, dtype=g.dtype)
+        np.add.at(z, _coords(idx, dim), g)
+        return z
+    return _scatter_add(_zeros(self_sym_sizes, g), dim, idx, g)
+
+
+GatherBackward0 = _keeps_index_tensors(
+    defop(
+        "GatherBackward0",
+        params=("dim", "idx", "self_sym_sizes"),
+        saves=("index",),
+        forward=lambda a, dim, idx, self_sym_sizes: (_gather_forward(a, dim, idx), None),
+        vjp={"self": _gather_backward},
+        jvp=LINEAR,
+    )
+)
+
+
+def _gather(x: Tensor, d: int, idx: np.ndarray, index=None) -> Tensor:
+    a = x._data
+    return record(GatherBackward0, _gather_forward(a, d, idx), (x,), (d, idx, a.shape), (index,))
+
+
+@register("gather", method=True)
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j] = input[i][index[i][j]]`` (for ``dim=1``); ``out`` has index's shape.
 
@@ -609,11 +910,10 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     a = input._data
     idx = index._data
     _check_index_dtype(idx, "gather(): Expected dtype int32/int64 for index")
-    _check_gather_args(a, idx, dim, "input")
+    _check_gather_args(a, idx, "input")
     d = normalize_dim(dim, a.ndim)
     if a.ndim == 0 or idx.ndim == 0:
         _check_bounds_dim(idx, d, 1)
-        out = a.reshape(-1)[idx.reshape(-1)].reshape(idx.shape)
     else:
         for k in range(a.ndim):
             if k != d and idx.shape[k] > a.shape[k]:
@@ -622,17 +922,12 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
                     f"be no larger than self {list(a.shape)} apart from dimension {d}"
                 )
         _check_bounds_dim(idx, d, a.shape[d])
-        out = a[_coords(idx, d)]
-    t = record(GatherBackward0, np.asarray(out), (input,), (index,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.dim, gf.self_sizes = d, a.shape
-    return t
+    return _gather(input, d, idx, index)
 
 
-def _scatter_checks(a, idx, d, src, fname):
-    if idx.dtype != np.int64:
-        raise RuntimeError(f"{fname}(): Expected dtype int64 for index")
-    _check_gather_args(a, idx, d, "self")
+def _scatter_checks(a, idx, d, src):
+    _check_index_dtype(idx, "scatter(): Expected dtype int32/int64 for index")
+    _check_gather_args(a, idx, "self")
     if a.ndim == 0:
         return
     bad = any(idx.shape[k] > a.shape[k] for k in range(a.ndim) if k != d)
@@ -649,74 +944,134 @@ def _scatter_checks(a, idx, d, src, fname):
     _check_bounds_dim(idx, d, a.shape[d])
 
 
+def _scatter_at(a: np.ndarray, dim: int, index: np.ndarray) -> tuple:
+    return _coords(index, dim) if a.ndim else ()
+
+
 def _region(idx_shape) -> tuple:
     return tuple(slice(0, s) for s in idx_shape)
 
 
 def _pad_to(gs, shape):
-    """Place ``gs`` (index-shaped) in the leading corner of zeros of ``shape``."""
+    """Place ``gs`` (index-shaped) in the leading corner of zeros of ``shape`` (a ``src``
+    larger than the index gets zeros where nothing was read; torch refuses that gradient)."""
     if tuple(gs.shape) == tuple(shape):
         return gs
-    if _is_arr(gs):
+    if is_raw(gs):
         z = np.zeros(shape, dtype=gs.dtype)
         z[_region(gs.shape)] = gs
         return z
-    return index_put(_zeros(shape, gs), _region(gs.shape), gs)
+    return _index_put(_zeros(shape, gs), _region(gs.shape), gs, False)
 
 
-class ScatterBackward0(Node):
-    __slots__ = ("dim", "src_shape")
-
-    def backward(self, g, index):
-        if _is_arr(g):
-            c = _coords(index, self.dim) if g.ndim else ()
-            gi = g.copy()
-            gi[c] = 0
-            gs = g[c]
-        else:
-            gi = scatter(g, self.dim, index, 0.0)
-            gs = gather(g, self.dim, index)
-        return gi, _pad_to(gs, self.src_shape)
-
-    def jvp(self, tangents, inputs, index):
-        ti, ts = tangents
-        ti = _tangent_or_zeros(ti, self._meta[0])
-        ts = _tangent_or_zeros(ts, (self.src_shape, self._meta[0][1]))
-        return scatter(ti, self.dim, index, ts.to(self._meta[0][1]))
+def _scatter_forward(a, s, dim, idx):
+    out = a.copy()
+    out[_scatter_at(a, dim, idx)] = s[_region(idx.shape)]
+    return out
 
 
-class ScatterBackward1(Node):
-    __slots__ = ("dim",)
-
-    def backward(self, g, index):
-        if _is_arr(g):
-            gi = g.copy()
-            gi[_coords(index, self.dim) if g.ndim else ()] = 0
-            return gi
-        return scatter(g, self.dim, index, 0.0)
-
-    def jvp(self, tangents, inputs, index):
-        return scatter(tangents[0], self.dim, index, 0.0)
+def _scatter_self(g, dim, idx):
+    """``g.scatter(dim, index, 0)``."""
+    if is_raw(g):
+        g = g.copy()
+        g[_scatter_at(g, dim, idx)] = 0
+        return g
+    return _scatter_value(g, dim, idx, 0)
 
 
-class ScatterAddBackward0(Node):
-    __slots__ = ("dim", "src_shape")
-
-    def backward(self, g, index):
-        if _is_arr(g):
-            gs = g[_coords(index, self.dim)] if g.ndim else g
-        else:
-            gs = gather(g, self.dim, index)
-        return g, _pad_to(gs, self.src_shape)
-
-    def jvp(self, tangents, inputs, index):
-        ti, ts = tangents
-        if ts is None:
-            return ti
-        ti = _tangent_or_zeros(ti, self._meta[0])
-        return scatter_add(ti, self.dim, index, ts.to(self._meta[0][1]))
+def _scatter_src(g, dim, idx, src_sizes):
+    """``g.gather(dim, index)``: every src element written at a repeated index gets the
+    gradient there (torch's rule), in ``src``'s shape."""
+    if is_raw(g):
+        gs = g[_scatter_at(g, dim, idx)] if g.ndim else g
+    else:
+        gs = _gather(g, dim, idx)
+    return _pad_to(gs, src_sizes)
 
 
+ScatterBackward0 = _keeps_index_tensors(
+    defop(
+        "ScatterBackward0",
+        inputs=("self", "src"),
+        params=("dim", "idx", "src_sizes"),
+        saves=("index",),
+        forward=lambda a, s, dim, idx, src_sizes: (_scatter_forward(a, s, dim, idx), None),
+        vjp={"self": _scatter_self, "src": _scatter_src},
+        jvp=LINEAR,
+    )
+)
+
+
+def _scatter_value_forward(a, dim, idx, value):
+    out = a.copy()
+    out[_scatter_at(a, dim, idx)] = value
+    return out
+
+
+ScatterBackward1 = _keeps_index_tensors(
+    defop(  # scatter of a number: a constant where written
+        "ScatterBackward1",
+        params=("dim", "idx", "value"),
+        saves=("index",),
+        forward=lambda a, dim, idx, value: (_scatter_value_forward(a, dim, idx, value), None),
+        vjp={"self": _scatter_self},
+        jvp=lambda t_self, dim, idx: _scatter_value(t_self, dim, idx, 0),
+    )
+)
+
+
+def _scatter_value(x: Tensor, d: int, idx: np.ndarray, value, index=None) -> Tensor:
+    a = x._data
+    v = np.asarray(value).astype(a.dtype)
+    out = _scatter_value_forward(a, d, idx, v)
+    return record(ScatterBackward1, out, (x,), (d, idx, v), (index,))
+
+
+def _no_scatter_derivative(g):
+    raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+def _no_scatter_forward_derivative():
+    raise NotImplementedError(
+        "Trying to use forward AD with aten::scatter that does not support it."
+    )
+
+
+ScatterReduce = defop(  # scatter with reduce=: torch has no derivative (a node that says so)
+    "NotImplemented",
+    inputs=("*tensors",),
+    vjp=_no_scatter_derivative,
+    jvp=_no_scatter_forward_derivative,
+)
+
+_warned_reduce = []
+
+
+def _scatter_reduce(input: Tensor, d: int, idx: np.ndarray, src, value, reduce: str) -> Tensor:
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    a = input._data
+    if src is not None and not _warned_reduce:
+        _warned_reduce.append(True)
+        warnings.warn(_REDUCE_WARNING, UserWarning, stacklevel=3)
+    vals = src._data[_region(idx.shape)] if src is not None else np.asarray(value).astype(a.dtype)
+    out = a.copy()
+    token = quiet_set(QUIET)
+    try:
+        ufunc = np.add if reduce == "add" else np.multiply
+        ufunc.at(out, _scatter_at(a, d, idx), vals)
+    finally:
+        quiet_reset(token)
+    # torch's node lists only the operands that take part in autograd
+    operands = tuple(
+        t
+        for t in (input, src)
+        if isinstance(t, Tensor) and (t._rg or (_on and tangent_of(t) is not None))
+    )
+    return record(ScatterReduce, out, operands)
+
+
+@register("scatter", method=True, inplace=True)
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None):
     """Out-of-place ``scatter_``: write ``src`` (or a scalar ``value``) at ``index`` along
     ``dim``.
@@ -737,46 +1092,61 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     if s is not None and s.dtype != a.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = normalize_dim(dim, a.ndim)
-    _scatter_checks(a, idx, d, s, "scatter")
-    out = a.copy()
-    c = _coords(idx, d) if a.ndim else ()
-    vals = s[_region(idx.shape)] if s is not None else np.asarray(value).astype(a.dtype)
-    if reduce is None:
-        out[c] = vals
-    elif reduce == "add":
-        np.add.at(out, c, vals)
-    elif reduce == "multiply":
-        np.multiply.at(out, c, vals)
-    else:
-        raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+    _scatter_checks(a, idx, d, s)
     if reduce is not None:
-        return _wrap(out)  # not differentiable in torch either
-    if src is not None:
-        t = record(ScatterBackward0, out, (input, src), (index,))
-        if (gf := t.grad_fn or _fw.node) is not None:
-            gf.dim, gf.src_shape = d, s.shape
-    else:
-        t = record(ScatterBackward1, out, (input,), (index,))
-        if (gf := t.grad_fn or _fw.node) is not None:
-            gf.dim = d
-    return t
+        return _scatter_reduce(input, d, idx, src, value, reduce)
+    if src is None:
+        return _scatter_value(input, d, idx, value, index)
+    out = _scatter_forward(a, s, d, idx)
+    return record(ScatterBackward0, out, (input, src), (d, idx, s.shape), (index,))
 
 
+def _scatter_add_forward(a, s, dim, idx):
+    out = a.copy()
+    np.add.at(out, _scatter_at(a, dim, idx), s[_region(idx.shape)])
+    return out
+
+
+ScatterAddBackward0 = _keeps_index_tensors(
+    defop(
+        "ScatterAddBackward0",
+        inputs=("self", "src"),
+        params=("dim", "idx", "src_sizes"),
+        saves=("index",),
+        forward=lambda a, s, dim, idx, src_sizes: (_scatter_add_forward(a, s, dim, idx), None),
+        vjp={"self": lambda g: g, "src": _scatter_src},
+        jvp=LINEAR,
+    )
+)
+
+
+def _scatter_add(x: Tensor, d: int, idx: np.ndarray, src: Tensor, index=None) -> Tensor:
+    s = src._data
+    token = quiet_set(QUIET)
+    try:
+        out = _scatter_add_forward(x._data, s, d, idx)
+    finally:
+        quiet_reset(token)
+    return record(ScatterAddBackward0, out, (x, src), (d, idx, s.shape), (index,))
+
+
+@register("scatter_add", method=True, inplace=True)
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """Out-of-place ``scatter_add_``: add ``src`` at ``index`` along ``dim`` (repeats sum)."""
+    """Out-of-place ``scatter_add_``: add ``src`` at ``index`` along ``dim`` (repeats sum).
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(3).scatter_add(0, ember.tensor([0, 0]), ember.ones(2))
+        tensor([2., 0., 0.])
+    """
     a = input._data
     idx = index._data
     s = src._data
     if s.dtype != a.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = normalize_dim(dim, a.ndim)
-    _scatter_checks(a, idx, d, s, "scatter_add")
-    out = a.copy()
-    np.add.at(out, _coords(idx, d) if a.ndim else (), s[_region(idx.shape)])
-    t = record(ScatterAddBackward0, out, (input, src), (index,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.dim, gf.src_shape = d, s.shape
-    return t
+    _scatter_checks(a, idx, d, s)
+    return _scatter_add(input, d, idx, src, index)
 
 
 # -- masks ---------------------------------------------------------------------------------
@@ -798,36 +1168,52 @@ def _bcast_shape(sa, sb) -> tuple:
         raise
 
 
-class MaskedFillBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g, mask):
-        if _is_arr(g):
-            return np.where(mask, 0, g).astype(g.dtype, copy=False)
-        return masked_fill(g, mask, 0)
-
-    def jvp(self, tangents, inputs, mask):
-        return masked_fill(tangents[0], mask, 0.0)
+def _masked_zero(g, m):
+    """``g.masked_fill(m, 0)``."""
+    if is_raw(g):
+        return np.where(m, 0, g).astype(g.dtype, copy=False)
+    return _masked_fill(g, m, np.zeros((), g._data.dtype))
 
 
-class MaskedFillBackward1(Node):
-    __slots__ = ()
-
-    def backward(self, g, mask):
-        if _is_arr(g):
-            gi = np.where(mask, 0, g).astype(g.dtype, copy=False)
-            gv = np.asarray(np.where(mask, g, 0).sum(), dtype=g.dtype)
-            return gi, gv
-        return masked_fill(g, mask, 0), masked_select(g, mask).sum()
-
-    def jvp(self, tangents, inputs, mask):
-        ti, tv = tangents
-        ti = _tangent_or_zeros(ti, self._meta[0])
-        if tv is None:
-            return masked_fill(ti, mask, 0.0)
-        return masked_fill(ti, mask, tv.to(self._meta[0][1]))
+MaskedFillBackward0 = _keeps_index_tensors(
+    defop(  # masked_fill of a number: a constant where the mask holds
+        "MaskedFillBackward0",
+        params=("m", "value"),  # m: the mask's array
+        saves=("mask",),
+        forward=lambda a, m, value: (np.where(m, value, a), None),
+        vjp={"self": lambda g, m: _masked_zero(g, m)},
+        jvp=lambda t_self, m: _masked_zero(t_self, m),
+    )
+)
 
 
+def _masked_fill(x: Tensor, m: np.ndarray, value: np.ndarray) -> Tensor:
+    return record(MaskedFillBackward0, np.where(m, value, x._data), (x,), (m, value), (None,))
+
+
+def _masked_value_grad(g, m):
+    if is_raw(g):
+        return np.asarray(np.where(m, g, 0).sum(), dtype=g.dtype)
+    return _masked_select(g, np.broadcast_to(m, g._data.shape)).sum()
+
+
+MaskedFillBackward1 = _keeps_index_tensors(
+    defop(  # masked_fill of a 0-d tensor
+        "MaskedFillBackward1",
+        inputs=("self", "value"),
+        params=("m",),
+        saves=("mask",),
+        forward=lambda a, v, m: (np.where(m, v.astype(a.dtype, copy=False), a), None),
+        vjp={
+            "self": lambda g, m: _masked_zero(g, m),
+            "value": _masked_value_grad,
+        },
+        jvp=LINEAR,
+    )
+)
+
+
+@register("masked_fill", method=True, inplace=True)
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     """``value`` where ``mask`` is True, else ``input`` (broadcasting).
 
@@ -843,40 +1229,52 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
         raise RuntimeError(
             "masked_fill_ only supports boolean masks, but got mask with dtype " + cpp_name(m.dtype)
         )
-    vt = None
+    if m.shape != a.shape:
+        _bcast_shape(m.shape, a.shape)
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s)."
             )
-        vt = value
-        v = value._data
-    else:
-        v = np.asarray(value)
-    _bcast_shape(m.shape, a.shape)
-    out = np.where(m, v.astype(a.dtype), a)
-    mt = mask if isinstance(mask, Tensor) else _wrap(m)
-    if vt is not None:
-        return record(MaskedFillBackward1, out, (input, vt), (mt,))
-    return record(MaskedFillBackward0, out, (input,), (mt,))
+        out = np.where(m, value._data.astype(a.dtype, copy=False), a)
+        return record(MaskedFillBackward1, out, (input, value), (m,), (mask,))
+    v = np.asarray(value)
+    if v.dtype != a.dtype:
+        token = quiet_set(QUIET)
+        try:
+            v = v.astype(a.dtype)
+        finally:
+            quiet_reset(token)
+    return record(MaskedFillBackward0, np.where(m, v, a), (input,), (m, v), (mask,))
 
 
-class MaskedSelectBackward0(Node):
-    __slots__ = ("shape",)
-
-    def backward(self, g, mask):
-        if _is_arr(g):
-            z = np.zeros(self.shape, dtype=g.dtype)
-            z[np.broadcast_to(mask, self.shape)] = g
-            return z
-        m = np.broadcast_to(mask._data, self.shape)
-        return index_put(_zeros(self.shape, g), (m,), g)
-
-    def jvp(self, tangents, inputs, mask):
-        return masked_select(tangents[0], mask)
+def _masked_select_backward(g, m):
+    if is_raw(g):
+        z = np.zeros(m.shape, dtype=g.dtype)
+        z[m] = g
+        return z
+    return _index_put(_zeros(m.shape, g), (m,), g, False)
 
 
+MaskedSelectBackward0 = _keeps_index_tensors(
+    defop(
+        "MaskedSelectBackward0",
+        params=("m",),  # the mask's array, broadcast to the shape of the op
+        saves=("mask",),
+        forward=lambda a, m: (np.broadcast_to(a, m.shape)[m], None),
+        vjp={"self": _masked_select_backward},
+        jvp=LINEAR,
+    )
+)
+
+
+def _masked_select(x: Tensor, m: np.ndarray, mask=None) -> Tensor:
+    out = np.broadcast_to(x._data, m.shape)[m]
+    return record(MaskedSelectBackward0, out, (x,), (m,), (mask,))
+
+
+@register("masked_select", method=True)
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements where ``mask`` (broadcast) is True, as a 1-D tensor.
 
@@ -890,34 +1288,39 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = _bcast_shape(a.shape, m.shape)
-    out = np.broadcast_to(a, shape)[np.broadcast_to(m, shape)]
-    mt = mask if isinstance(mask, Tensor) else _wrap(m)
-    t = record(MaskedSelectBackward0, out, (input,), (mt,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.shape = shape
-    return t
+    shape = _bcast_shape(m.shape, a.shape)
+    return _masked_select(input, np.broadcast_to(m, shape), mask)
 
 
 # -- take / nonzero ----------------------------------------------------------------------
 
 
-class TakeBackward0(Node):
-    __slots__ = ("self_sizes",)
-
-    def backward(self, g, index):
-        n = int(np.prod(self.self_sizes))
-        if _is_arr(g):
-            z = np.zeros(n, dtype=g.dtype)
-            np.add.at(z, index.reshape(-1), g.reshape(-1))
-            return z.reshape(self.self_sizes)
-        z = index_put(_zeros((n,), g), (index.reshape(-1),), g.reshape(-1), accumulate=True)
-        return z.reshape(self.self_sizes)
-
-    def jvp(self, tangents, inputs, index):
-        return take(tangents[0], index)
+def _take_backward(g, idx, self_sym_sizes):
+    n = 1
+    for s in self_sym_sizes:
+        n *= s
+    flat = idx.reshape(-1)
+    if is_raw(g):
+        z = np.zeros(n, dtype=g.dtype)
+        np.add.at(z, flat, g.reshape(-1))
+        return z.reshape(self_sym_sizes)
+    z = _index_put(_zeros((n,), g), (flat,), g.reshape(-1), True)
+    return z.reshape(self_sym_sizes)
 
 
+TakeBackward0 = _keeps_index_tensors(
+    defop(
+        "TakeBackward0",
+        params=("idx", "self_sym_sizes"),
+        saves=("index",),
+        forward=lambda a, idx, self_sym_sizes: (a.reshape(-1)[idx], None),
+        vjp={"self": _take_backward},
+        jvp=LINEAR,
+    )
+)
+
+
+@register("take", method=True)
 def take(input: Tensor, index: Tensor) -> Tensor:
     """Elements of the flattened ``input`` at ``index``; the result has index's shape.
 
@@ -929,7 +1332,9 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     a = input._data
     idx = index._data
     if idx.dtype != np.int64:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_type_name(idx)}")
+        raise RuntimeError(
+            f"take(): Expected a long tensor for index, but got {scalar_name(idx.dtype)}"
+        )
     n = a.size
     if idx.size:
         bad = (idx < -n) | (idx >= n)
@@ -938,13 +1343,10 @@ def take(input: Tensor, index: Tensor) -> Tensor:
                 f"out of range: tried to access index {idx[bad].flat[0]} on a tensor of {n} "
                 "elements."
             )
-    out = a.reshape(-1)[idx]
-    t = record(TakeBackward0, np.asarray(out), (input,), (index,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.self_sizes = a.shape
-    return t
+    return record(TakeBackward0, a.reshape(-1)[idx], (input,), (idx, a.shape), (index,))
 
 
+@register("nonzero", method=True)
 def nonzero(input: Tensor, *, as_tuple: bool = False, out=None):
     """Indices of the nonzero elements: an ``(n, ndim)`` int64 tensor, or one index tensor
     per dim with ``as_tuple=True``.
@@ -955,64 +1357,84 @@ def nonzero(input: Tensor, *, as_tuple: bool = False, out=None):
         tensor([[1],
                 [3]])
     """
+    if as_tuple and out is not None:
+        raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
     a = input._data
     if a.ndim == 0:
         n = int(bool(a))
         if as_tuple:
             # torch: the columns of nonzero() of the tensor viewed as 1-D
             cols = _wrap(np.zeros((n, 1), dtype=np.int64))
-            return (_as_view(_wrap(cols._data[:, 0]), cols),)
-        return _wrap(np.zeros((n, 0), dtype=np.int64))
-    if as_tuple:
-        # torch returns the columns of one (n, ndim) result: views of it
-        full = _wrap(np.argwhere(a).astype(np.int64))
-        return tuple(_as_view(_wrap(full._data[:, i]), full) for i in range(a.ndim))
-    res = _wrap(np.argwhere(a).astype(np.int64))
+            return (_column(cols, 0),)
+        res = _wrap(np.zeros((n, 0), dtype=np.int64))
+    else:
+        res = _wrap(np.argwhere(a).astype(np.int64))
+        if as_tuple:
+            # torch returns the columns of one (n, ndim) result: views of it
+            return tuple(_column(res, i) for i in range(a.ndim))
     if out is not None:
         out._data = res._data
+        out._bump()
         return out
     return res
 
 
+def _column(t: Tensor, i: int) -> Tensor:
+    """Column ``i`` of an index matrix, as a view of it (no graph: integers)."""
+    return record(SelectBackward0, t._data[:, i], (t,), (1, i, t._data.shape))
+
+
+@register("argwhere", method=True)
 def argwhere(input: Tensor) -> Tensor:
-    """``nonzero(input)``."""
+    """``nonzero(input)``.
+
+    Example:
+        >>> import ember
+        >>> ember.argwhere(ember.tensor([0, 1]))
+        tensor([[1]])
+    """
     return nonzero(input)
 
 
 # -- triangular parts and diagonals ----------------------------------------------------------
 
 
-class TrilBackward0(Node):
-    __slots__ = ("diagonal",)
-
-    def backward(self, g):
-        return np.tril(g, self.diagonal) if _is_arr(g) else tril(g, self.diagonal)
-
-    def jvp(self, tangents, inputs):
-        return tril(tangents[0], self.diagonal)
+def _tril(g, diagonal):
+    return np.tril(g, diagonal) if is_raw(g) else _tri(TrilBackward0, np.tril, g, diagonal)
 
 
-class TriuBackward0(Node):
-    __slots__ = ("diagonal",)
-
-    def backward(self, g):
-        return np.triu(g, self.diagonal) if _is_arr(g) else triu(g, self.diagonal)
-
-    def jvp(self, tangents, inputs):
-        return triu(tangents[0], self.diagonal)
+def _triu(g, diagonal):
+    return np.triu(g, diagonal) if is_raw(g) else _tri(TriuBackward0, np.triu, g, diagonal)
 
 
-def _tri(cls, fn, name, input: Tensor, diagonal: int) -> Tensor:
-    a = input._data
-    if a.ndim < 2:
+TrilBackward0 = defop(
+    "TrilBackward0",
+    params=("diagonal",),
+    forward=np.tril,
+    vjp={"self": _tril},
+    jvp=LINEAR,
+)
+
+TriuBackward0 = defop(
+    "TriuBackward0",
+    params=("diagonal",),
+    forward=np.triu,
+    vjp={"self": _triu},
+    jvp=LINEAR,
+)
+
+
+def _tri(cls, fn, x: Tensor, diagonal: int) -> Tensor:
+    return record(cls, fn(x._data, diagonal), (x,), (diagonal,))
+
+
+def _tri_checked(cls, fn, name, input: Tensor, diagonal: int) -> Tensor:
+    if input._data.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    diagonal = operator.index(diagonal)
-    t = record(cls, fn(a, diagonal), (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.diagonal = diagonal
-    return t
+    return _tri(cls, fn, input, operator.index(diagonal))
 
 
+@register("tril", method=True, inplace=True)
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle (at and below diagonal ``diagonal``) of the last two dims.
 
@@ -1022,12 +1444,20 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
         tensor([[1., 0.],
                 [1., 1.]])
     """
-    return _tri(TrilBackward0, np.tril, "tril", input, diagonal)
+    return _tri_checked(TrilBackward0, np.tril, "tril", input, diagonal)
 
 
+@register("triu", method=True, inplace=True)
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The upper triangle (at and above diagonal ``diagonal``) of the last two dims."""
-    return _tri(TriuBackward0, np.triu, "triu", input, diagonal)
+    """The upper triangle (at and above diagonal ``diagonal``) of the last two dims.
+
+    Example:
+        >>> import ember
+        >>> ember.ones(2, 2).triu()
+        tensor([[1., 1.],
+                [0., 1.]])
+    """
+    return _tri_checked(TriuBackward0, np.triu, "triu", input, diagonal)
 
 
 def _diag_view(a: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
@@ -1059,24 +1489,38 @@ def _diag_dims(nd: int, dim1: int, dim2: int) -> tuple:
     return d1, d2
 
 
-class DiagonalBackward0(Node):
-    __slots__ = ("offset", "dim1", "dim2", "self_sizes")
-
-    def backward(self, g):
-        if _is_arr(g):
-            z = np.zeros(self.self_sizes, dtype=g.dtype)
-            _diag_view(z, self.offset, self.dim1, self.dim2)[...] = g
-            return z
-        z = _zeros(self.self_sizes, g)
-        return diagonal_scatter(z, g, self.offset, self.dim1, self.dim2)
-
-    def jvp(self, tangents, inputs):
-        return diagonal(tangents[0], self.offset, self.dim1, self.dim2)
+def _diagonal_backward(g, offset, dim1, dim2, self_sym_sizes):
+    if is_raw(g):
+        z = np.zeros(self_sym_sizes, dtype=g.dtype)
+        _diag_view(z, offset, dim1, dim2)[...] = g
+        return z
+    return _diagonal_scatter(_zeros(self_sym_sizes, g), g, offset, dim1, dim2)
 
 
-DiagonalBackward0_copy = type("DiagonalBackward0_copy", (DiagonalBackward0,), {"__slots__": ()})
+DiagonalBackward0 = defop(
+    "DiagonalBackward0",
+    params=("offset", "dim1", "dim2", "self_sym_sizes"),
+    forward=lambda a, offset, dim1, dim2, self_sym_sizes: _diag_view(a, offset, dim1, dim2),
+    vjp={"self": _diagonal_backward},
+    jvp=LINEAR,
+    view=True,
+)
+
+DiagonalBackward0_copy = defop(  # diag of a matrix: the diagonal, copied
+    "DiagonalBackward0_copy",
+    params=("offset", "dim1", "dim2", "self_sym_sizes"),
+    forward=lambda a, offset, dim1, dim2, self_sym_sizes: _diag_view(a, offset, dim1, dim2).copy(),
+    vjp={"self": _diagonal_backward},
+    jvp=LINEAR,
+)
 
 
+def _diagonal(x: Tensor, offset: int, d1: int, d2: int) -> Tensor:
+    a = x._data
+    return record(DiagonalBackward0, _diag_view(a, offset, d1, d2), (x,), (offset, d1, d2, a.shape))
+
+
+@register("diagonal", method=True)
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The view of the diagonal over ``dim1``/``dim2`` (appended as the last dim).
 
@@ -1085,44 +1529,55 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
         >>> ember.arange(9).view(3, 3).diagonal()
         tensor([0, 4, 8])
     """
-    a = input._data
-    d1, d2 = _diag_dims(a.ndim, dim1, dim2)
-    t = record(DiagonalBackward0, _diag_view(a, offset, d1, d2), (input,))
-    if (node := t.grad_fn or _fw.node) is not None:
-        node.offset, node.dim1, node.dim2, node.self_sizes = offset, d1, d2, a.shape
-    return _as_view(t, input)
+    d1, d2 = _diag_dims(input._data.ndim, dim1, dim2)
+    return _diagonal(input, operator.index(offset), d1, d2)
 
 
-class DiagEmbedBackward0(Node):
-    __slots__ = ("offset", "dim1", "dim2")
-
-    def backward(self, g):
-        if _is_arr(g):
-            return _diag_view(g, self.offset, self.dim1, self.dim2).copy()
-        return diagonal(g, self.offset, self.dim1, self.dim2)
-
-    def jvp(self, tangents, inputs):
-        return diag_embed(tangents[0], self.offset, self.dim1, self.dim2)
-
-
-def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    """Matrices whose diagonal (over ``dim1``/``dim2``) holds the last dim of ``input``."""
-    a = input._data
+def _diag_embed_forward(a, offset, dim1, dim2):
     nd = a.ndim + 1
-    d1, d2 = _diag_dims(nd, dim1, dim2)
     m = (a.shape[-1] if a.ndim else 1) + abs(offset)
     batch = list(a.shape[:-1])
-    shape = []
-    for i in range(nd):
-        shape.append(m if i in (d1, d2) else batch.pop(0))
+    shape = [m if i in (dim1, dim2) else batch.pop(0) for i in range(nd)]
     out = np.zeros(shape, dtype=a.dtype)
-    _diag_view(out, offset, d1, d2)[...] = a
-    t = record(DiagEmbedBackward0, out, (input,))
-    if (node := t.grad_fn or _fw.node) is not None:
-        node.offset, node.dim1, node.dim2 = offset, d1, d2
-    return t
+    _diag_view(out, offset, dim1, dim2)[...] = a
+    return out
 
 
+def _diag_embed_backward(g, offset, dim1, dim2):
+    if is_raw(g):
+        return _diag_view(g, offset, dim1, dim2).copy()
+    return _diagonal(g, offset, dim1, dim2)
+
+
+DiagEmbedBackward0 = defop(
+    "DiagEmbedBackward0",
+    params=("offset", "dim1", "dim2"),
+    forward=_diag_embed_forward,
+    vjp={"self": _diag_embed_backward},
+    jvp=LINEAR,
+)
+
+
+def _diag_embed(x: Tensor, offset: int, d1: int, d2: int) -> Tensor:
+    out = _diag_embed_forward(x._data, offset, d1, d2)
+    return record(DiagEmbedBackward0, out, (x,), (offset, d1, d2))
+
+
+@register("diag_embed", method=True)
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices whose diagonal (over ``dim1``/``dim2``) holds the last dim of ``input``.
+
+    Example:
+        >>> import ember
+        >>> ember.diag_embed(ember.tensor([1, 2]))
+        tensor([[1, 0],
+                [0, 2]])
+    """
+    d1, d2 = _diag_dims(input._data.ndim + 1, dim1, dim2)
+    return _diag_embed(input, operator.index(offset), d1, d2)
+
+
+@register("diag", method=True)
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A 1-D tensor as a diagonal matrix, or a matrix's diagonal as a 1-D tensor (a copy).
 
@@ -1133,14 +1588,13 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
                 [0, 2]])
     """
     a = input._data
+    diagonal = operator.index(diagonal)
     if a.ndim == 1:
-        return diag_embed(input, diagonal, 0, 1)
+        return _diag_embed(input, diagonal, 0, 1)
     if a.ndim != 2:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
-    t = record(DiagonalBackward0_copy, _diag_view(a, diagonal, 0, 1).copy(), (input,))
-    if (node := t.grad_fn or _fw.node) is not None:
-        node.offset, node.dim1, node.dim2, node.self_sizes = diagonal, 0, 1, a.shape
-    return t
+    out = _diag_view(a, diagonal, 0, 1).copy()
+    return record(DiagonalBackward0_copy, out, (input,), (diagonal, 0, 1, a.shape))
 
 
 # -- *_scatter: the out-of-place inverses of views (used by recorded backward rules) ---------
@@ -1154,165 +1608,168 @@ def _check_src(src: np.ndarray, view: np.ndarray) -> None:
         )
 
 
-class SelectScatterBackward0(Node):
-    __slots__ = ("dim", "index", "src_shape")
-
-    def backward(self, g):
-        if _is_arr(g):
-            key = (slice(None),) * self.dim + (self.index,)
-            gi = g.copy()
-            gi[key] = 0
-            return gi, np.array(g[key])
-        z = _zeros(self.src_shape, g)
-        return select_scatter(g, z, self.dim, self.index), select(g, self.dim, self.index)
-
-    def jvp(self, tangents, inputs):
-        ti, ts = tangents
-        ti = _tangent_or_zeros(ti, self._meta[0])
-        ts = _tangent_or_zeros(ts, (self.src_shape, self._meta[0][1]))
-        return select_scatter(ti, ts.to(self._meta[0][1]), self.dim, self.index)
+def _select_scatter_forward(a, s, dim, index):
+    out = a.copy()
+    out[(slice(None),) * dim + (index,)] = s
+    return out
 
 
+def _select_scatter_self(g, dim, index):
+    if is_raw(g):
+        return _select_scatter_forward(g, 0, dim, index)
+    z = np.zeros(g._data[(slice(None),) * dim + (index,)].shape, g._data.dtype)
+    return _select_scatter(g, _wrap(z), dim, index)
+
+
+def _select_scatter_src(g, dim, index):
+    if is_raw(g):
+        return np.array(g[(slice(None),) * dim + (index,)])
+    return _select(g, dim, index)
+
+
+SelectScatterBackward0 = defop(
+    "SelectScatterBackward0",
+    inputs=("self", "src"),
+    params=("dim", "index"),
+    forward=_select_scatter_forward,
+    vjp={"self": _select_scatter_self, "src": _select_scatter_src},
+    jvp=LINEAR,
+)
+
+
+def _select_scatter(x: Tensor, src: Tensor, d: int, index: int) -> Tensor:
+    out = _select_scatter_forward(x._data, src._data, d, index)
+    return record(SelectScatterBackward0, out, (x, src), (d, index))
+
+
+@register("select_scatter", method=True)
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
-    """A copy of ``input`` with ``input.select(dim, index)`` replaced by ``src``."""
+    """A copy of ``input`` with ``input.select(dim, index)`` replaced by ``src``.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2, 2).select_scatter(ember.ones(2), 0, 0)
+        tensor([[1., 1.],
+                [0., 0.]])
+    """
     a = input._data
     d = normalize_dim(dim, a.ndim)
     index = operator.index(index)
-    key = (slice(None),) * d + (index,)
+    n = a.shape[d]
+    if not -n <= index < n:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(a.shape)} at "
+            f"dimension {d}"
+        )
+    index %= n
+    _check_src(src._data, a[(slice(None),) * d + (index, Ellipsis)])
+    return _select_scatter(input, src, d, index)
+
+
+def _slice_scatter_forward(a, s, dim, start, end, step):
     out = a.copy()
-    _check_src(src._data, out[key + (Ellipsis,)])
-    out[key] = src._data
-    t = record(SelectScatterBackward0, out, (input, src))
-    if (node := t.grad_fn or _fw.node) is not None:
-        node.dim, node.index, node.src_shape = d, index, src._data.shape
-    return t
+    out[(slice(None),) * dim + (slice(start, end, step),)] = s
+    return out
 
 
-class SliceScatterBackward0(Node):
-    __slots__ = ("dim", "slc", "src_shape")
-
-    def backward(self, g):
-        key = (slice(None),) * self.dim + (self.slc,)
-        if _is_arr(g):
-            gi = g.copy()
-            gi[key] = 0
-            return gi, g[key].copy()
-        z = _zeros(self.src_shape, g)
-        s = self.slc
-        return slice_scatter(g, z, self.dim, s.start, s.stop, s.step), g[key]
-
-    def jvp(self, tangents, inputs):
-        ti, ts = tangents
-        ti = _tangent_or_zeros(ti, self._meta[0])
-        ts = _tangent_or_zeros(ts, (self.src_shape, self._meta[0][1]))
-        s = self.slc
-        return slice_scatter(ti, ts.to(self._meta[0][1]), self.dim, s.start, s.stop, s.step)
+def _slice_scatter_self(g, dim, start, end, step):
+    if is_raw(g):
+        return _slice_scatter_forward(g, 0, dim, start, end, step)
+    key = (slice(None),) * dim + (slice(start, end, step),)
+    z = _wrap(np.zeros(g._data[key].shape, g._data.dtype))
+    return _slice_scatter(g, z, dim, start, end, step)
 
 
+def _slice_scatter_src(g, dim, start, end, step):
+    if is_raw(g):
+        return g[(slice(None),) * dim + (slice(start, end, step),)].copy()
+    return _slice(g, dim, start, end, step)
+
+
+SliceScatterBackward0 = defop(
+    "SliceScatterBackward0",
+    inputs=("self", "src"),
+    params=("dim", "start", "end", "step"),
+    forward=_slice_scatter_forward,
+    vjp={"self": _slice_scatter_self, "src": _slice_scatter_src},
+    jvp=LINEAR,
+)
+
+
+def _slice_scatter(x: Tensor, src: Tensor, d: int, start: int, end: int, step: int) -> Tensor:
+    out = _slice_scatter_forward(x._data, src._data, d, start, end, step)
+    return record(SliceScatterBackward0, out, (x, src), (d, start, end, step))
+
+
+@register("slice_scatter", method=True)
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step=1):
-    """A copy of ``input`` with ``input[..., start:end:step, ...]`` (at ``dim``) set to src."""
+    """A copy of ``input`` with ``input[..., start:end:step, ...]`` (at ``dim``) set to src.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(4).slice_scatter(ember.ones(2), 0, 0, None, 2)
+        tensor([1., 0., 1., 0.])
+    """
     a = input._data
     d = normalize_dim(dim, a.ndim)
+    step = 1 if step is None else operator.index(step)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
     lo, hi, st = slice(start, end, step).indices(a.shape[d])
-    slc = slice(lo, max(lo, hi), st)
-    key = (slice(None),) * d + (slc,)
+    hi = max(lo, hi)
+    _check_src(src._data, a[(slice(None),) * d + (slice(lo, hi, st),)])
+    return _slice_scatter(input, src, d, lo, hi, st)
+
+
+def _diagonal_scatter_forward(a, s, offset, dim1, dim2):
     out = a.copy()
-    _check_src(src._data, out[key])
-    out[key] = src._data
-    t = record(SliceScatterBackward0, out, (input, src))
-    if (node := t.grad_fn or _fw.node) is not None:
-        node.dim, node.slc, node.src_shape = d, slc, src._data.shape
-    return t
+    _diag_view(out, offset, dim1, dim2)[...] = s
+    return out
 
 
-class DiagonalScatterBackward0(Node):
-    __slots__ = ("offset", "dim1", "dim2", "src_shape")
-
-    def backward(self, g):
-        if _is_arr(g):
-            gi = g.copy()
-            _diag_view(gi, self.offset, self.dim1, self.dim2)[...] = 0
-            return gi, _diag_view(g, self.offset, self.dim1, self.dim2).copy()
-        z = _zeros(self.src_shape, g)
-        return (
-            diagonal_scatter(g, z, self.offset, self.dim1, self.dim2),
-            diagonal(g, self.offset, self.dim1, self.dim2),
-        )
-
-    def jvp(self, tangents, inputs):
-        ti, ts = tangents
-        ti = _tangent_or_zeros(ti, self._meta[0])
-        ts = _tangent_or_zeros(ts, (self.src_shape, self._meta[0][1]))
-        return diagonal_scatter(ti, ts.to(self._meta[0][1]), self.offset, self.dim1, self.dim2)
+def _diagonal_scatter_self(g, offset, dim1, dim2):
+    if is_raw(g):
+        return _diagonal_scatter_forward(g, 0, offset, dim1, dim2)
+    z = _wrap(np.zeros(_diag_view(g._data, offset, dim1, dim2).shape, g._data.dtype))
+    return _diagonal_scatter(g, z, offset, dim1, dim2)
 
 
+def _diagonal_scatter_src(g, offset, dim1, dim2):
+    if is_raw(g):
+        return _diag_view(g, offset, dim1, dim2).copy()
+    return _diagonal(g, offset, dim1, dim2)
+
+
+DiagonalScatterBackward0 = defop(
+    "DiagonalScatterBackward0",
+    inputs=("self", "src"),
+    params=("offset", "dim1", "dim2"),
+    forward=_diagonal_scatter_forward,
+    vjp={"self": _diagonal_scatter_self, "src": _diagonal_scatter_src},
+    jvp=LINEAR,
+)
+
+
+def _diagonal_scatter(x: Tensor, src: Tensor, offset: int, d1: int, d2: int) -> Tensor:
+    out = _diagonal_scatter_forward(x._data, src._data, offset, d1, d2)
+    return record(DiagonalScatterBackward0, out, (x, src), (offset, d1, d2))
+
+
+@register("diagonal_scatter", method=True)
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1):
-    """A copy of ``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src``."""
+    """A copy of ``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src``.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2, 2).diagonal_scatter(ember.ones(2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
     a = input._data
     d1, d2 = _diag_dims(a.ndim, dim1, dim2)
-    out = a.copy()
-    view = _diag_view(out, offset, d1, d2)
-    _check_src(src._data, view)
-    view[...] = src._data
-    t = record(DiagonalScatterBackward0, out, (input, src))
-    if (node := t.grad_fn or _fw.node) is not None:
-        node.offset, node.dim1, node.dim2, node.src_shape = offset, d1, d2, src._data.shape
-    return t
+    offset = operator.index(offset)
+    _check_src(src._data, _diag_view(a, offset, d1, d2))
+    return _diagonal_scatter(input, src, offset, d1, d2)
 
 
-__all__ = [
-    "select",
-    "index_put",
-    "index_select",
-    "index_add",
-    "gather",
-    "scatter",
-    "scatter_add",
-    "masked_fill",
-    "masked_select",
-    "take",
-    "nonzero",
-    "argwhere",
-    "tril",
-    "triu",
-    "diag",
-    "diagonal",
-    "diag_embed",
-    "select_scatter",
-    "slice_scatter",
-    "diagonal_scatter",
-]
-
-register_methods(
-    {
-        "__getitem__": getitem,
-        "select": select,
-        "index_put": index_put,
-        "index_select": index_select,
-        "index_add": index_add,
-        "gather": gather,
-        "scatter": scatter,
-        "scatter_add": scatter_add,
-        "masked_fill": masked_fill,
-        "masked_select": masked_select,
-        "take": take,
-        "nonzero": nonzero,
-        "argwhere": argwhere,
-        "tril": tril,
-        "triu": triu,
-        "diag": diag,
-        "diagonal": diagonal,
-        "diag_embed": diag_embed,
-        "select_scatter": select_scatter,
-        "slice_scatter": slice_scatter,
-        "diagonal_scatter": diagonal_scatter,
-        # In-place variants through inplace.py's generic machinery (snapshot + rebase).
-        "masked_fill_": _make_inplace(masked_fill),
-        "index_put_": _make_inplace(index_put),
-        "index_add_": _make_inplace(index_add),
-        "scatter_": _make_inplace(scatter),
-        "scatter_add_": _make_inplace(scatter_add),
-        "tril_": _make_inplace(tril),
-        "triu_": _make_inplace(triu),
-    }
-)
+register_methods({"__getitem__": getitem})

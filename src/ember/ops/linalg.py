@@ -1,19 +1,16 @@
 """Linear algebra ops: the matmul family, einsum, tensordot, kron, trace and cross.
 
-Forward passes are single NumPy calls (``np.matmul``, ``np.tensordot``, ``np.einsum``)
-on the raw arrays. Each backward rule has two paths:
+Each product is one ``defop`` declaration whose rules are written once, with ``@``,
+``.mT``, indexing and ``*``: the same line runs on arrays in a plain backward (a BLAS call
+against a transposed view, no copies) and on Tensors in a recorded one, which gives every
+higher order. The products are bilinear (einsum multilinear), so forward mode is the
+product rule (``BILINEAR``); ``addmm``-style ops add a linear term and state their JVP.
 
-* plain backward (NumPy arrays): matmuls against ``.T``/``swapaxes`` views, so the
-  2-D case is two BLAS calls and no copies;
-* recorded backward (``create_graph=True``, Tensors): the rule is the VJP of the op's
-  einsum description (``_einsum_vjp``), computed with ember's own ``einsum``, so
-  higher-order gradients need no other op family.
-
-Node classes carry the names ``type(t.grad_fn).__name__`` has in torch 2.13. Where
-torch's last recorded op is a view or copy (``matmul`` of batched inputs ends in
-``_unsafe_view``, ``outer`` in ``mul``, ``tensordot`` in ``view``), ember records one
-node under that name whose rule is the whole op's gradient; its ``next_functions``
-point straight at the operands instead of at torch's intermediate nodes.
+Where torch's op is a composite (``matmul`` of batched operands, ``outer``, ``tensordot``,
+``kron``), ember records the same steps torch does (reshapes, ``mm``/``bmm``, views), so
+``grad_fn`` and its ``next_functions`` are torch's. Those steps are declared in this module
+("torch's intermediate steps" below) with torch's node names. ``einsum`` is one node named
+after torch's last step; its ``next_functions`` point straight at the operands.
 """
 
 from __future__ import annotations
@@ -26,13 +23,27 @@ from functools import lru_cache
 import numpy as np
 
 from .._dtype import cpp_name, scalar_name
-from .._tensor import Tensor, _legacy_type_name, register_methods
-from ..autograd import grad_mode
+from .._mode import state as _state
+from .._tensor import Tensor, _legacy_type_name
+from ..autograd.recording import _on as _forward_ad_on
+from ..autograd.views import ViewBackward0, apply_inplace
 from . import elementwise as _ew
-from ._core import binary_operands, normalize_dim
-from ._legacy import Node, _fw, add_tangents, record
+from ._core import (
+    BILINEAR,
+    LINEAR,
+    QUIET,
+    defop,
+    is_raw,
+    normalize_dim,
+    quiet_reset,
+    quiet_set,
+    record,
+    register,
+    require_tensor,
+    run,
+    write_out,
+)
 
-_state = grad_mode.state
 _wrap = Tensor._wrap
 
 # torch's label order for einsum: 'A'-'Z' are labels 0-25, 'a'-'z' are 26-51.
@@ -41,13 +52,6 @@ _LABEL_SET = frozenset(_LABELS)
 
 
 # -- shared helpers ----------------------------------------------------------------------
-
-
-def _require_tensor(x, fname: str, arg: str, pos: int) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
-        )
 
 
 def _sname(dt) -> str:
@@ -121,6 +125,8 @@ def _check_dot(a: np.ndarray, b: np.ndarray) -> None:
 
 def _infer_size(sa: tuple, sb: tuple) -> tuple:
     """Broadcast two shapes with torch's error text (reports the last mismatching dim)."""
+    if sa == sb:
+        return sa
     n = max(len(sa), len(sb))
     out = [0] * n
     for i in range(n - 1, -1, -1):
@@ -139,6 +145,8 @@ def _infer_size(sa: tuple, sb: tuple) -> tuple:
 def _check_expand(t: Tensor, target: tuple) -> None:
     """torch's ``expand`` errors for broadcasting an addmm-style ``input`` to the result."""
     shape = t._data.shape
+    if shape == target[len(target) - len(shape) :]:
+        return  # the common case: same trailing sizes
     if len(shape) > len(target):
         raise RuntimeError(
             f"expand({_legacy_type_name(t._data.dtype)}{{{list(shape)}}}, size={list(target)}): "
@@ -162,102 +170,280 @@ def _int_scalar(x, dt):
 
 
 def _cj(x):
-    """Complex conjugate (real inputs are returned as they are)."""
-    dt = x.dtype if type(x) is np.ndarray else x._data.dtype
-    if dt.kind != "c":
-        return x
-    return np.conjugate(x) if type(x) is np.ndarray else x.conj()
+    """The complex conjugate, for rules (real operands are returned as they are)."""
+    if is_raw(x):
+        return np.conjugate(x) if x.dtype.kind == "c" else x
+    return x.conj() if x._data.dtype.kind == "c" else x
 
 
-def _mT(x: np.ndarray) -> np.ndarray:
-    return x.swapaxes(-1, -2)
+def _scale(x, factor):
+    """``x * factor`` (torch's ``maybe_multiply``: nothing to do for a factor of 1)."""
+    return x if factor == 1 else x * factor
 
 
-def _prod(shape) -> int:
-    return math.prod(shape)
+def _graph_needed(x: Tensor, y: Tensor) -> bool:
+    """Whether a composite op must record its steps (gradients or tangents may flow)."""
+    return bool(_forward_ad_on) or (_state.enabled and (x._rg or y._rg))
 
 
-def _out(t: Tensor, out):
-    from ._core import write_out
-
-    return write_out("linalg", t, out)
-
-
-# -- bilinear nodes: which operand needs which ------------------------------------------
-# For ``a (op) b`` the rule for a needs b and vice versa; like torch, only the operand
-# another one's gradient needs is saved (so modifying the other in place is allowed).
+def _broadcast(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """``a`` broadcast to ``shape`` (read-only); ``a`` itself when nothing is broadcast."""
+    return a if a.shape == shape else np.broadcast_to(a, shape)
 
 
-def _record_bilinear(cls, res: np.ndarray, inputs: tuple, a: Tensor, b: Tensor):
-    ra, rb = a._rg, b._rg
-    saved = ((a,) if rb else ()) + ((b,) if ra else ())
-    t = record(cls, res, inputs, saved)
-    node = t.grad_fn or _fw.node
-    if node is not None:
-        node.need = (ra, rb)
-        node.shapes = (a._data.shape, b._data.shape)
-    return t
+def _is_contiguous(a: np.ndarray) -> bool:
+    """torch's ``is_contiguous`` (NumPy's flag also ignores size-1 dims and empty arrays)."""
+    return a.flags.c_contiguous
 
 
-class _Bilinear(Node):
-    """Base of nodes for ``out = a (op) b`` described by the einsum ``terms -> out_term``."""
+def _viewable(a: np.ndarray, shape: tuple) -> bool:
+    """torch's ``computeStride``: can ``a`` be seen with ``shape`` without a copy?"""
+    old, new = a.shape, tuple(shape)
+    if not old or a.size == 0:
+        return True
+    item = a.itemsize
+    if any(s % item for s in a.strides):
+        return False
+    strides = [s // item for s in a.strides]
+    view_d = len(new) - 1
+    chunk_base = strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(old) - 1, -1, -1):
+        tensor_numel *= old[d]
+        if d == 0 or (old[d - 1] != 1 and strides[d - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk_base = strides[d - 1]
+                tensor_numel = view_numel = 1
+    return view_d == -1
 
-    __slots__ = ("need", "shapes")
-    terms: tuple = ()
-    out_term: str = ""
 
-    def _unpack(self, saved):
-        ra, rb = self.need
-        a = saved[0] if rb else None
-        b = saved[-1] if ra else None
-        return ra, rb, a, b
+# -- torch's intermediate steps ----------------------------------------------------------------
+# The shape steps torch's composite ops record (reshape is a view, an alias or a copy, as in
+# torch's ``reshape``). They are declared here, with torch's names, so that those ops keep
+# forward mode and torch's graph; their derivatives only move the gradient back.
 
-    def _recorded(self, g, a, b, terms=None, out_term=None, scale=1):
-        """Gradients as einsum VJPs (used when the backward pass is being recorded)."""
-        ra, rb = self.need
-        terms = terms or self.terms
-        out_term = self.out_term if out_term is None else out_term
-        ops = (a, b)
-        ga = _einsum_vjp(g, terms, out_term, ops, self.shapes, 0) if ra else None
-        gb = _einsum_vjp(g, terms, out_term, ops, self.shapes, 1) if rb else None
-        if scale != 1:
-            ga = ga * scale if ga is not None else None
-            gb = gb * scale if gb is not None else None
-        return ga, gb
 
-    def jvp(self, tangents, inputs, *saved):
-        # Bilinear: the product rule, the op itself with one operand's tangent at a time.
-        (ta, tb), (a, b) = tangents[-2:], inputs[-2:]
-        return add_tangents(
-            None if ta is None else self._apply(ta, b), None if tb is None else self._apply(a, tb)
-        )
+def _sizes_back(g, self_sym_sizes):
+    return g.reshape(self_sym_sizes)
+
+
+def _spread(g, self_sym_sizes):
+    """The gradient of a sum: ``g`` broadcast back over the summed dims (a read-only view)."""
+    if is_raw(g):
+        return np.broadcast_to(g, self_sym_sizes)
+    return g.expand(self_sym_sizes)
+
+
+def _permute_back(g, dims):
+    inverse = tuple(np.argsort(dims))
+    return g.transpose(inverse) if is_raw(g) else g.permute(inverse)
+
+
+UnsafeViewBackward0 = defop(  # _unsafe_view: a reshape the graph does not treat as a view
+    "UnsafeViewBackward0",
+    params=("self_sym_sizes", "size"),
+    forward=lambda a, self_sym_sizes, size: a.reshape(size),
+    vjp={"self": _sizes_back},
+    jvp=LINEAR,
+)
+
+ReshapeAliasBackward0 = defop(  # reshape of a non-contiguous tensor that needs no copy
+    "ReshapeAliasBackward0",
+    params=("self_sym_sizes", "size"),
+    forward=lambda a, self_sym_sizes, size: a.reshape(size),
+    vjp={"self": _sizes_back},
+    jvp=LINEAR,
+    view=True,
+)
+
+CloneBackward0 = defop(  # clone(memory_format=contiguous), contiguous()
+    "CloneBackward0",
+    forward=lambda a: a.copy(),
+    vjp={"self": lambda g: g},
+    jvp=LINEAR,
+)
+
+ExpandBackward0 = defop(  # the engine sums the gradient back to the operand's shape
+    "ExpandBackward0",
+    params=("self_sym_sizes", "size"),
+    forward=lambda a, self_sym_sizes, size: _broadcast(a, size),
+    vjp={"self": lambda g: g},
+    jvp=LINEAR,
+    view=True,
+)
+
+TransposeBackward0 = defop(
+    "TransposeBackward0",
+    params=("dim0", "dim1"),
+    forward=lambda a, dim0, dim1: a.swapaxes(dim0, dim1),
+    vjp={"self": lambda g, dim0, dim1: g.swapaxes(dim0, dim1)},
+    jvp=LINEAR,
+    view=True,
+)
+
+TBackward0 = defop(
+    "TBackward0",
+    forward=lambda a: a.swapaxes(0, 1),
+    vjp={"self": lambda g: g.swapaxes(0, 1)},
+    jvp=LINEAR,
+    view=True,
+)
+
+PermuteBackward0 = defop(
+    "PermuteBackward0",
+    params=("dims",),
+    forward=lambda a, dims: a.transpose(dims),
+    vjp={"self": _permute_back},
+    jvp=LINEAR,
+    view=True,
+)
+
+UnsqueezeBackward0 = defop(
+    "UnsqueezeBackward0",
+    params=("dim",),
+    forward=np.expand_dims,
+    vjp={"self": lambda g, dim: g.squeeze(dim)},
+    jvp=LINEAR,
+    view=True,
+)
+
+SqueezeBackward0 = defop(  # squeeze()
+    "SqueezeBackward0",
+    params=("self_sym_sizes",),
+    forward=lambda a, self_sym_sizes: a.squeeze(),
+    vjp={"self": _sizes_back},
+    jvp=LINEAR,
+    view=True,
+)
+
+SqueezeBackward1 = defop(  # squeeze(dim)
+    "SqueezeBackward1",
+    params=("dim", "self_sym_sizes"),
+    forward=lambda a, dim, self_sym_sizes: a.squeeze(dim),
+    vjp={"self": _sizes_back},
+    jvp=LINEAR,
+    view=True,
+)
+
+SqueezeBackward4 = defop(  # squeeze_(dim) of a result nobody else sees: not a view
+    "SqueezeBackward4",
+    params=("dim", "self_sym_sizes"),
+    forward=lambda a, dim, self_sym_sizes: a.squeeze(dim),
+    vjp={"self": _sizes_back},
+    jvp=LINEAR,
+)
+
+SumBackward0 = defop(  # sum(dtype=...)
+    "SumBackward0",
+    params=("self_sym_sizes",),
+    forward=lambda a, self_sym_sizes: a.sum(dtype=a.dtype),
+    vjp={"self": _spread},
+    jvp=LINEAR,
+)
+
+SumBackward1 = defop(  # sum(dim, keepdim=True, dtype=...)
+    "SumBackward1",
+    params=("dim", "keepdim", "self_sym_sizes"),
+    forward=lambda a, dim, keepdim, self_sym_sizes: a.sum(dim, dtype=a.dtype, keepdims=keepdim),
+    vjp={"self": lambda g, self_sym_sizes: _spread(g, self_sym_sizes)},
+    jvp=LINEAR,
+)
+
+
+def _reshape(t: Tensor, shape: tuple) -> Tensor:
+    """torch's ``reshape``: a view when ``t`` is contiguous, an alias when its strides
+    allow, else a contiguous copy seen with the new shape."""
+    a = t._data
+    if a.flags.c_contiguous:
+        v = a if a.shape == shape else a.reshape(shape)
+        return record(ViewBackward0, v, (t,), (a.shape, shape))
+    if _viewable(a, shape):
+        return record(ReshapeAliasBackward0, a.reshape(shape), (t,), (a.shape, shape))
+    c = record(CloneBackward0, a.copy(), (t,))
+    return record(UnsafeViewBackward0, c._data.reshape(shape), (c,), (a.shape, shape))
+
+
+def _unsafe_view(t: Tensor, shape: tuple) -> Tensor:
+    a = t._data
+    v = a if a.shape == shape else a.reshape(shape)
+    return record(UnsafeViewBackward0, v, (t,), (a.shape, shape))
+
+
+def _transpose(t: Tensor, d0: int, d1: int) -> Tensor:
+    return record(TransposeBackward0, t._data.swapaxes(d0, d1), (t,), (d0, d1))
+
+
+def _contiguous(t: Tensor) -> Tensor:
+    a = t._data
+    return t if a.flags.c_contiguous else record(CloneBackward0, a.copy(), (t,))
+
+
+def _permute(t: Tensor, dims: tuple) -> Tensor:
+    return record(PermuteBackward0, t._data.transpose(dims), (t,), (dims,))
+
+
+def _expand(t: Tensor, shape: tuple) -> Tensor:
+    a = t._data
+    return record(ExpandBackward0, _broadcast(a, shape), (t,), (a.shape, shape))
+
+
+def _unsqueeze(t: Tensor, dim: int) -> Tensor:
+    return record(UnsqueezeBackward0, np.expand_dims(t._data, dim), (t,), (dim,))
+
+
+def _squeeze(t: Tensor, dim: int, cls=SqueezeBackward1) -> Tensor:
+    a = t._data
+    return record(cls, a.squeeze(dim), (t,), (dim, a.shape))
+
+
+def _flatten(t: Tensor) -> Tensor:
+    a = t._data
+    if a.ndim == 1:
+        return t  # torch's flatten returns a 1-D tensor itself
+    return _reshape(t, (a.size,))
+
+
+def _out(fname: str, t: Tensor, out):
+    return t if out is None else write_out(fname, t, out)
 
 
 # -- dot, vdot -----------------------------------------------------------------------------
+# Bilinear ops: the rule of each operand reads the other one, so only the operand another
+# operand's gradient needs is saved (modifying the other in place is then allowed).
+
+DotBackward0 = defop(
+    "DotBackward0",
+    inputs=("self", "tensor"),
+    forward=np.dot,
+    vjp={
+        "self": lambda g, tensor: g * _cj(tensor),
+        "tensor": lambda g, self: g * _cj(self),
+    },
+    jvp=BILINEAR,
+)
+
+VdotBackward0 = defop(
+    "VdotBackward0",
+    inputs=("self", "other"),
+    forward=np.vdot,
+    vjp={
+        "self": lambda g, other: _cj(g) * other,
+        "other": lambda g, self: g * self,
+    },
+    jvp=BILINEAR,
+)
 
 
-class DotBackward0(_Bilinear):
-    __slots__ = ()
-
-    def backward(self, g, *saved):
-        ra, rb, a, b = self._unpack(saved)
-        return (g * _cj(b) if ra else None), (g * _cj(a) if rb else None)
-
-    def _apply(self, a, b):
-        return dot(a, b)
+def _dot(x: Tensor, y: Tensor) -> Tensor:
+    return record(DotBackward0, np.dot(x._data, y._data), (x, y))
 
 
-class VdotBackward0(_Bilinear):
-    __slots__ = ()
-
-    def backward(self, g, *saved):
-        ra, rb, a, b = self._unpack(saved)
-        return (_cj(g) * b if ra else None), (g * a if rb else None)
-
-    def _apply(self, a, b):
-        return vdot(a, b)
-
-
+@register("dot", method=True)
 def dot(input, tensor, *, out=None):
     """Inner product of two 1-D tensors of the same length and dtype.
 
@@ -266,72 +452,77 @@ def dot(input, tensor, *, out=None):
         >>> ember.dot(ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0]))
         tensor(11.)
     """
-    _require_tensor(input, "dot", "input", 1)
-    _require_tensor(tensor, "dot", "tensor", 2)
-    a, b = input._data, tensor._data
-    _check_dot(a, b)
-    res = np.asarray(np.dot(a, b))
-    return _out(_record_bilinear(DotBackward0, res, (input, tensor), input, tensor), out)
+    require_tensor(input, "dot", "input", 1)
+    require_tensor(tensor, "dot", "tensor", 2)
+    _check_dot(input._data, tensor._data)
+    return _out("dot", run(DotBackward0, (input, tensor), (input._data, tensor._data)), out)
 
 
+@register("vdot", method=True)
 def vdot(input, other, *, out=None):
-    """``sum(conj(input) * other)`` for 1-D tensors (``dot`` for real ones)."""
-    _require_tensor(input, "vdot", "input", 1)
-    _require_tensor(other, "vdot", "other", 2)
+    """``sum(conj(input) * other)`` for 1-D tensors (``dot`` for real ones).
+
+    Example:
+        >>> import ember
+        >>> ember.vdot(ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0]))
+        tensor(11.)
+    """
+    require_tensor(input, "vdot", "input", 1)
+    require_tensor(other, "vdot", "other", 2)
     a, b = input._data, other._data
     _check_dot(a, b)
-    res = np.asarray(np.vdot(a, b))
-    return _out(_record_bilinear(VdotBackward0, res, (input, other), input, other), out)
+    return _out("vdot", run(VdotBackward0, (input, other), (a, b)), out)
 
 
 # -- mm, mv, bmm -----------------------------------------------------------------------------
 
+MmBackward0 = defop(
+    "MmBackward0",
+    inputs=("self", "mat2"),
+    forward=np.matmul,
+    vjp={
+        "self": lambda g, mat2: g @ _cj(mat2).mT,
+        "mat2": lambda g, self: _cj(self).mT @ g,
+    },
+    jvp=BILINEAR,
+)
 
-class MmBackward0(_Bilinear):
-    __slots__ = ()
-    terms = ("ij", "jk")
-    out_term = "ik"
+MvBackward0 = defop(
+    "MvBackward0",
+    inputs=("self", "vec"),
+    forward=np.matmul,
+    vjp={
+        "self": lambda g, vec: g[:, None] * _cj(vec),
+        "vec": lambda g, self: _cj(self).mT @ g,
+    },
+    jvp=BILINEAR,
+)
 
-    def backward(self, g, *saved):
-        ra, rb, a, b = self._unpack(saved)
-        if type(g) is not np.ndarray:
-            return self._recorded(g, a, b)
-        return (g @ _cj(b).T if ra else None), (_cj(a).T @ g if rb else None)
-
-    def _apply(self, a, b):
-        return mm(a, b)
-
-
-class MvBackward0(_Bilinear):
-    __slots__ = ()
-    terms = ("ij", "j")
-    out_term = "i"
-
-    def backward(self, g, *saved):
-        ra, rb, a, b = self._unpack(saved)
-        if type(g) is not np.ndarray:
-            return self._recorded(g, a, b)
-        return (np.outer(g, _cj(b)) if ra else None), (_cj(a).T @ g if rb else None)
-
-    def _apply(self, a, b):
-        return mv(a, b)
-
-
-class BmmBackward0(_Bilinear):
-    __slots__ = ()
-    terms = ("bij", "bjk")
-    out_term = "bik"
-
-    def backward(self, g, *saved):
-        ra, rb, a, b = self._unpack(saved)
-        if type(g) is not np.ndarray:
-            return self._recorded(g, a, b)
-        return (g @ _mT(_cj(b)) if ra else None), (_mT(_cj(a)) @ g if rb else None)
-
-    def _apply(self, a, b):
-        return bmm(a, b)
+BmmBackward0 = defop(
+    "BmmBackward0",
+    inputs=("self", "mat2"),
+    forward=np.matmul,
+    vjp={
+        "self": lambda g, mat2: g @ _cj(mat2).mT,
+        "mat2": lambda g, self: _cj(self).mT @ g,
+    },
+    jvp=BILINEAR,
+)
 
 
+def _mm(x: Tensor, y: Tensor) -> Tensor:
+    return record(MmBackward0, np.matmul(x._data, y._data), (x, y))
+
+
+def _mv(x: Tensor, y: Tensor) -> Tensor:
+    return record(MvBackward0, np.matmul(x._data, y._data), (x, y))
+
+
+def _bmm(x: Tensor, y: Tensor) -> Tensor:
+    return record(BmmBackward0, np.matmul(x._data, y._data), (x, y))
+
+
+@register("mm", method=True)
 def mm(input, mat2, *, out=None):
     """Matrix product of two 2-D tensors (no broadcasting).
 
@@ -341,28 +532,42 @@ def mm(input, mat2, *, out=None):
         tensor([[3.],
                 [3.]])
     """
-    _require_tensor(input, "mm", "input", 1)
-    _require_tensor(mat2, "mm", "mat2", 2)
+    require_tensor(input, "mm", "input", 1)
+    require_tensor(mat2, "mm", "mat2", 2)
     a, b = input._data, mat2._data
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
     _check_mm(a.shape[0], a.shape[1], b.shape[0], b.shape[1], a.dtype, b.dtype)
-    return _out(_record_bilinear(MmBackward0, np.matmul(a, b), (input, mat2), input, mat2), out)
+    token = quiet_set(QUIET)
+    try:
+        res = np.matmul(a, b)
+    finally:
+        quiet_reset(token)
+    t = record(MmBackward0, res, (input, mat2))
+    return t if out is None else write_out("mm", t, out)
 
 
+@register("mv", method=True)
 def mv(input, vec, *, out=None):
-    """Matrix-vector product of a 2-D and a 1-D tensor."""
-    _require_tensor(input, "mv", "input", 1)
-    _require_tensor(vec, "mv", "vec", 2)
+    """Matrix-vector product of a 2-D and a 1-D tensor.
+
+    Example:
+        >>> import ember
+        >>> ember.mv(ember.ones(2, 3), ember.ones(3))
+        tensor([3., 3.])
+    """
+    require_tensor(input, "mv", "input", 1)
+    require_tensor(vec, "mv", "vec", 2)
     a, v = input._data, vec._data
     if a.ndim != 2 or v.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
     _check_mv(a.shape[0], a.shape[1], v.shape[0], a.dtype, v.dtype)
-    return _out(_record_bilinear(MvBackward0, np.matmul(a, v), (input, vec), input, vec), out)
+    return _out("mv", run(MvBackward0, (input, vec), (a, v)), out)
 
 
+@register("bmm", method=True)
 def bmm(input, mat2, *, out=None):
     """Batched matrix product of two 3-D tensors with the same batch size (no broadcasting).
 
@@ -371,100 +576,22 @@ def bmm(input, mat2, *, out=None):
         >>> ember.bmm(ember.ones(4, 2, 3), ember.ones(4, 3, 5)).shape
         torch.Size([4, 2, 5])
     """
-    _require_tensor(input, "bmm", "input", 1)
-    _require_tensor(mat2, "bmm", "mat2", 2)
+    require_tensor(input, "bmm", "input", 1)
+    require_tensor(mat2, "bmm", "mat2", 2)
     a, b = input._data, mat2._data
     if a.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if b.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     _check_bmm(a.shape, b.shape, a.dtype, b.dtype)
-    return _out(_record_bilinear(BmmBackward0, np.matmul(a, b), (input, mat2), input, mat2), out)
+    return _out("bmm", run(BmmBackward0, (input, mat2), (a, b)), out)
 
 
 # -- matmul ----------------------------------------------------------------------------------
+# torch's ``_matmul_impl`` (LinearAlgebra.cpp) picks one of these paths; each records the
+# steps torch records, so the graph is torch's.
 
-
-@lru_cache(maxsize=256)
-def _matmul_terms(da: int, db: int) -> tuple:
-    """einsum subscripts of ``matmul`` for operands of ``da`` and ``db`` dims."""
-    nb = max(da - 2, db - 2, 0)
-    batch = _LABELS[:nb]
-    ta = batch[nb - max(da - 2, 0) :] + ("ij" if da >= 2 else "j")
-    tb = batch[nb - max(db - 2, 0) :] + ("jk" if db >= 2 else "j")
-    return (ta, tb), batch + ("i" if da >= 2 else "") + ("k" if db >= 2 else "")
-
-
-class _MatmulNd(_Bilinear):
-    """``matmul`` with a batched (>= 3-D) operand; broadcasting over batch dims."""
-
-    __slots__ = ()
-
-    def backward(self, g, *saved):
-        ra, rb, a, b = self._unpack(saved)
-        sa, sb = self.shapes
-        da, db = len(sa), len(sb)
-        if type(g) is not np.ndarray:
-            terms, out_term = _matmul_terms(da, db)
-            return self._recorded(g, a, b, terms, out_term)
-        # Treat 1-D operands as matrices, as matmul does.
-        g2 = g[..., None] if db == 1 else g
-        if da == 1:
-            g2 = g2[..., None, :]
-        ga = gb = None
-        if ra:
-            b2 = _cj(b[:, None] if db == 1 else b)
-            if da >= 3 and db <= 2:
-                # Fold the batch into rows: one (B*n, p) @ (p, m) product.
-                rows = _prod(g2.shape[:-1])
-                ga = (g2.reshape(rows, g2.shape[-1]) @ b2.T).reshape(sa)
-            elif da <= 2:
-                # a is shared by every batch: contract batch and column dims at once.
-                axes = list(range(g2.ndim - 2)) + [g2.ndim - 1]
-                ga = np.tensordot(g2, b2, axes=(axes, axes))
-                if da == 1:
-                    ga = ga[0]
-            else:
-                ga = g2 @ _mT(b2)
-        if rb:
-            a2 = _cj(a[None, :] if da == 1 else a)
-            if db <= 2 and da >= 3:
-                rows = _prod(a2.shape[:-1])
-                gb = a2.reshape(rows, a2.shape[-1]).T @ g2.reshape(rows, g2.shape[-1])
-            else:
-                gb = _mT(a2) @ g2
-            if db == 1:
-                gb = gb[..., 0]
-        return ga, gb
-
-    def _apply(self, a, b):
-        return matmul(a, b)
-
-
-# torch's final node for each way matmul can go (see ``_matmul_impl`` in LinearAlgebra.cpp).
-_MatmulUnsafeView = type("UnsafeViewBackward0", (_MatmulNd,), {"__slots__": ()})
-_MatmulClone = type("CloneBackward0", (_MatmulNd,), {"__slots__": ()})
-_MatmulTranspose = type("TransposeBackward0", (_MatmulNd,), {"__slots__": ()})
-
-
-class _VecMatBackward(_Bilinear):
-    """1-D @ 2-D: torch computes ``a.unsqueeze(0).mm(b).squeeze_(0)``."""
-
-    __slots__ = ()
-    terms = ("j", "jk")
-    out_term = "k"
-
-    def backward(self, g, *saved):
-        ra, rb, a, b = self._unpack(saved)
-        if type(g) is not np.ndarray:
-            return self._recorded(g, a, b)
-        return (_cj(b) @ g if ra else None), (np.outer(_cj(a), g) if rb else None)
-
-    def _apply(self, a, b):
-        return matmul(a, b)
-
-
-_VecMatBackward.__name__ = _VecMatBackward.__qualname__ = "SqueezeBackward4"
+_DOT, _MV, _VM, _MM, _FOLD, _FOLD_T, _SQUEEZE, _BATCH = range(8)
 
 
 def _should_fold(a: np.ndarray, b: np.ndarray, rga: bool, rgb: bool) -> bool:
@@ -478,7 +605,7 @@ def _should_fold(a: np.ndarray, b: np.ndarray, rga: bool, rgb: bool) -> bool:
         return True
     if a.ndim == 2:
         return False
-    big = a if larger else _mT(b)
+    big = a if larger else b.swapaxes(-1, -2)
     if big.size == 0:
         return True
     item = big.itemsize
@@ -487,9 +614,9 @@ def _should_fold(a: np.ndarray, b: np.ndarray, rga: bool, rgb: bool) -> bool:
     return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(dim_t1 - 2))
 
 
-def _matmul_checks(a: np.ndarray, b: np.ndarray, rga: bool, rgb: bool):
-    """Run torch's checks for the path matmul takes (``_matmul_impl``); return the class
-    of the node torch ends with. ``rga``/``rgb``: the operands' ``requires_grad``."""
+def _matmul_plan(a: np.ndarray, b: np.ndarray, rga: bool, rgb: bool) -> tuple:
+    """Run torch's checks for the path matmul takes and name the path: ``(kind, ...)``.
+    ``rga``/``rgb``: the operands' ``requires_grad``."""
     da, db = a.ndim, b.ndim
     if da == 0 or db == 0:
         raise RuntimeError(
@@ -497,51 +624,113 @@ def _matmul_checks(a: np.ndarray, b: np.ndarray, rga: bool, rgb: bool):
         )
     if da == 1 and db == 1:
         _check_dot(a, b)
-        return DotBackward0
+        return (_DOT,)
     if da == 2 and db == 1:
         _check_mv(a.shape[0], a.shape[1], b.shape[0], a.dtype, b.dtype)
-        return MvBackward0
+        return (_MV,)
     if da == 1 and db == 2:
         _check_mm(1, a.shape[0], b.shape[0], b.shape[1], a.dtype, b.dtype)
-        return _VecMatBackward
+        return (_VM,)
     if da == 2 and db == 2:
         _check_mm(a.shape[0], a.shape[1], b.shape[0], b.shape[1], a.dtype, b.dtype)
-        return MmBackward0
+        return (_MM,)
     if _should_fold(a, b, rga, rgb):
         if da >= db:
-            rows, cols = _prod(a.shape[:-1]), a.shape[-1]
+            rows, cols = math.prod(a.shape[:-1]), a.shape[-1]
             if db == 2:
                 _check_mm(rows, cols, b.shape[0], b.shape[1], a.dtype, b.dtype)
             else:
                 _check_mv(rows, cols, b.shape[0], a.dtype, b.dtype)
-            return _MatmulUnsafeView
+            return (_FOLD,)
         # b is the larger one: torch folds b.mT and multiplies by a.t() (or a).
-        rows, cols = _prod(b.shape[:-2]) * b.shape[-1], b.shape[-2]
+        rows, cols = math.prod(b.shape[:-2]) * b.shape[-1], b.shape[-2]
         if da == 2:
             _check_mm(rows, cols, a.shape[1], a.shape[0], b.dtype, a.dtype)
-            # ``output.mT().contiguous()`` copies unless the transpose is already contiguous.
-            n, p = a.shape[0], b.shape[-1]
-            if n == 1 or p == 1 or rows * n == 0:
-                return _MatmulTranspose
-            return _MatmulClone
-        _check_mv(rows, cols, a.shape[0], b.dtype, a.dtype)
-        return _MatmulUnsafeView
+        else:
+            _check_mv(rows, cols, a.shape[0], b.dtype, a.dtype)
+        return (_FOLD_T,)
     if da == 3 and db == 3 and a.shape[0] != b.shape[0]:
         # A batch of one that requires grad is squeezed (and matmul starts over).
         if a.shape[0] == 1 and rga:
-            return _matmul_checks(a[0], b, rga, rgb)
+            return (_SQUEEZE, 0, _matmul_plan(a[0], b, rga, rgb))
         if b.shape[0] == 1 and rgb:
-            return _matmul_checks(a, b[0], rga, rgb)
+            return (_SQUEEZE, 1, _matmul_plan(a, b[0], rga, rgb))
     # Batched path: broadcast batch dims, then bmm.
     batch = _infer_size(a.shape[: max(da - 2, 0)], b.shape[: max(db - 2, 0)])
-    bs = _prod(batch)
+    bs = math.prod(batch)
     n = a.shape[-2] if da > 1 else 1
     m1 = a.shape[-1]
     m2 = b.shape[-2] if db > 1 else b.shape[0]
     _check_bmm((bs, n, m1), (bs, m2), a.dtype, b.dtype)
-    return _MatmulUnsafeView
+    return (_BATCH, batch)
 
 
+def _matmul_steps(x: Tensor, y: Tensor, plan: tuple) -> Tensor:
+    """``matmul`` as torch records it, path ``plan``."""
+    kind = plan[0]
+    if kind == _DOT:
+        return _dot(x, y)
+    if kind == _MV:
+        return _mv(x, y)
+    if kind == _MM:
+        return _mm(x, y)
+    if kind == _VM:  # x.unsqueeze(0).mm(y).squeeze_(0)
+        return _squeeze(_mm(_unsqueeze(x, 0), y), 0, SqueezeBackward4)
+    if kind == _SQUEEZE:
+        if plan[1] == 0:
+            return _matmul_steps(_squeeze(x, 0), y, plan[2])
+        return _matmul_steps(x, _squeeze(y, 0), plan[2])
+    if kind == _BATCH:
+        return _batched(x, y, plan[1])
+    # Fold the larger operand's batch into the rows of one mm (or mv).
+    transposed = kind == _FOLD_T
+    if transposed:
+        t1 = _transpose(y, -2, -1)
+        t2 = record(TBackward0, x._data.T, (x,)) if x._data.ndim == 2 else x
+    else:
+        t1, t2 = x, y
+    s1 = t1._data.shape
+    shape = s1[:-1]
+    folded = _reshape(t1, (math.prod(shape), s1[-1]))
+    if t2._data.ndim == 1:
+        return _unsafe_view(_mv(folded, t2), shape)
+    out = _unsafe_view(_mm(folded, t2), shape + (t2._data.shape[1],))
+    return _contiguous(_transpose(out, -2, -1)) if transposed else out
+
+
+def _batched(x: Tensor, y: Tensor, batch: tuple) -> Tensor:
+    """Broadcast the batch dims, fold them into one, ``bmm``, and view the result."""
+    a, b = x._data, y._data
+    n = a.shape[-2] if a.ndim > 1 else 1
+    m1 = a.shape[-1]
+    vector = b.ndim == 1
+    m2 = b.shape[-2] if not vector else b.shape[0]
+    p = b.shape[-1] if not vector else 1
+    bs = math.prod(batch)
+    x3 = _reshape(_expand(x, batch + (n, m1)), (bs, n, m1))
+    if vector:
+        y3 = _unsqueeze(_reshape(_expand(y, batch + (m2,)), (bs, m2)), 2)
+    else:
+        y3 = _reshape(_expand(y, batch + (m2, p)), (bs, m2, p))
+    shape = batch + ((n,) if a.ndim > 1 else ()) + ((p,) if not vector else ())
+    res = _bmm(x3, y3)
+    if vector:
+        res = _squeeze(res, -1)
+    return _unsafe_view(res, shape)
+
+
+def _matmul_value(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.ndim >= 3 and b.ndim <= 2 and a.flags.c_contiguous:
+        # One (B*n, m) @ (m, p) BLAS call instead of a loop over the batch.
+        res = np.matmul(a.reshape(math.prod(a.shape[:-1]), a.shape[-1]), b)
+        return res.reshape(a.shape[:-1] + b.shape[1:])
+    return np.matmul(a, b)
+
+
+_SINGLE_NODE = {_DOT: DotBackward0, _MV: MvBackward0, _MM: MmBackward0}
+
+
+@register("matmul", method=True)
 def matmul(input, other, *, out=None):
     """Matrix product with NumPy/torch semantics for 1-D operands and broadcast batch dims.
 
@@ -551,8 +740,8 @@ def matmul(input, other, *, out=None):
         >>> ember.matmul(a, ember.ones(3))
         tensor([3., 3.], grad_fn=<MvBackward0>)
     """
-    _require_tensor(input, "matmul", "input", 1)
-    _require_tensor(other, "matmul", "other", 2)
+    require_tensor(input, "matmul", "input", 1)
+    require_tensor(other, "matmul", "other", 2)
     a, b = input._data, other._data
     rga, rgb = input._rg, other._rg
     if out is not None and (rga or rgb or out._rg) and _state.enabled:
@@ -560,41 +749,40 @@ def matmul(input, other, *, out=None):
             "matmul(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
         )
-    cls = _matmul_checks(a, b, rga, rgb)
-    if a.ndim >= 3 and b.ndim <= 2 and a.flags.c_contiguous:
-        # One (B*n, m) @ (m, p) BLAS call instead of a loop over the batch.
-        res = np.matmul(a.reshape(_prod(a.shape[:-1]), a.shape[-1]), b)
-        res = res.reshape(a.shape[:-1] + b.shape[1:])
+    da, db = a.ndim, b.ndim
+    if da == 2 and db == 2:  # the common cases first
+        _check_mm(a.shape[0], a.shape[1], b.shape[0], b.shape[1], a.dtype, b.dtype)
+        plan = (_MM,)
+    elif (
+        da == db > 2
+        and a.shape[:-2] == b.shape[:-2]
+        and a.shape[-1] == b.shape[-2]
+        and a.dtype == b.dtype != np.bool_
+    ):
+        plan = (_BATCH, a.shape[:-2])  # equal batches: what _matmul_plan finds, checked
     else:
-        res = np.matmul(a, b)
-    return _out(_record_bilinear(cls, np.asarray(res), (input, other), input, other), out)
+        plan = _matmul_plan(a, b, rga, rgb)
+    token = quiet_set(QUIET)
+    try:
+        cls = _SINGLE_NODE.get(plan[0])
+        if cls is not None:  # one op: dot, mv, mm
+            t = record(cls, np.matmul(a, b), (input, other))
+        elif out is None and _graph_needed(input, other):
+            t = _matmul_steps(input, other, plan)
+        else:  # nothing recorded: the product alone
+            t = record(MmBackward0, _matmul_value(a, b), ())
+    finally:
+        quiet_reset(token)
+    return t if out is None else write_out("matmul", t, out)
 
 
 # -- outer, inner --------------------------------------------------------------------------
 
 
-class _OuterBackward(_Bilinear):
-    """``outer``: torch records ``input.reshape(-1, 1) * vec2`` (MulBackward0)."""
-
-    __slots__ = ()
-    terms = ("i", "j")
-    out_term = "ij"
-
-    def backward(self, g, *saved):
-        ra, rb, a, b = self._unpack(saved)
-        if type(g) is not np.ndarray:
-            return self._recorded(g, a, b)
-        return (g @ _cj(b) if ra else None), (_cj(a) @ g if rb else None)
-
-    def _apply(self, a, b):
-        return outer(a, b)
-
-
-_OuterBackward.__name__ = _OuterBackward.__qualname__ = "MulBackward0"
-
-
+@register("outer", method=True)
 def outer(input, vec2, *, out=None):
-    """Outer product of two 1-D tensors (dtypes are promoted like ``*``).
+    """Outer product of two 1-D tensors (dtypes are promoted like ``*``): torch records
+    ``input.reshape(-1, 1) * vec2``.
 
     Example:
         >>> import ember
@@ -602,24 +790,31 @@ def outer(input, vec2, *, out=None):
         tensor([[ 1., 10.],
                 [ 2., 20.]])
     """
-    _require_tensor(input, "outer", "input", 1)
-    _require_tensor(vec2, "outer", "vec2", 2)
+    require_tensor(input, "outer", "input", 1)
+    require_tensor(vec2, "outer", "vec2", 2)
     if input._data.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {input._data.ndim}-D")
     if vec2._data.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument vec2, but got {vec2._data.ndim}-D")
-    a, b = binary_operands(input, vec2)
-    res = np.multiply.outer(a, b)
-    return _out(_record_bilinear(_OuterBackward, res, (input, vec2), input, vec2), out)
+    return _ew.mul(_reshape(input, (input._data.shape[0], 1)), vec2, out=out)
 
 
+@register("ger", method=True)
 def ger(input, vec2, *, out=None):
-    """Alias of ``outer``."""
-    _require_tensor(input, "ger", "input", 1)
-    _require_tensor(vec2, "ger", "vec2", 2)
+    """Alias of ``outer``.
+
+    Example:
+        >>> import ember
+        >>> ember.ger(ember.tensor([1.0, 2.0]), ember.tensor([3.0]))
+        tensor([[3.],
+                [6.]])
+    """
+    require_tensor(input, "ger", "input", 1)
+    require_tensor(vec2, "ger", "vec2", 2)
     return outer(input, vec2, out=out)
 
 
+@register("inner", method=True)
 def inner(input, other, *, out=None):
     """Sum of products over the last dimension (a product with a 0-d operand).
 
@@ -628,102 +823,107 @@ def inner(input, other, *, out=None):
         >>> ember.inner(ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0]))
         tensor(11.)
     """
-    _require_tensor(input, "inner", "input", 1)
-    _require_tensor(other, "inner", "other", 2)
+    require_tensor(input, "inner", "input", 1)
+    require_tensor(other, "inner", "other", 2)
     a, b = input._data, other._data
     if a.ndim == 0 or b.ndim == 0:
-        return _out(_ew.mul(input, other), out)
+        return _ew.mul(input, other, out=out)
     if a.shape[-1] != b.shape[-1]:
         raise RuntimeError(
             "inner() the last dimension must match on both input tensors but got shapes "
             f"{list(a.shape)} and {list(b.shape)}"
         )
-    return _out(_tensordot(input, other, [-1], [-1]), out)
+    return _tensordot_out(_tensordot(input, other, [-1], [-1]), out)
 
 
 # -- addmm, addmv, baddbmm -------------------------------------------------------------------
+# ``beta * input + alpha * (mat1 (op) mat2)``: linear in ``input``, bilinear in the factors.
 
 
-class _Scaled(_Bilinear):
-    """``beta * input + alpha * (mat1 (op) mat2)``; inputs are (input, mat1, mat2)."""
-
-    __slots__ = ("alpha", "beta")
-
-    def backward(self, g, *saved):
-        ra, rb, a, b = self._unpack(saved)
-        alpha, beta = self.alpha, self.beta
-        gi = g if beta == 1 else g * beta
-        if type(g) is not np.ndarray:
-            ga, gb = self._recorded(g, a, b, scale=alpha)
-            return gi, ga, gb
-        ga, gb = self._products(g, a, b, ra, rb)
-        if alpha != 1:
-            ga = ga * alpha if ga is not None else None
-            gb = gb * alpha if gb is not None else None
-        return gi, ga, gb
-
-    def jvp(self, tangents, inputs, *saved):
-        prod = _Bilinear.jvp(self, tangents, inputs)
-        if prod is not None and self.alpha != 1:
-            prod = prod * self.alpha
-        ti = tangents[0]
-        if ti is not None and self.beta != 1:
-            ti = ti * self.beta
-        return add_tangents(ti if self.beta != 0 else None, prod)
+def _scaled_tangent(product, t_self, t_m1, t_m2, m1, m2, beta, alpha):
+    """The tangent of ``beta * input + alpha * product(m1, m2)``."""
+    res = None if t_self is None else _scale(t_self, beta)
+    for part in (
+        None if t_m1 is None else product(t_m1, m2),
+        None if t_m2 is None else product(m1, t_m2),
+    ):
+        if part is not None:
+            part = _scale(part, alpha)
+            res = part if res is None else res + part
+    return res
 
 
-class AddmmBackward0(_Scaled):
-    __slots__ = ()
-    terms = MmBackward0.terms
-    out_term = MmBackward0.out_term
-
-    def _products(self, g, a, b, ra, rb):
-        return (g @ _cj(b).T if ra else None), (_cj(a).T @ g if rb else None)
-
-    def _apply(self, a, b):
-        return mm(a, b)
-
-
-class AddmvBackward0(_Scaled):
-    __slots__ = ()
-    terms = MvBackward0.terms
-    out_term = MvBackward0.out_term
-
-    def _products(self, g, a, b, ra, rb):
-        return (np.outer(g, _cj(b)) if ra else None), (_cj(a).T @ g if rb else None)
-
-    def _apply(self, a, b):
-        return mv(a, b)
-
-
-class BaddbmmBackward0(_Scaled):
-    __slots__ = ()
-    terms = BmmBackward0.terms
-    out_term = BmmBackward0.out_term
-
-    def _products(self, g, a, b, ra, rb):
-        return (g @ _mT(_cj(b)) if ra else None), (_mT(_cj(a)) @ g if rb else None)
-
-    def _apply(self, a, b):
-        return bmm(a, b)
-
-
-def _scaled_result(cls, prod, input, m1, m2, beta, alpha):
-    dt = prod.dtype
-    alpha, beta = _int_scalar(alpha, dt), _int_scalar(beta, dt)
-    res = prod
+def _scaled_forward(x, m1, m2, beta, alpha):
+    res = np.matmul(m1, m2)
     if alpha != 1:
         res *= alpha
     if beta != 0:
-        x = input._data
         res += x if beta == 1 else x * beta
-    t = _record_bilinear(cls, res, (input, m1, m2), m1, m2)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.alpha = alpha
-        gf.beta = beta
-    return t
+    return res
 
 
+AddmmBackward0 = defop(
+    "AddmmBackward0",
+    inputs=("self", "mat1", "mat2"),
+    params=("beta", "alpha"),
+    forward=_scaled_forward,
+    vjp={
+        "self": lambda g, beta: _scale(g, beta),
+        "mat1": lambda g, mat2, alpha: _scale(g @ _cj(mat2).mT, alpha),
+        "mat2": lambda g, mat1, alpha: _scale(_cj(mat1).mT @ g, alpha),
+    },
+    jvp=lambda t_self, t_mat1, t_mat2, mat1, mat2, beta, alpha: _scaled_tangent(
+        mm, t_self, t_mat1, t_mat2, mat1, mat2, beta, alpha
+    ),
+)
+
+AddmvBackward0 = defop(
+    "AddmvBackward0",
+    inputs=("self", "mat", "vec"),
+    params=("beta", "alpha"),
+    forward=_scaled_forward,
+    vjp={
+        "self": lambda g, beta: _scale(g, beta),
+        "mat": lambda g, vec, alpha: _scale(g[:, None] * _cj(vec), alpha),
+        "vec": lambda g, mat, alpha: _scale(_cj(mat).mT @ g, alpha),
+    },
+    jvp=lambda t_self, t_mat, t_vec, mat, vec, beta, alpha: _scaled_tangent(
+        mv, t_self, t_mat, t_vec, mat, vec, beta, alpha
+    ),
+)
+
+BaddbmmBackward0 = defop(
+    "BaddbmmBackward0",
+    inputs=("self", "batch1", "batch2"),
+    params=("beta", "alpha"),
+    forward=_scaled_forward,
+    vjp={
+        "self": lambda g, beta: _scale(g, beta),
+        "batch1": lambda g, batch2, alpha: _scale(g @ _cj(batch2).mT, alpha),
+        "batch2": lambda g, batch1, alpha: _scale(_cj(batch1).mT @ g, alpha),
+    },
+    jvp=lambda t_self, t_batch1, t_batch2, batch1, batch2, beta, alpha: _scaled_tangent(
+        bmm, t_self, t_batch1, t_batch2, batch1, batch2, beta, alpha
+    ),
+)
+
+
+_UNSCALED = (1, 1)
+
+
+def _scaled(cls, fname, input, m1, m2, beta, alpha, out):
+    x, a, b = input._data, m1._data, m2._data
+    dt = a.dtype
+    params = (_int_scalar(beta, dt), _int_scalar(alpha, dt))
+    token = quiet_set(QUIET)
+    try:
+        t = record(cls, cls.forward(x, a, b, *params), (input, m1, m2), params)
+    finally:
+        quiet_reset(token)
+    return t if out is None else write_out(fname, t, out)
+
+
+@register("addmm", method=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the result.
 
@@ -732,9 +932,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         >>> ember.addmm(ember.ones(2), ember.ones(1, 3), ember.ones(3, 2), alpha=2)
         tensor([[7., 7.]])
     """
-    _require_tensor(input, "addmm", "input", 1)
-    _require_tensor(mat1, "addmm", "mat1", 2)
-    _require_tensor(mat2, "addmm", "mat2", 3)
+    require_tensor(input, "addmm", "input", 1)
+    require_tensor(mat1, "addmm", "mat1", 2)
+    require_tensor(mat2, "addmm", "mat2", 3)
     x, a, b = input._data, mat1._data, mat2._data
     if x.dtype != b.dtype:
         raise RuntimeError(
@@ -756,17 +956,37 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
             f"{b.shape[0]}x{b.shape[1]})"
         )
     _check_expand(input, (a.shape[0], b.shape[1]))
-    _not_implemented_bool("addmm_impl_cpu_", a.dtype)
-    return _out(
-        _scaled_result(AddmmBackward0, np.matmul(a, b), input, mat1, mat2, beta, alpha), out
-    )
+    dt = a.dtype
+    _not_implemented_bool("addmm_impl_cpu_", dt)
+    if dt.kind in "biu":
+        beta, alpha = _int_scalar(beta, dt), _int_scalar(alpha, dt)
+    # AddmmBackward0.forward, inlined: nn.Linear's op.
+    token = quiet_set(QUIET)
+    try:
+        res = np.matmul(a, b)
+        if alpha != 1:
+            res *= alpha
+        if beta != 0:
+            res += x if beta == 1 else x * beta
+    finally:
+        quiet_reset(token)
+    params = _UNSCALED if beta == 1 and alpha == 1 else (beta, alpha)
+    t = record(AddmmBackward0, res, (input, mat1, mat2), params)
+    return t if out is None else write_out("addmm", t, out)
 
 
+@register("addmv", method=True)
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
-    """``beta * input + alpha * (mat @ vec)``."""
-    _require_tensor(input, "addmv", "input", 1)
-    _require_tensor(mat, "addmv", "mat", 2)
-    _require_tensor(vec, "addmv", "vec", 3)
+    """``beta * input + alpha * (mat @ vec)``.
+
+    Example:
+        >>> import ember
+        >>> ember.addmv(ember.ones(2), ember.ones(2, 3), ember.ones(3), beta=2)
+        tensor([5., 5.])
+    """
+    require_tensor(input, "addmv", "input", 1)
+    require_tensor(mat, "addmv", "mat", 2)
+    require_tensor(vec, "addmv", "vec", 3)
     x, a, v = input._data, mat._data, vec._data
     if not (a.ndim == 2 and v.ndim == 1 and x.ndim <= 1):
         raise RuntimeError(f"vector + matrix @ vector expected, got {x.ndim}, {a.ndim}, {v.ndim}")
@@ -774,14 +994,21 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     size = x.shape[0] if x.ndim else 1
     _check_mv(a.shape[0], a.shape[1], v.shape[0], a.dtype, v.dtype, size, x.dtype)
-    return _out(_scaled_result(AddmvBackward0, np.matmul(a, v), input, mat, vec, beta, alpha), out)
+    return _scaled(AddmvBackward0, "addmv", input, mat, vec, beta, alpha, out)
 
 
+@register("baddbmm", method=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    """``beta * input + alpha * bmm(batch1, batch2)``."""
-    _require_tensor(input, "baddbmm", "input", 1)
-    _require_tensor(batch1, "baddbmm", "batch1", 2)
-    _require_tensor(batch2, "baddbmm", "batch2", 3)
+    """``beta * input + alpha * bmm(batch1, batch2)``.
+
+    Example:
+        >>> import ember
+        >>> ember.baddbmm(ember.ones(3), ember.ones(2, 1, 4), ember.ones(2, 4, 3)).shape
+        torch.Size([2, 1, 3])
+    """
+    require_tensor(input, "baddbmm", "input", 1)
+    require_tensor(batch1, "baddbmm", "batch1", 2)
+    require_tensor(batch2, "baddbmm", "batch2", 3)
     x, a, b = input._data, batch1._data, batch2._data
     if x.dtype != a.dtype:
         raise RuntimeError(
@@ -799,10 +1026,32 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if b.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     _check_bmm(a.shape, b.shape, a.dtype, b.dtype)
-    return _out(
-        _scaled_result(BaddbmmBackward0, np.matmul(a, b), input, batch1, batch2, beta, alpha),
-        out,
-    )
+    return _scaled(BaddbmmBackward0, "baddbmm", input, batch1, batch2, beta, alpha, out)
+
+
+def _register_inplace(op) -> None:
+    """``Tensor.<op>_``: the product written into ``self``, which must have the result's
+    shape (torch's check, after the op's own)."""
+
+    def checked(self, *args, **kwargs):
+        res = op(self, *args, **kwargs)
+        if res._data.shape != self._data.shape:
+            raise RuntimeError(
+                f"Bad in-place call: input tensor size {list(self._data.shape)} and output "
+                f"tensor size {list(res._data.shape)} should match"
+            )
+        return res
+
+    def method(self, *args, **kwargs):
+        return apply_inplace(self, checked, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = op.__name__ + "_"
+    method.__doc__ = f"In-place version of ``{op.__name__}``."
+    register(method.__name__, function=False, method=True)(method)
+
+
+for _op in (addmm, addmv, baddbmm):
+    _register_inplace(_op)
 
 
 # -- einsum ----------------------------------------------------------------------------------
@@ -810,7 +1059,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 _ELL = "..."
 
 
-def _parse_einsum(equation: str, shapes: list) -> tuple:
+@lru_cache(maxsize=512)
+def _parse_einsum(equation: str, shapes: tuple) -> tuple:
     """Validate ``equation`` as torch does; return (terms, out_term) with explicit letters.
 
     Ellipses are replaced by unused letters, right-aligned per operand, so the result is
@@ -990,16 +1240,22 @@ def _np_einsum(terms, out_term, arrays):
     return res
 
 
+def _einsum_forward(arrays, terms, out_term, shapes):
+    res = _np_einsum(terms, out_term, arrays)
+    if len(arrays) == 1 and arrays[0].dtype.kind in "biu" and set(terms[0]) - set(out_term):
+        res = res.astype(np.int64)  # one operand's contraction is a ``sum``: ints -> int64
+    return res
+
+
 def _einsum_vjp(g, terms, out_term, ops, shapes, k):
     """Gradient for operand ``k`` of ``einsum(terms -> out_term)``: an einsum of ``g`` with
-    the conjugated other operands. Labels repeated in operand ``k`` get identity matrices;
-    labels only operand ``k`` has (or has larger than everywhere else) get vectors of ones.
-
-    Works on NumPy arrays, or on Tensors (recorded, for higher-order gradients).
+    the conjugated other operands (``ops[k]`` is not read). Labels repeated in operand ``k``
+    get identity matrices; labels only operand ``k`` has (or has larger than everywhere
+    else) get vectors of ones. Arrays give arrays; Tensors a recorded einsum.
     """
     tk = terms[k]
     shape_k = shapes[k]
-    recorded = type(g) is not np.ndarray
+    recorded = not is_raw(g)
     dt = g._data.dtype if recorded else g.dtype
     in_terms = [out_term]
     in_ops = [g]
@@ -1037,53 +1293,85 @@ def _einsum_vjp(g, terms, out_term, ops, shapes, k):
     return _np_einsum(in_terms, out_k, in_ops)
 
 
-class _EinsumBackward(Node):
-    """einsum's node: the gradient of each operand is an einsum (``_einsum_vjp``).
+# One node per einsum, named after the step torch's einsum ends with: one operand is
+# permuted (then summed if labels are contracted); several are multiplied pairwise (``mul``,
+# or ``bmm`` and a final ``view`` when labels are contracted). Einsum is linear in each
+# operand: forward mode is the product rule. Of one operand nothing is saved; of two, each
+# operand's rule reads the other (only the operand the other's gradient needs is saved);
+# more take a variable number of operands (all saved).
 
-    torch's einsum records the permute/sum/mul/bmm/view it runs; the subclasses below carry
-    the name of the node torch ends with (see ``_einsum_node``).
-    """
-
-    __slots__ = ("terms", "out_term", "shapes", "saved_idx")
-
-    def backward(self, g, *saved):
-        n = len(self.terms)
-        ops = [None] * n
-        for i, x in zip(self.saved_idx, saved):
-            ops[i] = x
-        grads = []
-        for k in range(n):
-            if self.next_functions[k][0] is None:
-                grads.append(None)
-            else:
-                grads.append(_einsum_vjp(g, self.terms, self.out_term, ops, self.shapes, k))
-        return tuple(grads)
-
-    def jvp(self, tangents, inputs, *saved):
-        # Multilinear: the sum over operands of the einsum with that operand's tangent.
-        eq = ",".join(self.terms) + "->" + self.out_term
-        res = None
-        for k, tg in enumerate(tangents):
-            if tg is not None:
-                ops = [tg if j == k else x for j, x in enumerate(inputs)]
-                res = add_tangents(res, einsum(eq, *ops))
-        return res
+_EINSUM_PARAMS = ("terms", "out_term", "shapes")
 
 
-_EinsumSum = type("SumBackward1", (_EinsumBackward,), {"__slots__": ()})
-_EinsumPermute = type("PermuteBackward0", (_EinsumBackward,), {"__slots__": ()})
-_EinsumView = type("ViewBackward0", (_EinsumBackward,), {"__slots__": ()})
-_EinsumMul = type("MulBackward0", (_EinsumBackward,), {"__slots__": ()})
+def _einsum_one(name: str):
+    return defop(
+        name,
+        params=_EINSUM_PARAMS,
+        forward=lambda a, terms, out_term, shapes: _einsum_forward([a], terms, out_term, shapes),
+        vjp={
+            "self": lambda g, terms, out_term, shapes: _einsum_vjp(
+                g, terms, out_term, (None,), shapes, 0
+            )
+        },
+        jvp=LINEAR,
+    )
 
 
-def _einsum_node(terms: tuple, out_term: str):
-    """torch's last einsum step: one operand is permuted (then summed if labels are
-    contracted); several are multiplied pairwise (``mul``, or ``bmm`` and a final ``view``
-    when labels are contracted)."""
+def _einsum_two(name: str):
+    return defop(
+        name,
+        inputs=("self", "other"),
+        params=_EINSUM_PARAMS,
+        forward=lambda a, b, terms, out_term, shapes: _einsum_forward(
+            [a, b], terms, out_term, shapes
+        ),
+        vjp={
+            "self": lambda g, other, terms, out_term, shapes: _einsum_vjp(
+                g, terms, out_term, (None, other), shapes, 0
+            ),
+            "other": lambda g, self, terms, out_term, shapes: _einsum_vjp(
+                g, terms, out_term, (self, None), shapes, 1
+            ),
+        },
+        jvp=BILINEAR,
+    )
+
+
+def _einsum_many_vjp(g, tensors, needs_input_grad, terms, out_term, shapes):
+    return tuple(
+        _einsum_vjp(g, terms, out_term, tensors, shapes, k) if need else None
+        for k, need in enumerate(needs_input_grad)
+    )
+
+
+def _einsum_many(name: str):
+    return defop(
+        name,
+        inputs=("*tensors",),
+        params=_EINSUM_PARAMS,
+        forward=_einsum_forward,
+        vjp=_einsum_many_vjp,
+        jvp=BILINEAR,
+    )
+
+
+# (number of operands: 1, 2 or more; labels contracted) -> node class
+_EINSUM_NODES = {
+    (1, True): _einsum_one("SumBackward1"),
+    (1, False): _einsum_one("PermuteBackward0"),
+    (2, True): _einsum_two("ViewBackward0"),
+    (2, False): _einsum_two("MulBackward0"),
+    (3, True): _einsum_many("ViewBackward0"),
+    (3, False): _einsum_many("MulBackward0"),
+}
+
+
+@lru_cache(maxsize=512)
+def _einsum_plan(equation: str, shapes: tuple) -> tuple:
+    """(node class, its parameters) of ``einsum(equation)`` on operands of ``shapes``."""
+    terms, out_term = _parse_einsum(equation, shapes)
     contracted = bool(set("".join(terms)) - set(out_term))
-    if len(terms) == 1:
-        return _EinsumSum if contracted else _EinsumPermute
-    return _EinsumView if contracted else _EinsumMul
+    return _EINSUM_NODES[min(len(shapes), 3), contracted], (terms, out_term, shapes)
 
 
 def _sublist_label(n) -> str:
@@ -1096,6 +1384,7 @@ def _sublist_label(n) -> str:
     raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
 
 
+@register("einsum")
 def einsum(*args):
     """Einstein summation, in torch's string or sublist form, with broadcasting.
 
@@ -1126,54 +1415,21 @@ def einsum(*args):
             raise TypeError(
                 f"expected Tensor as element {i} in argument 1, but got {type(x).__name__}"
             )
-    shapes = [x._data.shape for x in operands]
-    terms, out_term = _parse_einsum(equation, shapes)
     arrays = [x._data for x in operands]
+    cls, params = _einsum_plan(equation, tuple(a.shape for a in arrays))
     dt0 = arrays[0].dtype
     for x in arrays[1:]:
         if x.dtype != dt0:
             raise RuntimeError(f"expected scalar type {_sname(dt0)} but found {_sname(x.dtype)}")
-    res = _np_einsum(terms, out_term, arrays)
-    if len(arrays) == 1 and dt0.kind in "biu" and set(terms[0]) - set(out_term):
-        res = res.astype(np.int64)  # one operand's contraction is a ``sum``: ints -> int64
-    rg = [x._rg for x in operands]
-    n = len(operands)
-    # Operand i is needed when some other operand wants a gradient.
-    saved_idx = tuple(i for i in range(n) if any(rg[j] for j in range(n) if j != i))
-    t = record(
-        _einsum_node(terms, out_term), res, tuple(operands), tuple(operands[i] for i in saved_idx)
-    )
-    node = t.grad_fn or _fw.node
-    if node is not None:
-        node.terms = terms
-        node.out_term = out_term
-        node.shapes = tuple(shapes)
-        node.saved_idx = saved_idx
-    return t
+    token = quiet_set(QUIET)
+    try:
+        res = _einsum_forward(arrays, *params)
+        return record(cls, res, tuple(operands), params)
+    finally:
+        quiet_reset(token)
 
 
 # -- tensordot -------------------------------------------------------------------------------
-
-
-class _TensordotBackward(_Bilinear):
-    """tensordot (and inner): torch's last op is a ``view`` of an ``mm`` (ViewBackward0)."""
-
-    __slots__ = ("eq",)
-
-    def backward(self, g, *saved):
-        ra, rb, a, b = self._unpack(saved)
-        terms, out_term = self.eq
-        ops = (a, b)
-        ga = _einsum_vjp(g, terms, out_term, ops, self.shapes, 0) if ra else None
-        gb = _einsum_vjp(g, terms, out_term, ops, self.shapes, 1) if rb else None
-        return ga, gb
-
-    def _apply(self, a, b):
-        terms, out_term = self.eq
-        return einsum(",".join(terms) + "->" + out_term, a, b)
-
-
-_TensordotBackward.__name__ = _TensordotBackward.__qualname__ = "ViewBackward0"
 
 
 def _dims_list(x, arg: str, pos: int) -> list:
@@ -1196,6 +1452,7 @@ def _dims_list(x, arg: str, pos: int) -> list:
     return [int(d) for d in x]
 
 
+@register("tensordot")
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` (an int, or two lists of dims) of ``a`` with those of ``b``.
 
@@ -1204,8 +1461,8 @@ def tensordot(a, b, dims=2, out=None):
         >>> ember.tensordot(ember.ones(2, 3, 4), ember.ones(3, 4, 5), dims=2).shape
         torch.Size([2, 5])
     """
-    _require_tensor(a, "tensordot", "input", 1)
-    _require_tensor(b, "tensordot", "other", 2)
+    require_tensor(a, "tensordot", "input", 1)
+    require_tensor(b, "tensordot", "other", 2)
     if not isinstance(dims, (tuple, list, Tensor, int, np.integer)) or isinstance(dims, bool):
         raise RuntimeError(
             "tensordot expects dims to be int or tuple[list[int], list[int]] or "
@@ -1230,10 +1487,41 @@ def tensordot(a, b, dims=2, out=None):
         dims_a, dims_b = list(range(-n, 0)), list(range(n))
     dims_a = _dims_list(dims_a, "dims_self", 3)
     dims_b = _dims_list(dims_b, "dims_other", 4)
-    return _out(_tensordot(a, b, dims_a, dims_b), out)
+    return _tensordot_out(_tensordot(a, b, dims_a, dims_b), out)
+
+
+def _tensordot_out(t: Tensor, out):
+    """torch's ``tensordot_out``: the result is copied into ``out`` (a recorded copy)."""
+    if out is None:
+        return t
+    if not isinstance(out, Tensor):
+        raise TypeError(f"tensordot(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out._data.dtype != t._data.dtype:
+        raise RuntimeError(
+            f"tensordot: Expected the output tensor to have dtype {_sname(t._data.dtype)}, "
+            f"but got an output tensor with dtype {_sname(out._data.dtype)}"
+        )
+    if out._data.shape != t._data.shape:
+        if out._data.size:
+            warnings.warn(
+                "An output with one or more elements was resized since it had shape "
+                f"{list(out._data.shape)}, which does not match the required output shape "
+                f"{list(t._data.shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You "
+                "can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                "elements with t.resize_(0). (Triggered internally at "
+                "/__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)",
+                UserWarning,
+                stacklevel=3,
+            )
+        out._data = np.empty(t._data.shape, out._data.dtype)
+    return out.copy_(t)
 
 
 def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
+    """torch's ``tensordot``: broadcast dims summed, then the contracted dims permuted
+    together and reshaped for one ``mm`` (``dot`` or ``mul`` and ``sum`` when everything is
+    contracted), and the result reshaped."""
     x, y = a._data, b._data
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
@@ -1241,6 +1529,7 @@ def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
         raise RuntimeError("both inputs should have same dtype")
     na, nb = [], []
     sum_a, sum_b = [], []
+    csize = 1
     for da, db in zip(dims_a, dims_b):
         ia, ib = normalize_dim(da, x.ndim), normalize_dim(db, y.ndim)
         s1, s2 = x.shape[ia], y.shape[ib]
@@ -1253,6 +1542,8 @@ def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
                 f"contracted dimensions need to match, but first has size {s1} in dim {da} and "
                 f"second has size {s2} in dim {db}"
             )
+        else:
+            csize *= s1
         na.append(ia)
         nb.append(ib)
     for nl in (na, nb):
@@ -1261,92 +1552,96 @@ def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
             if d in seen:
                 raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
             seen.add(d)
-    xs = x.sum(axis=tuple(sum_a), keepdims=True, dtype=x.dtype) if sum_a else x
-    ys = y.sum(axis=tuple(sum_b), keepdims=True, dtype=y.dtype) if sum_b else y
-    res = np.asarray(np.tensordot(xs, ys, axes=(na, nb)))
-    if res.dtype != x.dtype:
-        res = res.astype(x.dtype)
-    t = _record_bilinear(_TensordotBackward, res, (a, b), a, b)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        la = _LABELS[: x.ndim]
-        lb = list(_LABELS[x.ndim : x.ndim + y.ndim])
-        for ia, ib in zip(na, nb):
-            lb[ib] = la[ia]
-        lb = "".join(lb)
-        out_term = "".join(la[i] for i in range(x.ndim) if i not in na) + "".join(
-            lb[i] for i in range(y.ndim) if i not in nb
-        )
-        gf.eq = ((la, lb), out_term)
-    return t
+    token = quiet_set(QUIET)
+    try:
+        t1, t2 = a, b
+        for d in sum_a:
+            t1 = _sum_keepdim(t1, d)
+        for d in sum_b:
+            t2 = _sum_keepdim(t2, d)
+        keep_a = [i for i in range(x.ndim) if i not in na]
+        keep_b = [i for i in range(y.ndim) if i not in nb]
+        size1 = math.prod(x.shape[i] for i in keep_a)
+        size2 = math.prod(y.shape[i] for i in keep_b)
+        rsizes = tuple(x.shape[i] for i in keep_a) + tuple(y.shape[i] for i in keep_b)
+        t1 = _permute(t1, tuple(keep_a + na))
+        t2 = _permute(t2, tuple(nb + keep_b))
+        if size1 != 1 or size2 != 1:
+            _not_implemented_bool("addmm_impl_cpu_", x.dtype)
+            res = _mm(_reshape(t1, (size1, csize)), _reshape(t2, (csize, size2)))
+        elif _is_contiguous(t1._data) and _is_contiguous(t2._data):
+            _not_implemented_bool("dot", x.dtype)
+            res = _dot(_flatten(t1), _flatten(t2))
+        else:  # torch multiplies and sums rather than copying to contiguous
+            prod = _ew.mul(_squeeze_all(t1), _squeeze_all(t2))
+            p = prod._data
+            res = record(SumBackward0, p.sum(dtype=p.dtype), (prod,), (p.shape,))
+        return _reshape(res, rsizes)
+    finally:
+        quiet_reset(token)
+
+
+def _sum_keepdim(t: Tensor, d: int) -> Tensor:
+    a = t._data
+    return record(SumBackward1, a.sum(d, dtype=a.dtype, keepdims=True), (t,), ((d,), True, a.shape))
+
+
+def _squeeze_all(t: Tensor) -> Tensor:
+    a = t._data
+    return record(SqueezeBackward0, a.squeeze(), (t,), (a.shape,))
 
 
 # -- kron -----------------------------------------------------------------------------------
 
 
-class _KronBackward(_Bilinear):
-    """kron: torch multiplies interleaved reshapes and ends in ``_unsafe_view``."""
-
-    __slots__ = ()
-
-    def backward(self, g, *saved):
-        ra, rb, a, b = self._unpack(saved)
-        sa, sb = self.shapes
-        nd = max(len(sa), len(sb))
-        pa = (1,) * (nd - len(sa)) + tuple(sa)
-        pb = (1,) * (nd - len(sb)) + tuple(sb)
-        inter = tuple(s for pair in zip(pa, pb) for s in pair)
-        ta = _LABELS[0 : 2 * nd : 2]
-        tb = _LABELS[1 : 2 * nd : 2]
-        ops = (None if a is None else a.reshape(pa), None if b is None else b.reshape(pb))
-        gi = g.reshape(inter)
-        terms, out_term = (ta, tb), _LABELS[: 2 * nd]
-        ga = gb = None
-        if ra:
-            ga = _einsum_vjp(gi, terms, out_term, ops, (pa, pb), 0).reshape(sa)
-        if rb:
-            gb = _einsum_vjp(gi, terms, out_term, ops, (pa, pb), 1).reshape(sb)
-        return ga, gb
-
-    def _apply(self, a, b):
-        return kron(a, b)
-
-
-_KronBackward.__name__ = _KronBackward.__qualname__ = "UnsafeViewBackward0"
-
-
+@register("kron", method=True)
 def kron(input, other, *, out=None):
-    """Kronecker product; dims are matched from the right (missing ones count as 1).
+    """Kronecker product; dims are matched from the right (missing ones count as 1). torch
+    views the operands with interleaved size-1 dims, multiplies them and views the result.
 
     Example:
         >>> import ember
         >>> ember.kron(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 10.0]))
         tensor([ 1., 10.,  2., 20.])
     """
-    _require_tensor(input, "kron", "input", 1)
-    _require_tensor(other, "kron", "other", 2)
-    a, b = binary_operands(input, other)
-    res = np.kron(a, b)
-    if res.dtype != a.dtype:
-        res = res.astype(a.dtype)
-    return _out(_record_bilinear(_KronBackward, res, (input, other), input, other), out)
+    require_tensor(input, "kron", "input", 1)
+    require_tensor(other, "kron", "other", 2)
+    sa, sb = input._data.shape, other._data.shape
+    nd = max(len(sa), len(sb))
+    pa = (1,) * (nd - len(sa)) + sa
+    pb = (1,) * (nd - len(sb)) + sb
+    va = tuple(s for d in pa for s in (d, 1))
+    vb = tuple(s for d in pb for s in (1, d))
+    prod = _ew.mul(_unsafe_view(input, va), _unsafe_view(other, vb))
+    if out is not None:
+        return write_out("mul", _unsafe_view(prod, tuple(x * y for x, y in zip(pa, pb))), out)
+    return _unsafe_view(prod, tuple(x * y for x, y in zip(pa, pb)))
 
 
 # -- trace ----------------------------------------------------------------------------------
 
 
-class TraceBackward0(Node):
-    __slots__ = ("shape",)
-
-    def backward(self, g):
-        n, m = self.shape
-        if type(g) is np.ndarray:
-            return np.eye(n, m, dtype=g.dtype) * g
-        return g * _wrap(np.eye(n, m, dtype=g._data.dtype))
-
-    def jvp(self, tangents, inputs):
-        return trace(tangents[0])
+def _trace(a: np.ndarray, self_sym_sizes: tuple) -> np.ndarray:
+    return np.trace(a, dtype=np.dtype(np.int64) if a.dtype.kind in "iu" else a.dtype)
 
 
+def _eye_like(g, shape: tuple):
+    """The identity of ``shape`` in ``g``'s dtype, as an array or a constant Tensor."""
+    if is_raw(g):
+        return np.eye(*shape, dtype=g.dtype)
+    return _wrap(np.eye(*shape, dtype=g._data.dtype))
+
+
+TraceBackward0 = defop(
+    "TraceBackward0",
+    params=("self_sym_sizes",),
+    forward=_trace,
+    vjp={"self": lambda g, self_sym_sizes: g * _eye_like(g, self_sym_sizes)},
+    jvp=LINEAR,
+)
+
+
+@register("trace", method=True)
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor (integers sum to int64).
 
@@ -1355,17 +1650,12 @@ def trace(input):
         >>> ember.trace(ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
         tensor(5.)
     """
-    _require_tensor(input, "trace", "input", 1)
+    require_tensor(input, "trace", "input", 1)
     a = input._data
     if a.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {a.ndim}")
     _not_implemented_bool("trace", a.dtype)
-    dt = np.dtype(np.int64) if a.dtype.kind in "iu" else a.dtype
-    res = np.asarray(np.trace(a, dtype=dt))
-    t = record(TraceBackward0, res, (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.shape = a.shape
-    return t
+    return record(TraceBackward0, _trace(a, a.shape), (input,), (a.shape,))
 
 
 # -- cross ----------------------------------------------------------------------------------
@@ -1373,29 +1663,26 @@ def trace(input):
 _CROSS_WARNED = [False]
 
 
-class LinalgCrossBackward0(Node):
-    __slots__ = ("dim", "need")
-
-    def backward(self, g, *saved):
-        ra, rb = self.need
-        a = saved[0] if rb else None
-        b = saved[-1] if ra else None
-        d = self.dim
-        if type(g) is np.ndarray:
-            ga = np.cross(_cj(b), g, axis=d) if ra else None
-            gb = np.cross(g, _cj(a), axis=d) if rb else None
-        else:
-            ga = cross(_cj(b), g, dim=d) if ra else None
-            gb = cross(g, _cj(a), dim=d) if rb else None
-        return ga, gb
-
-    def jvp(self, tangents, inputs, *saved):
-        (ta, tb), (a, b), d = tangents, inputs, self.dim
-        return add_tangents(
-            None if ta is None else cross(ta, b, dim=d), None if tb is None else cross(a, tb, dim=d)
-        )
+def _cross(x, y, dim: int):
+    if is_raw(x) and is_raw(y):
+        return np.cross(x, y, axis=dim)
+    return cross(x, y, dim=dim)
 
 
+LinalgCrossBackward0 = defop(
+    "LinalgCrossBackward0",
+    inputs=("self", "other"),
+    params=("dim",),
+    forward=lambda a, b, dim: np.cross(a, b, axis=dim),
+    vjp={
+        "self": lambda g, other, dim: _cross(_cj(other), g, dim),
+        "other": lambda g, self, dim: _cross(g, _cj(self), dim),
+    },
+    jvp=BILINEAR,
+)
+
+
+@register("cross", method=True)
 def cross(input, other, dim=None, *, out=None):
     """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3).
 
@@ -1404,9 +1691,8 @@ def cross(input, other, dim=None, *, out=None):
         >>> ember.cross(ember.tensor([1.0, 0.0, 0.0]), ember.tensor([0.0, 1.0, 0.0]), dim=0)
         tensor([0., 0., 1.])
     """
-    _require_tensor(input, "cross", "input", 1)
-    _require_tensor(other, "cross", "other", 2)
-    a, b = input._data, other._data
+    require_tensor(input, "cross", "input", 1)
+    require_tensor(other, "cross", "other", 2)
     if dim is None:
         if not _CROSS_WARNED[0]:
             _CROSS_WARNED[0] = True
@@ -1418,9 +1704,15 @@ def cross(input, other, dim=None, *, out=None):
                 UserWarning,
                 stacklevel=2,
             )
-        dim = next((i for i, s in enumerate(a.shape) if s == 3), None)
+        dim = next((i for i, s in enumerate(input._data.shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
+    return _linalg_cross(input, other, dim, out)
+
+
+def _linalg_cross(input: Tensor, other: Tensor, dim: int, out):
+    """``linalg.cross`` (``torch.cross`` with its dim): torch's checks, then one node."""
+    a, b = input._data, other._data
     if a.ndim != b.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     d = normalize_dim(dim, a.ndim)
@@ -1432,52 +1724,5 @@ def cross(input, other, dim=None, *, out=None):
     _infer_size(a.shape, b.shape)
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {_sname(a.dtype)} but found {_sname(b.dtype)}")
-    res = np.cross(a, b, axis=d)
-    ra, rb = input._rg, other._rg
-    saved = ((input,) if rb else ()) + ((other,) if ra else ())
-    t = record(LinalgCrossBackward0, np.asarray(res), (input, other), saved)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.dim = d
-        gf.need = (ra, rb)
-    return _out(t, out)
-
-
-register_methods(
-    {
-        "matmul": matmul,
-        "mm": mm,
-        "bmm": bmm,
-        "dot": dot,
-        "vdot": vdot,
-        "mv": mv,
-        "outer": outer,
-        "ger": ger,
-        "inner": inner,
-        "addmm": addmm,
-        "addmv": addmv,
-        "baddbmm": baddbmm,
-        "kron": kron,
-        "trace": trace,
-        "cross": cross,
-    }
-)
-
-__all__ = [
-    "matmul",
-    "mm",
-    "bmm",
-    "dot",
-    "vdot",
-    "mv",
-    "outer",
-    "ger",
-    "inner",
-    "addmm",
-    "addmv",
-    "baddbmm",
-    "einsum",
-    "tensordot",
-    "kron",
-    "trace",
-    "cross",
-]
+    t = run(LinalgCrossBackward0, (input, other), (a, b), (d,))
+    return t if out is None else write_out("linalg_cross", t, out)
