@@ -268,3 +268,119 @@ def test_backward_rules_give_nan_and_inf_silently():
         y = ember.tensor([0.0, 4.0], requires_grad=True)
         y.pow(0.5).sum().backward()
         assert y.grad.tolist() == [float("inf"), 0.25]
+
+
+# -- shapes that do not fit: torch's RuntimeError, never NumPy's broadcasting text ------------
+
+
+def _a(T):
+    return T.ones(2, 3)
+
+
+def _b(T):
+    return T.ones(4)
+
+
+SHAPE_MISMATCHES = {
+    "add": lambda T: _a(T) + _b(T),
+    "mul": lambda T: _a(T) * _b(T),
+    "sub": lambda T: T.sub(_a(T), _b(T)),
+    "div": lambda T: _a(T) / _b(T),
+    "pow": lambda T: _a(T) ** _b(T),
+    "atan2": lambda T: T.atan2(_a(T), _b(T)),
+    "maximum": lambda T: T.maximum(_a(T), _b(T)),
+    "hypot": lambda T: T.hypot(_a(T), _b(T)),
+    "eq": lambda T: _a(T) == _b(T),
+    "lt": lambda T: _a(T) < _b(T),
+    "logical_and": lambda T: T.logical_and(_a(T), _b(T)),
+    "bitwise_and": lambda T: T.ones(2, 3, dtype=T.int64) & T.ones(4, dtype=T.int64),
+    "xlogy": lambda T: T.xlogy(_a(T), _b(T)),
+    "special.xlog1py": lambda T: T.special.xlog1py(_a(T), _b(T)),
+    "fmod": lambda T: T.fmod(_a(T), _b(T)),
+    "remainder": lambda T: T.remainder(_a(T), _b(T)),
+    "copysign": lambda T: T.copysign(_a(T), _b(T)),
+    "floor_divide": lambda T: T.floor_divide(_a(T), _b(T)),
+    "where": lambda T: T.where(_a(T) > 0, _a(T), _b(T)),
+    "where3": lambda T: T.where(T.ones(5) > 0, _a(T), _a(T)),
+    "lerp": lambda T: T.lerp(_a(T), _b(T), 0.5),
+    "lerp_w": lambda T: T.lerp(_a(T), _a(T), _b(T)),
+    "addcmul": lambda T: T.addcmul(_a(T), _a(T), _b(T)),
+    "addcdiv": lambda T: T.addcdiv(_a(T), _b(T), _a(T)),
+    "clamp_t": lambda T: T.clamp(_a(T), _b(T)),
+    "masked_fill": lambda T: _a(T).masked_fill(T.ones(4) > 0, 1.0),
+    "iadd": lambda T: _a(T).add_(_b(T)),
+    "iadd_expand": lambda T: T.ones(3).add_(_a(T)),
+    "mse_loss": lambda T: T.nn.functional.mse_loss(_a(T), _b(T)),
+    "l1_loss": lambda T: T.nn.functional.l1_loss(_a(T), _b(T)),
+    "bce": lambda T: T.nn.functional.binary_cross_entropy(_a(T) * 0.5, _b(T)),
+    "bce_logits": lambda T: T.nn.functional.binary_cross_entropy_with_logits(_a(T), _b(T)),
+    "matmul": lambda T: _a(T) @ _b(T),
+    "mm": lambda T: T.mm(_a(T), T.ones(4, 2)),
+    "bmm": lambda T: T.bmm(T.ones(2, 2, 3), T.ones(2, 4, 2)),
+    "matmul_batch": lambda T: T.ones(2, 2, 3) @ T.ones(3, 3, 2),
+    "dot": lambda T: T.dot(T.ones(3), _b(T)),
+    "cat": lambda T: T.cat([_a(T), T.ones(2, 4)], 0),
+    "stack": lambda T: T.stack([_a(T), T.ones(2, 4)]),
+    "expand": lambda T: _a(T).expand(2, 4),
+    "broadcast_to": lambda T: T.broadcast_to(_a(T), (4,)),
+    "broadcast_tensors": lambda T: T.broadcast_tensors(_a(T), _b(T)),
+    "view": lambda T: _a(T).view(4),
+    "reshape": lambda T: _a(T).reshape(4),
+    "einsum": lambda T: T.einsum("ij,j->i", _a(T), _b(T)),
+    "cross": lambda T: T.linalg.cross(T.ones(2, 3), T.ones(4, 3)),
+    "linear": lambda T: T.nn.functional.linear(_a(T), T.ones(2, 4)),
+    "index_add": lambda T: _a(T).index_add(0, T.tensor([0]), T.ones(1, 4)),
+    "gather": lambda T: _a(T).gather(1, T.zeros(3, 3, dtype=T.long)),
+    "scatter": lambda T: _a(T).scatter(1, T.zeros(2, 2, dtype=T.long), T.ones(1, 1)),
+    "logaddexp": lambda T: T.logaddexp(_a(T), _b(T)),
+    "fmax": lambda T: T.fmax(_a(T), _b(T)),
+    "heaviside": lambda T: T.heaviside(_a(T), _b(T)),
+    "isclose": lambda T: T.isclose(_a(T), _b(T)),
+    "allclose": lambda T: T.allclose(_a(T), _b(T)),
+    "equal": lambda T: T.equal(_a(T), _b(T)),
+    "ldexp": lambda T: T.ldexp(_a(T), _b(T)),
+    "float_power": lambda T: T.float_power(_a(T), _b(T)),
+    "nextafter": lambda T: T.nextafter(_a(T), _b(T)),
+    "out=": lambda T: T.add(_a(T), _a(T), out=T.ones(4)),
+    "softmax_dim": lambda T: T.softmax(_a(T), 3),
+    "sum_dim": lambda T: _a(T).sum(5),
+    "layer_norm": lambda T: T.nn.functional.layer_norm(_a(T), (4,)),
+    "embedding": lambda T: T.nn.functional.embedding(T.tensor([5]), T.ones(3, 2)),
+    "cross_entropy": lambda T: T.nn.functional.cross_entropy(_a(T), T.tensor([0, 1, 2])),
+    "nll_class": lambda T: T.nn.functional.nll_loss(_a(T), T.tensor([0, 5])),
+    "conv2d": lambda T: T.nn.functional.conv2d(T.ones(1, 2, 5, 5), T.ones(3, 3, 3, 3)),
+    "batch_norm": lambda T: T.nn.functional.batch_norm(_a(T), T.ones(4), T.ones(4)),
+    "masked_select": lambda T: T.masked_select(_a(T), T.ones(4) > 0),
+    "searchsorted": lambda T: T.searchsorted(T.ones(3, 3), _a(T)),
+    "bucketize": lambda T: T.bucketize(_a(T), T.ones(2, 2)),
+    "vdot": lambda T: T.vdot(T.ones(3), _b(T)),
+    "inner": lambda T: T.inner(_a(T), _b(T)),
+    "tensordot": lambda T: T.tensordot(_a(T), _b(T), 1),
+    "solve": lambda T: T.linalg.solve(T.eye(3), _b(T)),
+    "addmm": lambda T: T.addmm(_b(T), _a(T), T.ones(3, 2)),
+    "baddbmm": lambda T: T.baddbmm(T.ones(2, 2, 2), T.ones(2, 2, 3), T.ones(2, 4, 2)),
+    "addmv": lambda T: T.addmv(T.ones(2), _a(T), _b(T)),
+    "mv": lambda T: T.mv(_a(T), _b(T)),
+    "normal": lambda T: T.normal(_a(T), _b(T)),
+}
+
+
+@pytest.mark.parametrize("name", list(SHAPE_MISMATCHES))
+def test_shape_mismatch_raises_torchs_error(name):
+    """torch's error (or, for ``equal`` and a resizable ``out=``, torch's lack of one)."""
+    fn = SHAPE_MISMATCHES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns about mse_loss's broadcasting first
+        got = _raised(fn, ember)
+        assert got is None or "operands could not be broadcast" not in got[1], got
+        assert got is not None or name in ("equal", "out="), f"{name}: ember raised nothing"
+        if torch is not None:
+            assert got == _raised(fn, torch)
+
+
+def test_shape_mismatches_torch_allows():
+    assert ember.equal(ember.ones(2, 3), ember.ones(4)) is False
+    out = ember.ones(4)
+    with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+        ember.add(ember.ones(2, 3), ember.ones(2, 3), out=out)
+    assert out.shape == (2, 3) and out.sum().item() == 12.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtype
-from ._tensor import Tensor, check_device
+from ._tensor import Tensor, broadcast_shapes, check_device
 
 _wrap = Tensor._wrap
 
@@ -557,7 +557,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None) -> Tensor:
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._data if isinstance(mean, Tensor) else mean
         s = std._data if isinstance(std, Tensor) else std
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        shape = broadcast_shapes(np.shape(m), np.shape(s))
         dt = (mean if isinstance(mean, Tensor) else std)._data.dtype
         return _wrap((m + s * _rng(generator).standard_normal(shape)).astype(dt))
     return _wrap(

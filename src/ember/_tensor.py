@@ -58,6 +58,32 @@ def normalize_dims(dim, ndim: int) -> tuple:
     return (normalize_dim(dim, ndim),)
 
 
+def broadcast_error(*shapes) -> RuntimeError:
+    """torch's error for shapes that do not broadcast (the last mismatching dim is named)."""
+    shape = tuple(shapes[0])
+    for other in shapes[1:]:
+        other = tuple(other)
+        n = max(len(shape), len(other))
+        a = (1,) * (n - len(shape)) + shape
+        b = (1,) * (n - len(other)) + other
+        for k in range(n - 1, -1, -1):
+            if a[k] != b[k] and a[k] != 1 and b[k] != 1:
+                return RuntimeError(
+                    f"The size of tensor a ({a[k]}) must match the size of tensor b ({b[k]}) "
+                    f"at non-singleton dimension {k}"
+                )
+        shape = tuple(max(x, y) if min(x, y) != 0 else 0 for x, y in zip(a, b))
+    return RuntimeError("shape mismatch")
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The broadcast of ``shapes``, with torch's error when there is none."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise broadcast_error(*shapes) from None
+
+
 class Size(tuple):
     """``tensor.shape``: a tuple that prints as ``torch.Size([2, 3])``."""
 

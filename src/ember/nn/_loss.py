@@ -23,6 +23,7 @@ from ..ops._core import (
     LINEAR,
     QUIET,
     binary_operands,
+    broadcast_shapes,
     defop,
     quiet_reset,
     quiet_set,
@@ -531,7 +532,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     if weight is not None:
         return _weighted((input - target) ** 2, weight, input, reduction)
     a, b = _float_pair(input, target, "mse_cpu")
-    shape = _check_broadcast(a.shape, b.shape)
+    shape = broadcast_shapes(a.shape, b.shape)
     n = int(np.prod(shape))
     token = quiet_set(QUIET)
     try:
@@ -539,20 +540,6 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     finally:
         quiet_reset(token)
     return record(MseLossBackward0, out, (input, target), (reduction, n))
-
-
-def _check_broadcast(sa: tuple, sb: tuple) -> tuple:
-    """The broadcast shape, or torch's error naming the first mismatching dim."""
-    n = max(len(sa), len(sb))
-    a = (1,) * (n - len(sa)) + tuple(sa)
-    b = (1,) * (n - len(sb)) + tuple(sb)
-    for i in range(n - 1, -1, -1):
-        if a[i] != b[i] and a[i] != 1 and b[i] != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
-                f"non-singleton dimension {i}"
-            )
-    return tuple(max(x, y) for x, y in zip(a, b))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -566,7 +553,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     """
     reduction = _loss_args("l1_loss", input, target, size_average, reduce, reduction)
     _broadcast_warning(input, target)
-    _check_broadcast(tuple(input.shape), tuple(target.shape))
+    broadcast_shapes(tuple(input.shape), tuple(target.shape))
     loss = (input - target).abs()
     if weight is not None:
         return _weighted(loss, weight, input, reduction)

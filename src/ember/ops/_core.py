@@ -25,6 +25,8 @@ from .._tensor import (
     _UFUNCS,
     Tensor,
     _legacy_type_name,
+    broadcast_error,
+    broadcast_shapes,
     normalize_dim,
     normalize_dims,
 )
@@ -43,6 +45,7 @@ __all__ = [
     "as_view",
     "binary_operands",
     "broadcast_error",
+    "broadcast_shapes",
     "default_float",
     "defop",
     "float_operand",
@@ -215,32 +218,6 @@ def write_out(fname: str, result: Tensor, out: Tensor | None) -> Tensor:
 
 
 # -- NumPy's errors and warnings, kept from users ------------------------------------------
-
-
-def broadcast_error(*shapes) -> RuntimeError:
-    """torch's error for shapes that do not broadcast (the last mismatching dim is named)."""
-    shape = tuple(shapes[0])
-    for other in shapes[1:]:
-        other = tuple(other)
-        n = max(len(shape), len(other))
-        a = (1,) * (n - len(shape)) + shape
-        b = (1,) * (n - len(other)) + other
-        for k in range(n - 1, -1, -1):
-            if a[k] != b[k] and a[k] != 1 and b[k] != 1:
-                return RuntimeError(
-                    f"The size of tensor a ({a[k]}) must match the size of tensor b ({b[k]}) "
-                    f"at non-singleton dimension {k}"
-                )
-        shape = tuple(max(x, y) if min(x, y) != 0 else 0 for x, y in zip(a, b))
-    return RuntimeError("shape mismatch")
-
-
-def broadcast_shapes(*shapes) -> tuple:
-    """The broadcast of ``shapes``, with torch's error when there is none."""
-    try:
-        return np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise broadcast_error(*shapes) from None
 
 
 def _errstate_var():

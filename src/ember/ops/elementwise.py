@@ -19,6 +19,7 @@ from ._core import (
     QUIET,
     binary_operands,
     broadcast_error,
+    broadcast_shapes,
     default_float,
     defop,
     float_operand,
@@ -1148,7 +1149,9 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
         >>> ember.allclose(ember.tensor([1.0]), ember.tensor([1.0 + 1e-9]))
         True
     """
-    return bool(np.allclose(input._data, _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    b = _raw(other)
+    broadcast_shapes(input._data.shape, np.shape(b))
+    return bool(np.allclose(input._data, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @register("isclose", method=True)
@@ -1160,7 +1163,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         >>> ember.isclose(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 2.1]))
         tensor([ True, False])
     """
-    return _wrap(np.isclose(input._data, _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    b = _raw(other)
+    broadcast_shapes(input._data.shape, np.shape(b))
+    return _wrap(np.isclose(input._data, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @register("equal", method=True)

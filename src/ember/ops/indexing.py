@@ -33,6 +33,7 @@ from ..autograd.views import AliasBackward0
 from ._core import (
     LINEAR,
     QUIET,
+    broadcast_shapes,
     defop,
     is_raw,
     normalize_dim,
@@ -1152,22 +1153,6 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 # -- masks ---------------------------------------------------------------------------------
 
 
-def _bcast_shape(sa, sb) -> tuple:
-    try:
-        return np.broadcast_shapes(sa, sb)
-    except ValueError:
-        n = max(len(sa), len(sb))
-        a = (1,) * (n - len(sa)) + tuple(sa)
-        b = (1,) * (n - len(sb)) + tuple(sb)
-        for k in range(n - 1, -1, -1):
-            if a[k] != b[k] and a[k] != 1 and b[k] != 1:
-                raise RuntimeError(
-                    f"The size of tensor a ({a[k]}) must match the size of tensor b ({b[k]}) at "
-                    f"non-singleton dimension {k}"
-                ) from None
-        raise
-
-
 def _masked_zero(g, m):
     """``g.masked_fill(m, 0)``."""
     if is_raw(g):
@@ -1230,7 +1215,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
             "masked_fill_ only supports boolean masks, but got mask with dtype " + cpp_name(m.dtype)
         )
     if m.shape != a.shape:
-        _bcast_shape(m.shape, a.shape)
+        broadcast_shapes(m.shape, a.shape)
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(
@@ -1288,7 +1273,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = _bcast_shape(m.shape, a.shape)
+    shape = broadcast_shapes(m.shape, a.shape)
     return _masked_select(input, np.broadcast_to(m, shape), mask)
 
 

@@ -32,6 +32,7 @@ from ._core import (
     BILINEAR,
     LINEAR,
     QUIET,
+    broadcast_shapes,
     defop,
     is_raw,
     normalize_dim,
@@ -121,25 +122,6 @@ def _check_dot(a: np.ndarray, b: np.ndarray) -> None:
             f"{a.shape[0]} and {b.shape[0]} elements respectively"
         )
     _not_implemented_bool("dot", a.dtype)
-
-
-def _infer_size(sa: tuple, sb: tuple) -> tuple:
-    """Broadcast two shapes with torch's error text (reports the last mismatching dim)."""
-    if sa == sb:
-        return sa
-    n = max(len(sa), len(sb))
-    out = [0] * n
-    for i in range(n - 1, -1, -1):
-        off = n - 1 - i
-        da = sa[len(sa) - 1 - off] if off < len(sa) else 1
-        db = sb[len(sb) - 1 - off] if off < len(sb) else 1
-        if da != db and da != 1 and db != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({da}) must match the size of tensor b ({db}) at "
-                f"non-singleton dimension {i}"
-            )
-        out[i] = db if da == 1 else da
-    return tuple(out)
 
 
 def _check_expand(t: Tensor, target: tuple) -> None:
@@ -656,7 +638,7 @@ def _matmul_plan(a: np.ndarray, b: np.ndarray, rga: bool, rgb: bool) -> tuple:
         if b.shape[0] == 1 and rgb:
             return (_SQUEEZE, 1, _matmul_plan(a, b[0], rga, rgb))
     # Batched path: broadcast batch dims, then bmm.
-    batch = _infer_size(a.shape[: max(da - 2, 0)], b.shape[: max(db - 2, 0)])
+    batch = broadcast_shapes(a.shape[: max(da - 2, 0)], b.shape[: max(db - 2, 0)])
     bs = math.prod(batch)
     n = a.shape[-2] if da > 1 else 1
     m1 = a.shape[-1]
@@ -1721,7 +1703,7 @@ def _linalg_cross(input: Tensor, other: Tensor, dim: int, out):
             f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
             f"{b.shape[d]}"
         )
-    _infer_size(a.shape, b.shape)
+    broadcast_shapes(a.shape, b.shape)
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {_sname(a.dtype)} but found {_sname(b.dtype)}")
     t = run(LinalgCrossBackward0, (input, other), (a, b), (d,))
