@@ -76,6 +76,17 @@ from ._creation import (
     zeros_like,
 )
 from . import nn, optim, special, testing, utils  # noqa: E402
+from . import accelerator, amp, backends, cpu, cuda, distributed, hub, jit  # noqa: E402
+from . import multiprocessing, onnx, version  # noqa: E402
+from .amp.autocast_mode import (  # noqa: E402
+    autocast,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .serialization import load, save  # noqa: E402
 from .autograd.grad_mode import (
     enable_grad,

@@ -1,6 +1,6 @@
 """torch API surface that tutorials touch but that has little to compute on a CPU-only,
-NumPy-backed library: ``torch.cuda``/``torch.backends`` stand-ins, thread and determinism
-settings, ``finfo``/``iinfo``, the legacy ``torch.FloatTensor``-style types, ``Tensor.new_*``
+NumPy-backed library: thread and determinism settings, the default device and matmul
+precision, ``finfo``/``iinfo``, the legacy ``torch.FloatTensor``-style types, ``Tensor.new_*``
 factories, the in-place random fills, ``meshgrid``, ``bucketize`` and ``searchsorted``.
 """
 
@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import sys
-import types
 import warnings
 
 import numpy as np
@@ -17,6 +15,7 @@ import numpy as np
 from . import _creation, _dtype
 from ._mode import state as _mode
 from ._tensor import Size, Tensor, register_methods
+from ._tensor import device as _device
 from .autograd.views import VIEW_LEAF_MSG
 from .ops.inplace import setitem
 
@@ -33,11 +32,12 @@ __all__ = [
     "LongTensor",
     "ShortTensor",
     "are_deterministic_algorithms_enabled",
-    "backends",
+    "broadcast_shapes",
     "bucketize",
-    "cuda",
     "e",
     "finfo",
+    "get_default_device",
+    "get_float32_matmul_precision",
     "get_num_threads",
     "iinfo",
     "inf",
@@ -46,6 +46,8 @@ __all__ = [
     "nan",
     "pi",
     "searchsorted",
+    "set_default_device",
+    "set_float32_matmul_precision",
     "set_num_threads",
     "use_deterministic_algorithms",
 ]
@@ -55,71 +57,53 @@ e = math.e
 inf = math.inf
 nan = math.nan
 
-# -- torch.cuda / torch.backends on a CPU-only build ----------------------------------------
+# -- a CPU-only build ----------------------------------------------------------------------
 
 _NO_CUDA = "Torch not compiled with CUDA enabled"
-
-
-def _no_cuda(*args, **kwargs):
-    raise AssertionError(_NO_CUDA)
-
-
-def _none(*args, **kwargs) -> None:
-    return None
-
-
-def _false(*args, **kwargs) -> bool:
-    return False
-
-
-def _module(name: str, doc: str, **attrs) -> types.ModuleType:
-    mod = types.ModuleType(name, doc)
-    for key, value in attrs.items():
-        setattr(mod, key, value)
-    sys.modules[name] = mod  # so ``import ember.cuda`` works too
-    return mod
-
-
-cuda = _module(
-    "ember.cuda",
-    "torch.cuda as a CPU-only build of torch has it: nothing is available.",
-    is_available=_false,
-    is_initialized=_false,
-    device_count=lambda: 0,
-    manual_seed=_none,
-    manual_seed_all=_none,
-    seed=_none,
-    seed_all=_none,
-    empty_cache=_none,
-    synchronize=_no_cuda,
-    current_device=_no_cuda,
-    get_device_name=_no_cuda,
-    set_device=_no_cuda,
-    init=_no_cuda,
-)
-
-backends = _module("ember.backends", "torch.backends stand-ins.")
-backends.cudnn = _module(
-    "ember.backends.cudnn",
-    "Settable flags, as torch.backends.cudnn; cuDNN itself is never available.",
-    deterministic=False,
-    benchmark=False,
-    enabled=True,
-    allow_tf32=True,
-    is_available=_false,
-    version=_none,
-)
-backends.mps = _module(
-    "ember.backends.mps",
-    "Apple's Metal backend: never available.",
-    is_available=_false,
-    is_built=_false,
-)
 
 
 def _tensor_cuda(self, device=None, non_blocking=False, memory_format=None):
     """``Tensor.cuda()`` fails as on a CPU-only torch build."""
     raise AssertionError(_NO_CUDA)
+
+
+# -- default device and matmul precision ---------------------------------------------------
+
+_matmul_precision = ["highest"]
+_default_device: list = [None]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Accepted as torch accepts it; ember's float32 matmuls always use full precision.
+
+    Example:
+        >>> import ember
+        >>> ember.set_float32_matmul_precision("high")
+        >>> ember.get_float32_matmul_precision()
+        'high'
+    """
+    if precision not in ("highest", "high", "medium"):
+        warnings.warn(
+            f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+            "setFloat32MatmulPrecision call has no effect.",
+            stacklevel=2,
+        )
+        return
+    _matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _matmul_precision[0]
+
+
+def set_default_device(device) -> None:
+    """Remember the default device (``None`` resets it); ember computes on the CPU only."""
+    _default_device[0] = None if device is None else _device(device)
+
+
+def get_default_device():
+    """``device(type='cpu')`` unless another was set with ``set_default_device``."""
+    return _default_device[0] or _device("cpu")
 
 
 # -- threads and determinism ----------------------------------------------------------------
@@ -479,6 +463,42 @@ _MESHGRID_WARNING = (
 
 def _scalar(x):
     return x.item() if isinstance(x, Tensor) else x
+
+
+def broadcast_shapes(*shapes) -> Size:
+    """The shape tensors of ``shapes`` broadcast to, with torch's error when there is none.
+
+    Example:
+        >>> import ember
+        >>> ember.broadcast_shapes((2, 1), (3,))
+        torch.Size([2, 3])
+    """
+    dims = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    for shape in dims:
+        if not isinstance(shape, (tuple, list)):
+            raise RuntimeError(
+                "Input shapes should be of type ints, a tuple of ints, or a list of ints, "
+                f"got {shape}"
+            )
+    if not dims:
+        return Size(())
+    # torch's algorithm and messages: grow the common shape argument by argument.
+    common = [1] * max(len(shape) for shape in dims)
+    for index, shape in enumerate(dims):
+        for k in range(-1, -1 - len(shape), -1):
+            if shape[k] == common[k]:
+                continue
+            if common[k] == 1:
+                if shape[k] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[k] = shape[k]
+            if shape[k] != 1 and common[k] != shape[k]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[k]} at {k}! "
+                    f"Mismatching argument at index {index} had {shape}; but expected shape "
+                    f"should be broadcastable to {common}"
+                )
+    return Size(common)
 
 
 def meshgrid(*tensors, indexing: str | None = None) -> tuple:

@@ -10,7 +10,7 @@ Example:
     torch.Size([8, 4])
 """
 
-from . import functional, init, modules, utils
+from . import attention, functional, init, modules, parallel, utils
 from .modules import (
     GELU,
     AvgPool2d,
@@ -41,6 +41,16 @@ from .modules import (
     Softmax,
     Tanh,
 )
+from .parallel import DataParallel
 from .parameter import Parameter
 
-__all__ = ["functional", "init", "utils", "Parameter", *modules.__all__]
+__all__ = [
+    "DataParallel",
+    "Parameter",
+    "attention",
+    "functional",
+    "init",
+    "parallel",
+    "utils",
+    *modules.__all__,
+]

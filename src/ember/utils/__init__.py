@@ -1,5 +1,6 @@
-"""Utilities (``ember.utils.data``: datasets, samplers and the DataLoader)."""
+"""Utilities: ``ember.utils.data`` (datasets, samplers, the DataLoader) and
+``ember.utils.checkpoint`` (activation checkpointing)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]

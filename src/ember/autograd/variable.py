@@ -1,0 +1,3 @@
+"""``torch.autograd.variable``: the legacy ``Variable`` (tensors are variables)."""
+
+from .api import Variable  # noqa: F401

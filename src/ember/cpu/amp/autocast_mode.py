@@ -1,0 +1,3 @@
+"""``torch.cpu.amp.autocast_mode``."""
+
+from . import autocast  # noqa: F401

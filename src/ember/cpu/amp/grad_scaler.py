@@ -1,0 +1,3 @@
+"""``torch.cpu.amp.grad_scaler``."""
+
+from . import GradScaler  # noqa: F401

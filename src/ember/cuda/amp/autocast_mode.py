@@ -1,0 +1,3 @@
+"""``torch.cuda.amp.autocast_mode``."""
+
+from . import autocast, custom_bwd, custom_fwd  # noqa: F401

@@ -1,0 +1,3 @@
+"""``torch.cuda.amp.grad_scaler``."""
+
+from . import GradScaler  # noqa: F401

@@ -1,0 +1,38 @@
+"""``torch.functional``: the functions torch defines in Python, as ember has them.
+
+Example:
+    >>> import ember
+    >>> ember.functional.broadcast_shapes((2, 1), (3,))
+    torch.Size([2, 3])
+"""
+
+from __future__ import annotations
+
+# The package's own bindings (this module is imported only after ``ember`` is complete).
+from . import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_shapes,
+    broadcast_tensors,
+    einsum,
+    meshgrid,
+    norm,
+    split,
+    tensordot,
+    unique,
+)
+
+__all__ = [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "einsum",
+    "meshgrid",
+    "norm",
+    "split",
+    "tensordot",
+    "unique",
+]

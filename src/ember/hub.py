@@ -1,0 +1,69 @@
+"""``torch.hub``: ember never reaches the network, so loading a model from a hub repository
+fails with torch's offline error; the cache directory is reported as torch's is.
+
+Example:
+    >>> import ember
+    >>> ember.hub.get_dir().endswith("hub")
+    True
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = [
+    "download_url_to_file",
+    "get_dir",
+    "help",
+    "list",
+    "load",
+    "load_state_dict_from_url",
+    "set_dir",
+]
+
+_hub_dir: list = [None]
+
+
+def get_dir() -> str:
+    """``$TORCH_HOME/hub``, or ``~/.cache/torch/hub`` (XDG_CACHE_HOME respected), as torch."""
+    if _hub_dir[0] is not None:
+        return _hub_dir[0]
+    home = os.getenv("TORCH_HOME") or os.path.join(
+        os.getenv("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache")), "torch"
+    )
+    return os.path.join(os.path.expanduser(home), "hub")
+
+
+def set_dir(d) -> None:
+    _hub_dir[0] = os.path.expanduser(os.fspath(d))
+
+
+def _offline() -> RuntimeError:
+    return RuntimeError(
+        "It looks like there is no internet connection and the repo could not be found in the "
+        f"cache ({get_dir()})"
+    )
+
+
+def load(repo_or_dir, model, *args, source="github", trust_repo=None, force_reload=False, **kw):
+    """Refused: ember does not download or run code from hub repositories."""
+    raise _offline()
+
+
+def list(github, force_reload=False, skip_validation=False, trust_repo=None, verbose=True):  # noqa: A001
+    raise _offline()
+
+
+def help(github, model, force_reload=False, skip_validation=False, trust_repo=None):  # noqa: A001
+    raise _offline()
+
+
+def load_state_dict_from_url(url, model_dir=None, map_location=None, **kwargs):
+    """Refused: ember makes no network requests (download the file and ``ember.load`` it)."""
+    raise RuntimeError(
+        f"ember does not download files: fetch {url} yourself and read it with ember.load"
+    )
+
+
+def download_url_to_file(url, dst, hash_prefix=None, progress=True):
+    raise RuntimeError(f"ember does not download files: fetch {url} yourself")

@@ -1,0 +1,124 @@
+"""``torch.utils.checkpoint``: trade compute for memory by recomputing a segment's forward
+during backward.
+
+``use_reentrant=True`` (torch's default when the argument is omitted, with its warning)
+runs the segment without recording, keeps only its inputs, and in backward replays the
+forward with grad on (restoring the RNG state, so dropout draws the same mask) and
+differentiates it: the node is ``CheckpointFunctionBackward`` as in torch.
+``use_reentrant=False`` records the segment normally; the gradients are identical and the
+graph is what torch's non-reentrant variant shows (its nodes are the segment's own).
+
+Example:
+    >>> import ember
+    >>> from ember.utils.checkpoint import checkpoint
+    >>> layer = ember.nn.Linear(3, 3)
+    >>> x = ember.randn(2, 3, requires_grad=True)
+    >>> checkpoint(layer, x, use_reentrant=True).sum().backward()
+    >>> x.grad.shape
+    torch.Size([2, 3])
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .. import _creation
+from .._tensor import Tensor
+from ..autograd import backward as _backward
+from ..autograd.function import Function
+from ..autograd.grad_mode import enable_grad, no_grad
+
+__all__ = ["checkpoint", "checkpoint_sequential"]
+
+_USE_REENTRANT_WARNING = (
+    "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+    "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+    "exception. use_reentrant=False is recommended, but if you need to preserve the current "
+    "default behavior, you can pass use_reentrant=True. Refer to docs for more details on the "
+    "differences between the two variants."
+)
+
+
+class CheckpointFunction(Function):
+    """Forward without a graph; backward replays the forward with grad and differentiates."""
+
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        ctx.run_function = run_function
+        ctx.rng_state = _creation.get_rng_state() if preserve_rng_state else None
+        ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.save_for_backward(*[a for a in args if isinstance(a, Tensor)])
+        with no_grad():
+            return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        inputs = list(ctx.inputs)
+        tensors = ctx.saved_tensors
+        for i, t in zip(ctx.tensor_indices, tensors):
+            inputs[i] = t.detach().requires_grad_(t.requires_grad)
+        if ctx.rng_state is not None:
+            current = _creation.get_rng_state()
+            _creation.set_rng_state(ctx.rng_state)
+        try:
+            with enable_grad():
+                outputs = ctx.run_function(*inputs)
+        finally:
+            if ctx.rng_state is not None:
+                _creation.set_rng_state(current)
+        outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+        pairs = [
+            (o, g)
+            for o, g in zip(outputs, grad_outputs)
+            if isinstance(o, Tensor) and o.requires_grad and g is not None
+        ]
+        if not pairs:
+            raise RuntimeError(
+                "none of output has requires_grad=True, this checkpoint() is not necessary"
+            )
+        # A nested backward, as torch's: the segment's parameters accumulate their gradients
+        # and the detached inputs collect theirs in .grad.
+        _backward([o for o, _ in pairs], [g for _, g in pairs])
+        per_input = [None] * len(inputs)
+        for i in ctx.tensor_indices:
+            per_input[i] = inputs[i].grad
+        return (None, None, *per_input)
+
+
+def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
+    """``function(*args, **kwargs)``, recomputed in backward instead of kept (see module)."""
+    if use_reentrant is None:
+        warnings.warn(_USE_REENTRANT_WARNING, stacklevel=2)
+        use_reentrant = True
+    for key in ("context_fn", "determinism_check", "debug", "early_stop"):
+        kwargs.pop(key, None)  # options of the non-reentrant variant's bookkeeping
+    if not use_reentrant:
+        return function(*args, **kwargs)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    return CheckpointFunction.apply(function, preserve_rng_state, *args)
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+    """Run a Sequential (or list of modules) in ``segments`` checkpointed chunks."""
+    if use_reentrant is None:
+        warnings.warn(_USE_REENTRANT_WARNING, stacklevel=2)
+        use_reentrant = True
+    if hasattr(functions, "children") and not isinstance(functions, (list, tuple)):
+        functions = list(functions.children())
+    size = len(functions) // segments
+
+    def run(start, end):
+        def forward(x):
+            for j in range(start, end + 1):
+                x = functions[j](x)
+            return x
+
+        return forward
+
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, **kwargs)
+    return run(end + 1, len(functions) - 1)(input)
