@@ -159,3 +159,37 @@ def test_svd_forward_mode(shape):
             return fw.unpack_dual(out).tangent.item()
 
     _same(run)
+
+
+def _inplace_on_view_tangent(kind):
+    def run(lib):
+        fw = _fw(lib)
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64)
+        b = lib.tensor([0.5, -1.5], dtype=lib.float64)
+        with fw.dual_level():
+            xd = fw.make_dual(x, lib.ones(2, 2, dtype=lib.float64))
+            if kind == "clone_mul_":
+                c = xd.clone()
+                c[-1].mul_(-1.25)
+            elif kind == "select_add_":
+                c = xd * 1.0
+                c.select(0, 1).add_(fw.make_dual(b, lib.full((2,), 3.0, dtype=lib.float64)))
+            elif kind == "slice_exp_":
+                c = xd * 2.0
+                c[:, 0].exp_()
+            else:  # a view of a view, then in place on the inner one
+                c = xd.clone()
+                c.t()[1].sin_()
+            primal, tangent = fw.unpack_dual(c)
+            return [primal.tolist(), tangent.tolist()]
+
+    return run
+
+
+@pytest.mark.parametrize("kind", ["clone_mul_", "select_add_", "slice_exp_", "view_of_view_sin_"])
+def test_inplace_on_a_view_updates_the_base_tangent(kind):
+    """Forward mode: an in-place op on a view writes its tangent into the base's tangent
+    (found: ``c[-1].mul_(-1.25)`` left the base's tangent [[1, 1], [1, 1]])."""
+    if kind == "clone_mul_":
+        assert _inplace_on_view_tangent(kind)(ember)[1] == [[1.0, 1.0], [-1.25, -1.25]]
+    _same(_inplace_on_view_tangent(kind))
