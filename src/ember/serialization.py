@@ -1,6 +1,16 @@
-"""Checkpoints: ``save``/``load`` for state dicts, in the safetensors layout, without pickle.
+"""Checkpoints: ``save``/``load`` in PyTorch's zip format or the safetensors layout.
 
-File layout (the safetensors format, written with NumPy):
+Two formats, told apart by their first bytes when loading:
+
+* PyTorch's checkpoint format (``torch.save``'s zip archive, see ``ember._torch_zip``): the
+  default for ``.pt``/``.pth`` and any other suffix, and for file objects, as in torch. It is
+  read with torch's ``weights_only=True`` rules: a restricted unpickler that admits only an
+  allow-list of globals (extend it with ``add_safe_globals``) and never runs code from the
+  file; ``weights_only=False`` does not lift that. Files ``ember.save`` writes load in torch.
+* ember's safetensors-style format, chosen by a ``.safetensors`` suffix or
+  ``format="safetensors"``; it involves no pickle at all.
+
+The safetensors-style layout (written with NumPy):
 
 * 8 bytes: ``N``, the header length, an unsigned little-endian 64-bit integer;
 * ``N`` bytes: a UTF-8 JSON object mapping each tensor's name to
@@ -37,10 +47,20 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _torch_zip
 from ._tensor import Tensor
+from ._torch_zip import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 
-__all__ = ["save", "load"]
+__all__ = [
+    "save",
+    "load",
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "safe_globals",
+]
+
+_FORMATS = {"torch": "torch", "pt": "torch", "zip": "torch", "safetensors": "safetensors"}
 
 _STRUCTURE_KEY = "ember.structure"
 _FORMAT_VERSION = 1
@@ -202,23 +222,64 @@ def _write(fh, header: bytes, arrays: list[np.ndarray]) -> None:
         _write_array(fh, arr)
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=None, **kwargs) -> None:
+def _choose_format(f, format) -> str:
+    if format is not None:
+        if format not in _FORMATS:
+            raise ValueError(
+                f"ember.save: unknown format {format!r}; use 'torch' (torch.save's zip format) "
+                "or 'safetensors'"
+            )
+        return _FORMATS[format]
+    name = getattr(f, "name", None) if hasattr(f, "write") else f
+    try:
+        name = os.fsdecode(name) if name is not None and not isinstance(name, int) else ""
+    except TypeError:
+        name = ""
+    return "safetensors" if name.lower().endswith(".safetensors") else "torch"
+
+
+def save(
+    obj,
+    f,
+    pickle_module=None,
+    pickle_protocol=None,
+    _use_new_zipfile_serialization=True,
+    _disable_byteorder_record=False,
+    *,
+    format=None,
+) -> None:
     """Save ``obj`` (e.g. a state dict) to ``f``, a path or a writable binary file.
 
-    A path is written atomically (temporary file in the same directory, fsync, rename).
-    ``pickle_module``/``pickle_protocol`` are accepted for torch compatibility and ignored:
-    ember never pickles.
+    The format is torch's zip checkpoint (``torch.load`` reads it) unless ``f`` ends in
+    ``.safetensors`` or ``format="safetensors"`` is given. Tensors viewing one buffer are
+    stored once and keep sharing memory when loaded. A whole ``nn.Module`` is refused: save
+    its ``state_dict()``. A path is written atomically (temporary file in the same
+    directory, fsync, rename). ``pickle_module``, ``pickle_protocol`` and torch's private
+    flags are accepted for compatibility and ignored: ember writes pickle protocol 2, as torch.
 
     Example:
         >>> import ember, tempfile, os
-        >>> path = os.path.join(tempfile.mkdtemp(), "ckpt.safetensors")
+        >>> path = os.path.join(tempfile.mkdtemp(), "ckpt.pt")
         >>> save({"w": ember.ones(2), "step": 3}, path)
         >>> load(path)
         {'w': tensor([1., 1.]), 'step': 3}
     """
-    header, arrays = _build(obj)  # validate everything before touching the file
+    # validate everything before touching the file
+    if _choose_format(f, format) == "safetensors":
+        header, arrays = _build(obj)
+
+        def writer(fh):
+            _write(fh, header, arrays)
+
+    else:
+        plan = _torch_zip.plan_zip(obj)
+
+        def writer(fh):
+            # looked up at call time, so that tests can intercept the chunk writes
+            _torch_zip.write_zip(fh, plan, lambda dst, chunk: _write_chunk(dst, chunk))
+
     if hasattr(f, "write"):
-        _write(f, header, arrays)
+        writer(f)
         if hasattr(f, "flush"):
             f.flush()
         return
@@ -232,7 +293,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, **kwargs) -> None:
     tmp, fd = _create_temp(directory, os.path.basename(path))
     try:
         with os.fdopen(fd, "wb") as fh:
-            _write(fh, header, arrays)
+            writer(fh)
             fh.flush()
             os.fsync(fh.fileno())
         try:
@@ -440,17 +501,19 @@ def _parse_header(raw: bytes, data_len: int) -> tuple[dict, dict]:
     return header, meta
 
 
+_LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19."
+
+
 def _describe_foreign(head: bytes) -> str | None:
-    if head.startswith(b"PK\x03\x04"):
+    if head.startswith(_LEGACY_TORCH_MAGIC[:8]):
         return (
-            "this is a zip archive (torch.save's format, which contains a pickle); ember only "
-            "loads safetensors-layout checkpoints and never unpickles. Convert it with torch "
-            "and safetensors, or re-save with ember.save"
+            "this is torch's legacy (pre-1.6, non-zip) checkpoint format, a sequence of pickles; "
+            "ember reads only torch's zip format. Re-save it with a current torch.save"
         )
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return (
-            "this looks like a pickle file; ember never unpickles (unpickling can run "
-            "arbitrary code). Re-save the data with ember.save"
+            "this looks like a plain pickle file; ember never unpickles arbitrary pickles "
+            "(unpickling can run arbitrary code). Re-save the data with ember.save or torch.save"
         )
     return None
 
@@ -599,13 +662,16 @@ class _Decoder:
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **kwargs):
-    """Load an object saved by ``save`` (or any safetensors file, as a dict of tensors).
+    """Load a checkpoint written by ``torch.save`` or ``ember.save`` (or a safetensors file).
 
-    ``f`` is a path or a readable binary file. Tensors are read into new arrays (no memory
-    is shared with the file). Pickle/zip checkpoints and malformed files raise
-    ``ValueError``; nothing in the file is ever executed. ``map_location`` may only name the
-    CPU; ``pickle_module``, ``weights_only`` and ``mmap`` are accepted for torch
-    compatibility (loading is always weights-only, never memory-mapped).
+    ``f`` is a path or a readable binary file. torch's zip checkpoints are read with torch's
+    ``weights_only=True`` rules: only tensors, parameters, numbers, strings, containers,
+    ``torch.Size``, devices, dtypes and globals allowed with ``add_safe_globals``; anything
+    else raises ``pickle.UnpicklingError`` naming the refused global, and nothing in the file
+    is ever executed, whatever ``weights_only`` says. Malformed files raise ``ValueError``.
+    ``map_location`` may name or map to the CPU only (a CUDA target raises torch's CPU-build
+    ``RuntimeError``); a callable is called as in torch. ``pickle_module`` and ``mmap`` are
+    accepted for compatibility: tensors are always read into fresh memory.
 
     Example:
         >>> import ember, io
@@ -615,9 +681,16 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         >>> load(buf)
         {'layer': {'bias': tensor([0., 0.])}, 'epochs': [1, 2.5, None]}
     """
-    if isinstance(map_location, str) and map_location.split(":")[0] != "cpu":
-        raise RuntimeError(f"ember runs on the CPU only; cannot map tensors to {map_location!r}")
     if hasattr(f, "read"):
-        return _load_from(_Reader(f))
+        return _load_any(_Reader(f), map_location, weights_only)
     with open(os.fspath(f), "rb") as fh:
-        return _load_from(_Reader(fh))
+        return _load_any(_Reader(fh), map_location, weights_only)
+
+
+def _load_any(reader: _Reader, map_location, weights_only):
+    head = reader.read(0, 4) if reader.size >= 4 else b""
+    if _torch_zip.is_torch_zip(head):
+        reader.fh.seek(reader.start)
+        return _torch_zip.load_zip(reader.fh, reader.size, map_location, weights_only is not False)
+    _torch_zip.check_map_location(map_location)
+    return _load_from(reader)
