@@ -37,3 +37,14 @@ def _seed_everything():
     ember.manual_seed(0)
     np.random.seed(0)
     yield
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--fuzz-programs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="number of random op-database programs tests/differential compares with torch "
+        "(default 60; also read from the EMBER_FUZZ_PROGRAMS environment variable)",
+    )

@@ -193,3 +193,25 @@ def test_inplace_on_a_view_updates_the_base_tangent(kind):
     if kind == "clone_mul_":
         assert _inplace_on_view_tangent(kind)(ember)[1] == [[1.0, 1.0], [-1.25, -1.25]]
     _same(_inplace_on_view_tangent(kind))
+
+
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy", "bce", "bce_with_logits"])
+@pytest.mark.parametrize("combine", ["z + z", "z * z"])
+def test_a_zero_d_loss_used_twice_backpropagates(loss, combine):
+    """Found: two 0-d raw gradients summed in the engine gave a NumPy scalar, which sent the
+    loss's backward down its recorded (Tensor) path: AttributeError / TypeError."""
+
+    def run(lib):
+        F = lib.nn.functional
+        x = lib.tensor([[0.5, -1.0, 2.0]], dtype=lib.float64, requires_grad=True)
+        ones = lib.ones(1, 3, dtype=lib.float64)
+        z = {
+            "nll_loss": lambda: F.nll_loss(x, lib.tensor([1])),
+            "cross_entropy": lambda: F.cross_entropy(x, lib.tensor([1])),
+            "bce": lambda: F.binary_cross_entropy(x.sigmoid(), ones),
+            "bce_with_logits": lambda: F.binary_cross_entropy_with_logits(x, ones),
+        }[loss]()
+        out = z + z if combine == "z + z" else z * z
+        return lib.autograd.grad(out, x)[0].tolist()
+
+    _same(run)

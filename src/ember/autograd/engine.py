@@ -228,7 +228,7 @@ def _execute(job: _Job, deps: dict, root_grads: list) -> None:
                 elif buf[nr] is None:
                     buf[nr] = g
                 else:
-                    buf[nr] = buf[nr] + g
+                    buf[nr] = _add(buf[nr], g)
             deps[nxt] = d
             if d == 0:
                 buf = buffers.pop(nxt, None)
@@ -368,13 +368,21 @@ def _run_post_hooks(hooks, results, grads, as_tensors: bool):
     return results
 
 
+def _add(a, b):
+    """``a + b`` for gradients: raw sums stay arrays (NumPy returns a scalar for 0-d ones)."""
+    s = a + b
+    if type(s) is not np.ndarray and not isinstance(s, Tensor):
+        s = np.asarray(s)
+    return s
+
+
 def _store_retained_grad(t, g, as_tensors: bool) -> None:
     if as_tensors:
         t._grad = g if t._grad is None else t._grad + g
     elif t._grad is None:
         t._grad = Tensor._wrap(np.array(g, copy=True))
     else:
-        t._grad = Tensor._wrap(t._grad._data + g)
+        t._grad = Tensor._wrap(_add(t._grad._data, g))
 
 
 def _accumulate(var, g, create_graph: bool) -> None:
@@ -405,7 +413,7 @@ def _accumulate(var, g, create_graph: bool) -> None:
         else:
             var._grad = Tensor._wrap(np.array(g, copy=True))
     elif old.grad_fn is not None or old._rg:
-        var._grad = Tensor._wrap(old._data + g)
+        var._grad = Tensor._wrap(_add(old._data, g))
     else:
         old._data += g
         old._bump()

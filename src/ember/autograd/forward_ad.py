@@ -148,8 +148,13 @@ def make_dual(tensor, tangent, *, level=None):
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
         )
-    if level != fw.level:
+    if level != 0:  # torch supports one level, whose index is 0
         raise RuntimeError("Invalid level given to _make_dual")
+    if fw.level < 0:
+        raise RuntimeError(
+            "Trying to access a forward AD level with an invalid index. This index was either "
+            "not created or is already deleted."
+        )
     if tangent_of(tensor) is not None:
         raise RuntimeError(
             "Making a dual Tensor based on a Tensor that already has a forward gradient at the "

@@ -347,12 +347,12 @@ class _Declaration:
             return self._variadic_backward()
         slot_vars = [f"s{i}" for i in range(len(self.slots))]
         head = f"def backward(self, g{''.join(', ' + v for v in slot_vars)}):"
-        env = {"np": np}
+        env = {"np": np, "Tensor": Tensor}
         lines = [head]
         if self.composite is not None:
             env["composite_vjp"] = _composite_vjp
             first = "g" if len(self.outputs) == 1 else "next((x for x in g if x is not None), None)"
-            lines.append(f"    if not isinstance({first}, np.ndarray) and {first} is not None:")
+            lines.append(f"    if isinstance({first}, Tensor):")
             inputs = ", ".join(f"s{self.slots.index(x)}" for x in self.inputs)
             lines.append(f"        return composite_vjp(self, g, ({inputs},))")
         if self.params:
@@ -396,11 +396,11 @@ class _Declaration:
         return _compile(lines, "backward", env, self.name)
 
     def _variadic_backward(self):
-        env = {"np": np}
+        env = {"np": np, "Tensor": Tensor}
         lines = ["def backward(self, g, *operands):"]
         if self.composite is not None:
             env["composite_vjp"] = _composite_vjp
-            lines.append("    if not isinstance(g, np.ndarray) and g is not None:")
+            lines.append("    if isinstance(g, Tensor):")
             lines.append("        return composite_vjp(self, g, operands)")
         if self.params:
             lines.append(
