@@ -172,3 +172,51 @@ def test_errors_match_torch(f):
     with pytest.raises(type(te.value)) as ee:
         f(ember)
     assert str(ee.value) == str(te.value)
+
+
+def _outcome(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 (the error itself is what is compared)
+        return type(e).__name__, str(e)
+
+
+def test_indices_modified_in_place_before_backward_errors_like_torch():
+    res = []
+    for lib in (ember, torch):
+        x = lib.tensor([[3.0, 1.0, 2.0]], requires_grad=True)
+        values, indices = x.sort()
+        indices.add_(0)
+        res.append(_outcome(values.sum().backward))
+    assert res[0] == res[1]
+    assert res[0][0] == "RuntimeError"
+
+
+@pytest.mark.parametrize("kw", [{}, {"dim": 0}], ids=["unique2", "unique_dim"])
+def test_unique_forward_ad_errors_like_torch(kw):
+    res = []
+    for lib in (ember, torch):
+        fwad = lib.autograd.forward_ad
+        with fwad.dual_level():
+            d = fwad.make_dual(lib.tensor([1.0, 2.0, 1.0]), lib.tensor([1.0, 1.0, 1.0]))
+            res.append(_outcome(lib.unique, d, **kw))
+    assert res[0] == res[1]
+    assert res[0][0] == "NotImplementedError"
+
+
+def test_picked_gradient_is_recorded_for_higher_order():
+    """The recorded backward of kthvalue is a scatter of the incoming gradient: its own
+    gradient (with respect to that incoming gradient) gathers back, as in torch."""
+    a = _rand((2, 3))
+    res = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        w = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        r = x.kthvalue(2, 1)
+        (g,) = lib.autograd.grad(r.values, x, w, create_graph=True)
+        (gw,) = lib.autograd.grad((g * lib.tensor(a)).sum(), w)
+        saved = r.values.grad_fn
+        res.append((g.detach().numpy(), gw.numpy(), saved._saved_indices.numpy()))
+        assert saved._saved_keepdim is False and tuple(saved._saved_self_sym_sizes) == (2, 3)
+    for e, t in zip(*res):
+        np.testing.assert_allclose(e, t, rtol=1e-12)

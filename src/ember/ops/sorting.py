@@ -1,36 +1,42 @@
 """Sorting and selection ops: sort, argsort, msort, topk, kthvalue, unique,
 repeat_interleave, index_fill and the fused addcmul/addcdiv.
 
-Values chosen by index (sort, topk, kthvalue) take their gradient back through the
-indices: ``zeros(input).scatter(dim, indices, grad)``; their JVP gathers the tangent at
-the same indices. Node classes carry the names ``type(t.grad_fn).__name__`` has in torch
-2.13 (``repeat_interleave`` with an int count ends in torch's ``view``, so ember records
-one node under that name whose rule is the whole op's gradient).
+Each op is a ``defop`` declaration next to its public function. Values chosen by index
+(sort, topk, kthvalue) take their gradient back through the indices,
+``zeros(input).scatter(dim, indices, grad)``, and their tangent is the input's tangent
+gathered at the same indices; the indices output is saved as itself (modifying it in place
+is an error in backward, as in torch). Node classes carry the names
+``type(t.grad_fn).__name__`` has in torch 2.13 (``repeat_interleave`` with an int count
+ends in torch's ``view``, so ember records one node under that name whose rule is the whole
+op's gradient). A rule runs on arrays in a plain backward and calls the ember ops on
+Tensors in a recorded one.
 """
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
-from .._tensor import Tensor, register_methods
-from ._core import normalize_dim, result_type
-from ._legacy import Node, _fw, _make_inplace, record, record_multi, set_saved
-from .reduction import _select_result, _SelectNode, return_types
+from .._tensor import Tensor
+from ..autograd.recording import no_jvp_error
+from ._core import (
+    ELEMENTWISE,
+    LINEAR,
+    defop,
+    is_raw,
+    normalize_dim,
+    record,
+    record_multi,
+    register,
+    require_tensor,
+    result_type,
+    run,
+)
+from .indexing import gather, index_select, scatter
+from .reduction import return_types
 
 _wrap = Tensor._wrap
-
-
-def _require_tensor(x, fname: str, arg: str = "input", pos: int = 1) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fname}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
-        )
-
-
-def _axis(a: np.ndarray, dim) -> int | None:
-    """Normalised axis (None for a 0-d tensor, whose only valid dims are 0 and -1)."""
-    d = normalize_dim(int(dim), a.ndim)
-    return d if a.ndim else None
 
 
 def _argsort(a: np.ndarray, ax: int, descending: bool) -> np.ndarray:
@@ -42,66 +48,113 @@ def _argsort(a: np.ndarray, ax: int, descending: bool) -> np.ndarray:
     return (n - 1) - rev
 
 
-# -- sort, argsort, msort, topk -------------------------------------------------------------
+# -- values picked by index: sort, topk, kthvalue ------------------------------------------------
 
 
-class _ScatterBackNode(Node):
-    """Gradient of values picked by ``indices`` along ``axis`` (not reduced): scattered back."""
-
-    __slots__ = ("in_shape", "axis")
-    _multi_output = True
-
-    def backward(self, grads, indices):
-        g = grads[0]
-        if g is None:
-            return None
-        if self.axis is None:
-            return g
-        if isinstance(g, np.ndarray):
-            out = np.zeros(self.in_shape, g.dtype)
-            np.put_along_axis(out, indices, g, axis=self.axis)
-            return out
-        from .indexing import scatter
-
-        zeros = _wrap(np.zeros(self.in_shape, g._data.dtype))
-        return scatter(zeros, self.axis, indices, g)
-
-    def jvp(self, tangents, inputs, indices):
-        t = tangents[0]
-        if t is None or self.axis is None:
-            return [t, None]
-        from .indexing import gather
-
-        return [gather(t, self.axis, indices), None]
+def _pick_vjp(g, indices, dim, keepdim, self_sym_sizes):
+    """``zeros(self_sym_sizes).scatter(dim, indices, g)`` (indices unsqueezed at ``dim``
+    unless ``keepdim``): each picked value's gradient goes back where it was picked."""
+    if g is None:
+        return None
+    if not self_sym_sizes:  # a 0-d input: its one value was picked
+        return g
+    idx = indices._data if isinstance(indices, Tensor) else indices
+    if not keepdim:
+        idx = np.expand_dims(idx, dim)
+    if is_raw(g):
+        if not keepdim:
+            g = np.expand_dims(g, dim)
+        out = np.zeros(self_sym_sizes, g.dtype)
+        np.put_along_axis(out, idx, g, axis=dim)
+        return out
+    if not keepdim:
+        g = g.unsqueeze(dim)
+    return scatter(_wrap(np.zeros(self_sym_sizes, g._data.dtype)), dim, _wrap(idx), g)
 
 
-class SortBackward0(_ScatterBackNode):
-    __slots__ = ()
+def _pick_jvp(t_self, indices, dim, keepdim):
+    """The tangent gathered at the picked indices (the indices output gets none)."""
+    idx = indices._data
+    squeeze = not keepdim and t_self._data.ndim > 0
+    if squeeze:
+        idx = np.expand_dims(idx, dim)
+    picked = gather(t_self, dim, _wrap(idx))
+    return [picked.squeeze(dim) if squeeze else picked, None]
 
 
-class SortBackward1(_ScatterBackNode):
-    """``sort`` called with ``stable=`` (torch's other overload)."""
-
-    __slots__ = ()
+def _save_indices(inputs, edges, out, extras) -> tuple:
+    return (out[1],)
 
 
-class TopkBackward0(_ScatterBackNode):
-    __slots__ = ()
+def _keeps_indices(cls):
+    """``cls`` saves its indices output as itself rather than as a ``SavedOutput``: the
+    indices have no grad_fn (no reference cycle, and a recorded rule must not see them as
+    this node's output), and their version counter makes an in-place change before
+    backward torch's error."""
+    assert cls._slots == ("indices",), cls.__name__
+    cls._save = _save_indices
+    return cls
 
 
-class KthvalueBackward0(_SelectNode):
-    __slots__ = ()
+# The gradient of the sorted values (no dim removed), and their tangent.
+def _sorted_vjp(grads, indices, dim, self_sym_sizes):
+    return _pick_vjp(grads[0], indices, dim, True, self_sym_sizes)
 
 
-def _picked(cls, rtype, input: Tensor, values: np.ndarray, indices: np.ndarray, ax):
-    values_t, indices_t = record_multi(cls, [values, indices], (input,), (), (True, False))
-    if (gf := values_t.grad_fn or _fw.node) is not None:
-        set_saved(gf, (indices_t,))
-        gf.in_shape = input._data.shape
-        gf.axis = ax
-    return rtype((values_t, indices_t))
+def _sorted_jvp(t_self, indices, dim):
+    return _pick_jvp(t_self, indices, dim, True)
 
 
+SortBackward0 = _keeps_indices(
+    defop(
+        "SortBackward0",
+        outputs=("values", "indices"),
+        differentiable=(True, False),
+        params=("dim", "self_sym_sizes"),
+        vjp={"self": _sorted_vjp},
+        jvp=_sorted_jvp,
+    )
+)
+
+SortBackward1 = _keeps_indices(
+    defop(  # sort called with stable= (torch's other overload)
+        "SortBackward1",
+        outputs=("values", "indices"),
+        differentiable=(True, False),
+        params=("dim", "self_sym_sizes"),
+        vjp={"self": _sorted_vjp},
+        jvp=_sorted_jvp,
+    )
+)
+
+TopkBackward0 = _keeps_indices(
+    defop(
+        "TopkBackward0",
+        outputs=("values", "indices"),
+        differentiable=(True, False),
+        params=("dim", "self_sym_sizes"),
+        vjp={"self": _sorted_vjp},
+        jvp=_sorted_jvp,
+    )
+)
+
+KthvalueBackward0 = _keeps_indices(
+    defop(
+        "KthvalueBackward0",
+        outputs=("values", "indices"),
+        differentiable=(True, False),
+        params=("dim", "keepdim", "self_sym_sizes"),
+        vjp={
+            "self": lambda grads, indices, dim, keepdim, self_sym_sizes: _pick_vjp(
+                grads[0], indices, dim, keepdim, self_sym_sizes
+            )
+        },
+        jvp=_pick_jvp,
+    )
+)
+
+
+@register("sort", method=True)
 def sort(input, dim=-1, descending=False, stable=None, *, out=None):
     """Sorted values along ``dim`` and their indices (``torch.return_types.sort``).
 
@@ -112,18 +165,19 @@ def sort(input, dim=-1, descending=False, stable=None, *, out=None):
         values=tensor([1., 2., 3.]),
         indices=tensor([1, 2, 0]))
     """
-    _require_tensor(input, "sort")
+    require_tensor(input, "sort")
     a = input._data
-    ax = _axis(a, dim)
-    if ax is None:
-        values, indices = a.copy(), np.zeros((), np.int64)
+    d = normalize_dim(int(dim), a.ndim)
+    if a.ndim:
+        indices = _argsort(a, d, bool(descending)).astype(np.int64, copy=False)
+        values = np.take_along_axis(a, indices, axis=d)
     else:
-        indices = _argsort(a, ax, bool(descending)).astype(np.int64, copy=False)
-        values = np.take_along_axis(a, indices, axis=ax)
+        values, indices = a.copy(), np.zeros((), np.int64)
     cls = SortBackward0 if stable is None else SortBackward1
-    return _picked(cls, return_types.sort, input, values, indices, ax)
+    return return_types.sort(record_multi(cls, (values, indices), (input,), (d, a.shape)))
 
 
+@register("argsort", method=True)
 def argsort(input, dim=-1, descending=False, stable=False):
     """Indices that sort ``input`` along ``dim`` (int64, no gradient).
 
@@ -132,20 +186,22 @@ def argsort(input, dim=-1, descending=False, stable=False):
         >>> ember.argsort(ember.tensor([3.0, 1.0, 2.0]), descending=True)
         tensor([0, 2, 1])
     """
-    _require_tensor(input, "argsort")
+    require_tensor(input, "argsort")
     a = input._data
-    ax = _axis(a, dim)
-    if ax is None:
+    d = normalize_dim(int(dim), a.ndim)
+    if not a.ndim:
         return _wrap(np.zeros((), np.int64))
-    return _wrap(_argsort(a, ax, bool(descending)).astype(np.int64, copy=False))
+    return _wrap(_argsort(a, d, bool(descending)).astype(np.int64, copy=False))
 
 
+@register("msort", method=True)
 def msort(input):
     """``sort(input, dim=0).values``."""
-    _require_tensor(input, "msort")
+    require_tensor(input, "msort")
     return sort(input, 0).values
 
 
+@register("topk", method=True)
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A002
     """The ``k`` largest (or smallest) values along ``dim`` and their indices.
 
@@ -154,21 +210,22 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
         >>> ember.topk(ember.tensor([1.0, 4.0, 2.0, 3.0]), 2).values
         tensor([4., 3.])
     """
-    _require_tensor(input, "topk")
+    require_tensor(input, "topk")
     a = input._data
-    ax = _axis(a, dim)
-    n = 1 if ax is None else a.shape[ax]
+    d = normalize_dim(int(dim), a.ndim)
+    n = a.shape[d] if a.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
-    if ax is None:
-        values, indices = a.copy(), np.zeros((), np.int64)
+    if a.ndim:
+        order = _argsort(a, d, bool(largest))
+        indices = np.take(order, np.arange(k), axis=d).astype(np.int64, copy=False)
+        values = np.take_along_axis(a, indices, axis=d)
     else:
-        order = _argsort(a, ax, bool(largest))
-        indices = np.take(order, np.arange(k), axis=ax).astype(np.int64, copy=False)
-        values = np.take_along_axis(a, indices, axis=ax)
-    return _picked(TopkBackward0, return_types.topk, input, values, indices, ax)
+        values, indices = a.copy(), np.zeros((), np.int64)
+    return return_types.topk(record_multi(TopkBackward0, (values, indices), (input,), (d, a.shape)))
 
 
+@register("kthvalue", method=True)
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest value along ``dim`` (1-based) and its index.
 
@@ -177,49 +234,57 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
         >>> ember.kthvalue(ember.tensor([3.0, 1.0, 2.0]), 2).values
         tensor(2.)
     """
-    _require_tensor(input, "kthvalue")
+    require_tensor(input, "kthvalue")
     a = input._data
-    ax = _axis(a, dim)
-    n = 1 if ax is None else a.shape[ax]
+    d = normalize_dim(int(dim), a.ndim)
+    n = a.shape[d] if a.ndim else 1
     if not 1 <= k <= n:
-        d = normalize_dim(int(dim), a.ndim)
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    if ax is None:
-        values, indices = a.copy(), np.zeros((), np.int64)
-    else:
-        order = np.argsort(a, axis=ax, kind="stable")
-        indices = np.take(order, [k - 1], axis=ax).astype(np.int64, copy=False)
-        values = np.take_along_axis(a, indices, axis=ax)
+    keepdim = bool(keepdim)
+    if a.ndim:
+        order = np.argsort(a, axis=d, kind="stable")
+        indices = np.take(order, [k - 1], axis=d).astype(np.int64, copy=False)
+        values = np.take_along_axis(a, indices, axis=d)
         if not keepdim:
-            values, indices = values.squeeze(ax), indices.squeeze(ax)
-    return _select_result(KthvalueBackward0, return_types.kthvalue, input, a, values, indices, ax)
+            values, indices = values.squeeze(d), indices.squeeze(d)
+    else:
+        values, indices = a.copy(), np.zeros((), np.int64)
+    outs = record_multi(KthvalueBackward0, (values, indices), (input,), (d, keepdim, a.shape))
+    return return_types.kthvalue(outs)
 
 
-# -- unique --------------------------------------------------------------------------------
+# -- unique ------------------------------------------------------------------------------------
 
 
-class _NoDerivative(Node):
-    __slots__ = ()
-    _multi_output = True
-    _name = ""
+def _no_derivative(aten_name: str):
+    """vjp and jvp rules of an op torch records but cannot differentiate (``_unique2``)."""
 
-    def backward(self, grads):
-        raise NotImplementedError(f"the derivative for '{self._name}' is not implemented.")
+    def vjp(grads):
+        raise NotImplementedError(f"the derivative for '{aten_name}' is not implemented.")
 
-    def jvp(self, tangents, inputs):
-        raise NotImplementedError(f"the derivative for '{self._name}' is not implemented.")
+    def jvp():
+        # no_jvp_error names the op after the class it is given: aten's name here.
+        raise no_jvp_error(types.SimpleNamespace(__name__=aten_name))
 
-
-class Unique2Backward0(_NoDerivative):
-    __slots__ = ()
-    _name = "_unique2"
+    return {"self": vjp}, jvp
 
 
-class UniqueDimBackward0(_NoDerivative):
-    __slots__ = ()
-    _name = "unique_dim"
+def _unique_op(name: str, aten_name: str):
+    vjp, jvp = _no_derivative(aten_name)
+    return defop(
+        name,
+        outputs=("output", "inverse_indices", "counts"),
+        differentiable=(True, False, False),
+        vjp=vjp,
+        jvp=jvp,
+    )
 
 
+Unique2Backward0 = _unique_op("Unique2Backward0", "_unique2")
+UniqueDimBackward0 = _unique_op("UniqueDimBackward0", "unique_dim")
+
+
+@register("unique", method=True)
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
     """The distinct elements (sorted), optionally with inverse indices and counts.
 
@@ -228,7 +293,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         >>> ember.unique(ember.tensor([3, 1, 3, 2]))
         tensor([1, 2, 3])
     """
-    _require_tensor(input, "unique")
+    require_tensor(input, "unique")
     a = input._data
     if dim is None:
         vals, inv, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
@@ -239,8 +304,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         vals, inv, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
         inv = inv.reshape(-1)
         cls = UniqueDimBackward0
-    outs = [vals, inv.astype(np.int64), counts.astype(np.int64)]
-    res = record_multi(cls, outs, (input,), (), (True, False, False))
+    res = record_multi(cls, (vals, inv.astype(np.int64), counts.astype(np.int64)), (input,))
     if not return_inverse and not return_counts:
         return res[0]
     picked = [res[0]]
@@ -251,26 +315,31 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return tuple(picked)
 
 
-# -- repeat_interleave -----------------------------------------------------------------------
+# -- repeat_interleave ---------------------------------------------------------------------------
 
 
-class ViewBackward0(Node):
-    """``repeat_interleave`` by an int (torch ends it in a view): sums the copies."""
-
-    __slots__ = ("in_shape", "split", "raxis")
-
-    def backward(self, g):
-        return g.reshape(self.split).sum(self.raxis).reshape(self.in_shape)
-
-    def jvp(self, tangents, inputs):
-        t = tangents[0]
-        if t is None:
-            return None
-        ax = self.raxis
-        one = self.split[:ax] + (1,) + self.split[ax + 1 :]
-        return t.reshape(one).expand(self.split).reshape(self._meta[0][0])
+def _repeat_forward(a, repeats, dim, flat_sizes, self_sym_sizes):
+    return np.repeat(a.reshape(flat_sizes), repeats, axis=dim)
 
 
+def _repeat_vjp(g, repeats, dim, flat_sizes, self_sym_sizes):
+    """The copies of each element summed (the repeated axis split out, then reduced)."""
+    split = flat_sizes[: dim + 1] + (repeats,) + flat_sizes[dim + 1 :]
+    return g.reshape(split).sum(dim + 1).reshape(self_sym_sizes)
+
+
+# repeat_interleave by an int: torch's graph ends in a view of the repeated copies.
+# flat_sizes: the input's sizes as repeated (flattened without a dim, 1 element if 0-d).
+ViewBackward0 = defop(
+    "ViewBackward0",
+    params=("repeats", "dim", "flat_sizes", "self_sym_sizes"),
+    forward=_repeat_forward,
+    vjp={"self": _repeat_vjp},
+    jvp=LINEAR,
+)
+
+
+@register("repeat_interleave", method=True)
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element (or slice along ``dim``) ``repeats`` times.
 
@@ -279,7 +348,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         >>> ember.repeat_interleave(ember.tensor([1, 2]), 2)
         tensor([1, 1, 2, 2])
     """
-    _require_tensor(input, "repeat_interleave")
+    require_tensor(input, "repeat_interleave")
     if repeats is None:  # repeat_interleave(repeats): each index i, repeats[i] times
         r = input._data
         if r.ndim > 1:
@@ -290,21 +359,16 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     a = input._data
     if dim is None:
         ax = 0
-        flat = a.reshape(-1)
+        flat_sizes = (a.size,)
     else:
         ax = normalize_dim(int(dim), a.ndim)
-        flat = a if a.ndim else a.reshape(1)
-    n = flat.shape[ax]
+        flat_sizes = a.shape if a.ndim else (1,)
+    n = flat_sizes[ax]
     if isinstance(repeats, (int, np.integer)) and not isinstance(repeats, bool):
         if repeats < 0:
             raise RuntimeError("repeats can not be negative")
-        res = np.repeat(flat, int(repeats), axis=ax)
-        t = record(ViewBackward0, res, (input,))
-        if (gf := t.grad_fn or _fw.node) is not None:
-            gf.in_shape = a.shape
-            gf.split = flat.shape[: ax + 1] + (int(repeats),) + flat.shape[ax + 1 :]
-            gf.raxis = ax + 1
-        return t
+        params = (int(repeats), ax, flat_sizes, a.shape)
+        return record(ViewBackward0, _repeat_forward(a, *params), (input,), params)
     rep = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
     if rep.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
@@ -317,61 +381,62 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         )
     if rep.size and rep.min() < 0:
         raise RuntimeError("repeats can not be negative")
-    from .indexing import index_select
-
     base = input.reshape(-1) if dim is None or a.ndim == 0 else input
     idx = np.repeat(np.arange(n, dtype=np.int64), rep.astype(np.int64))
     return index_select(base, ax, _wrap(idx))
 
 
-# -- index_fill -------------------------------------------------------------------------------
+# -- index_fill ----------------------------------------------------------------------------------
 
 
-def _fill_key(ndim: int, ax: int, idx) -> tuple:
-    return (slice(None),) * ax + (idx,)
+def _fill_key(dim: int, index) -> tuple:
+    return (slice(None),) * dim + (index,)
 
 
-class IndexFillBackward0(Node):
-    __slots__ = ("axis", "index", "shape")
-
-    def backward(self, g):
-        return self._input_grad(g)
-
-    def _input_grad(self, g):
-        if isinstance(g, np.ndarray):
-            g = g.reshape(self.shape).copy()
-            g[_fill_key(g.ndim, self.axis, self.index)] = 0
-            return g
-        return index_fill(g.reshape(self.shape), self.axis, _wrap(self.index), 0.0)
-
-    def _value_grad(self, g):
-        idx = np.unique(self.index)
-        if isinstance(g, np.ndarray):
-            return g.reshape(self.shape)[_fill_key(g.ndim, self.axis, idx)].sum()
-        from .indexing import index_select
-
-        return index_select(g.reshape(self.shape), self.axis, _wrap(idx)).sum()
-
-    def jvp(self, tangents, inputs):
-        t = tangents[0]
-        tv = tangents[1] if len(tangents) > 1 else None
-        if t is None and tv is None:
-            return None
-        if t is None:
-            t = _wrap(np.zeros(self.shape, self._meta[0][1]))
-        t = t.reshape(self.shape)
-        return index_fill(t, self.axis, _wrap(self.index), 0.0 if tv is None else tv)
+def _fill_forward(a, value, dim, index):
+    """``a`` with the slices ``index`` along ``dim`` set to ``value`` (a 0-d ``a`` is one
+    slice)."""
+    out = np.array(a)
+    (out.reshape(1) if out.ndim == 0 else out)[_fill_key(dim, index)] = value
+    return out
 
 
-class IndexFillBackward1(IndexFillBackward0):
-    __slots__ = ()
-
-    def backward(self, g):
-        gi = self._input_grad(g) if self.next_functions[0][0] is not None else None
-        gv = self._value_grad(g) if self.next_functions[1][0] is not None else None
-        return gi, gv
+def _zero_filled(g, dim, index):
+    """``g.index_fill(dim, index, 0)``: no gradient reaches the filled slices."""
+    if is_raw(g):
+        return _fill_forward(g, 0, dim, index)
+    return index_fill(g, dim, _wrap(index), 0.0)
 
 
+def _fill_value_vjp(g, dim, index):
+    """The gradient of the filled slices summed (each slice once, repeated or not)."""
+    idx = np.unique(index)
+    if is_raw(g):
+        g = np.asarray(g)
+        return (g.reshape(1) if g.ndim == 0 else g)[_fill_key(dim, idx)].sum()
+    return index_select(g.reshape(-1) if g._data.ndim == 0 else g, dim, _wrap(idx)).sum()
+
+
+# index: the normalised flat index array (the index tensor's values, in range)
+IndexFillBackward0 = defop(  # a number filled in: a constant there
+    "IndexFillBackward0",
+    params=("dim", "index", "value"),
+    forward=lambda a, dim, index, value: _fill_forward(a, value, dim, index),
+    vjp={"self": lambda g, dim, index: _zero_filled(g, dim, index)},
+    jvp=lambda t_self, dim, index: _zero_filled(t_self, dim, index),
+)
+
+IndexFillBackward1 = defop(  # a 0-d tensor filled in
+    "IndexFillBackward1",
+    inputs=("self", "value"),
+    params=("dim", "index"),
+    forward=lambda a, v, dim, index: _fill_forward(a, v, dim, index),
+    vjp={"self": _zero_filled, "value": _fill_value_vjp},
+    jvp=LINEAR,
+)
+
+
+@register("index_fill", method=True, inplace=True)
 def index_fill(input, dim, index, value):
     """``input`` with the slices ``index`` along ``dim`` set to ``value``.
 
@@ -381,8 +446,8 @@ def index_fill(input, dim, index, value):
         tensor([[1., 0., 1.],
                 [1., 0., 1.]])
     """
-    _require_tensor(input, "index_fill")
-    _require_tensor(index, "index_fill", "index", 3)
+    require_tensor(input, "index_fill")
+    require_tensor(index, "index_fill", "index", 3)
     a = input._data
     idx = index._data
     if idx.dtype != np.int64:
@@ -390,8 +455,7 @@ def index_fill(input, dim, index, value):
     if idx.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     d = normalize_dim(int(dim), a.ndim)
-    work = a if a.ndim else a.reshape(1)
-    n = work.shape[d]
+    n = a.shape[d] if a.ndim else 1
     flat_idx = idx.reshape(-1)
     bad = flat_idx[(flat_idx >= n) | (flat_idx < -n)]
     if bad.size:
@@ -403,94 +467,62 @@ def index_fill(input, dim, index, value):
                 "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s)."
             )
-        cls, inputs, v = IndexFillBackward1, (input, value), value._data
-    else:
-        cls, inputs, v = IndexFillBackward0, (input,), value
-    res = work.copy()
-    res[_fill_key(res.ndim, d, flat_idx)] = v
-    t = record(cls, res.reshape(a.shape), inputs)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.axis = d
-        gf.index = flat_idx
-        gf.shape = work.shape
-    return t
+        res = _fill_forward(a, value._data, d, flat_idx)
+        return record(IndexFillBackward1, res, (input, value), (d, flat_idx))
+    res = _fill_forward(a, value, d, flat_idx)
+    return record(IndexFillBackward0, res, (input,), (d, flat_idx, value))
 
 
-# -- addcmul, addcdiv -----------------------------------------------------------------------
+# -- addcmul, addcdiv ----------------------------------------------------------------------------
+
+AddcmulBackward0 = defop(
+    "AddcmulBackward0",
+    inputs=("self", "tensor1", "tensor2"),
+    params=("value",),
+    forward=lambda a, b, c, value: (a + value * (b * c)).astype(a.dtype, copy=False),
+    vjp={
+        "self": lambda g: g,
+        "tensor1": lambda g, tensor2, value: g * (value * tensor2),
+        "tensor2": lambda g, tensor1, value: g * (value * tensor1),
+    },
+    jvp=ELEMENTWISE,
+)
+
+AddcdivBackward0 = defop(
+    "AddcdivBackward0",
+    inputs=("self", "tensor1", "tensor2"),
+    params=("value",),
+    forward=lambda a, b, c, value: (a + value * (b / c)).astype(a.dtype, copy=False),
+    vjp={
+        "self": lambda g: g,
+        "tensor1": lambda g, tensor2, value: g * (value / tensor2),
+        "tensor2": lambda g, tensor1, tensor2, value: -g * (value * tensor1) / (tensor2 * tensor2),
+    },
+    jvp=ELEMENTWISE,
+)
+
+_ADDCDIV_INT = (
+    "Integer division with addcdiv is no longer supported, and in a future  release "
+    "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+    "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
+    "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+    "float inputs. The future addcdiv behavior is just the latter implementation: "
+    "(input + value * tensor1 / tensor2), for all dtypes."
+)
 
 
-class AddcmulBackward0(Node):
-    __slots__ = ("value",)
-
-    def backward(self, g, t1, t2):
-        nf = self.next_functions
-        v = self.value
-        return (
-            g,
-            g * (v * t2) if nf[1][0] is not None else None,
-            g * (v * t1) if nf[2][0] is not None else None,
-        )
-
-    def jvp(self, tangents, inputs, t1, t2):
-        ti, d1, d2 = tangents
-        v = self.value
-        out = ti
-        if d1 is not None:
-            out = d1 * t2 * v if out is None else out + d1 * t2 * v
-        if d2 is not None:
-            out = t1 * d2 * v if out is None else out + t1 * d2 * v
-        return out
-
-
-class AddcdivBackward0(Node):
-    __slots__ = ("value",)
-
-    def backward(self, g, t1, t2):
-        nf = self.next_functions
-        v = self.value
-        return (
-            g,
-            g * (v / t2) if nf[1][0] is not None else None,
-            -g * (v * t1) / (t2 * t2) if nf[2][0] is not None else None,
-        )
-
-    def jvp(self, tangents, inputs, t1, t2):
-        ti, d1, d2 = tangents
-        v = self.value
-        out = ti
-        if d1 is not None:
-            out = d1 * v / t2 if out is None else out + d1 * v / t2
-        if d2 is not None:
-            term = -(t1 * d2) * v / (t2 * t2)
-            out = term if out is None else out + term
-        return out
-
-
-def _addc(input, tensor1, tensor2, value, fname: str, div: bool):
-    _require_tensor(input, fname)
-    _require_tensor(tensor1, fname, "tensor1", 2)
-    _require_tensor(tensor2, fname, "tensor2", 3)
+def _addc(cls, input, tensor1, tensor2, value, fname: str):
+    require_tensor(input, fname)
+    require_tensor(tensor1, fname, "tensor1", 2)
+    require_tensor(tensor2, fname, "tensor2", 3)
     rt = result_type(input, tensor1, tensor2)
-    if div and rt.kind in "biu":
-        raise RuntimeError(
-            "Integer division with addcdiv is no longer supported, and in a future  release "
-            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
-            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
-            "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
-            "float inputs. The future addcdiv behavior is just the latter implementation: "
-            "(input + value * tensor1 / tensor2), for all dtypes."
-        )
-    a, b, c = (x._data.astype(rt, copy=False) for x in (input, tensor1, tensor2))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        res = a + value * (b / c) if div else a + value * (b * c)
-    res = np.asarray(res).astype(rt, copy=False)
-    cls = AddcdivBackward0 if div else AddcmulBackward0
-    t = record(cls, res, (input, tensor1, tensor2), (tensor1, tensor2))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.value = value
-    return t
+    if cls is AddcdivBackward0 and rt.kind in "biu":
+        raise RuntimeError(_ADDCDIV_INT)
+    arrays = tuple(x._data.astype(rt, copy=False) for x in (input, tensor1, tensor2))
+    return run(cls, (input, tensor1, tensor2), arrays, (value,))
 
 
+@register("addcmul", method=True, inplace=True)
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``.
 
@@ -499,9 +531,10 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
         >>> ember.addcmul(ember.ones(2), ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0]))
         tensor([4., 9.])
     """
-    return _addc(input, tensor1, tensor2, value, "addcmul", False)
+    return _addc(AddcmulBackward0, input, tensor1, tensor2, value, "addcmul")
 
 
+@register("addcdiv", method=True, inplace=True)
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 / tensor2``.
 
@@ -510,41 +543,4 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
         >>> ember.addcdiv(ember.ones(2), ember.tensor([1.0, 2.0]), ember.tensor([2.0, 4.0]))
         tensor([1.5000, 1.5000])
     """
-    return _addc(input, tensor1, tensor2, value, "addcdiv", True)
-
-
-addcmul_ = _make_inplace(addcmul)
-addcdiv_ = _make_inplace(addcdiv)
-index_fill_ = _make_inplace(index_fill)
-
-
-register_methods(
-    {
-        "sort": sort,
-        "argsort": argsort,
-        "msort": msort,
-        "topk": topk,
-        "kthvalue": kthvalue,
-        "unique": unique,
-        "repeat_interleave": repeat_interleave,
-        "index_fill": index_fill,
-        "index_fill_": index_fill_,
-        "addcmul": addcmul,
-        "addcmul_": addcmul_,
-        "addcdiv": addcdiv,
-        "addcdiv_": addcdiv_,
-    }
-)
-
-__all__ = [
-    "sort",
-    "argsort",
-    "msort",
-    "topk",
-    "kthvalue",
-    "unique",
-    "repeat_interleave",
-    "index_fill",
-    "addcmul",
-    "addcdiv",
-]
+    return _addc(AddcdivBackward0, input, tensor1, tensor2, value, "addcdiv")
