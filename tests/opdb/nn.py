@@ -40,6 +40,19 @@ def _bn(m, x, w, b, training, momentum=0.1):
     return F(m).batch_norm(x, rm, rv, w, b, training=training, momentum=momentum)
 
 
+def _bce_gradient(m, p, t, reduction, weight=None):
+    """d(binary_cross_entropy)/d(input), recorded (create_graph), as a function of both."""
+    recording = m.is_grad_enabled()
+    with m.enable_grad():  # the generic tests also evaluate entries under no_grad
+        if not p.requires_grad:  # inputs without a graph (values, forward mode): p is a leaf
+            p.requires_grad_()
+        loss = F(m).binary_cross_entropy(p, t, weight=weight, reduction=reduction)
+        if reduction == "none":
+            loss = (loss * _const(p, [1.0, -0.5, 2.0, 0.25])).sum()
+        g = m.autograd.grad(loss, p, create_graph=True)[0]
+    return g if recording else g.detach()
+
+
 OPS = [
     # -- linear and activations --------------------------------------------------------------
     Op("linear", lambda m, x, w, b: F(m).linear(x, w, b), (S(3, 4), S(5, 4), S(5))),
@@ -332,6 +345,20 @@ OPS = [
     Op(
         "binary_cross_entropy",
         lambda m, x, y: F(m).binary_cross_entropy(m.sigmoid(x), m.sigmoid(y)),
+        (S(3, 4), S(3, 4)),
+    ),
+    # The gradient as a function (torch's BinaryCrossEntropyBackwardBackward0 node): its
+    # derivatives are the loss's second derivatives, with torch's epsilons.
+    Op(
+        "binary_cross_entropy_gradient",
+        lambda m, x, y: _bce_gradient(m, m.sigmoid(x), m.sigmoid(y), "mean"),
+        (S(3, 4), S(3, 4)),
+    ),
+    Op(
+        "binary_cross_entropy_gradient_weight_none",
+        lambda m, x, y: _bce_gradient(
+            m, m.sigmoid(x), m.sigmoid(y), "none", _const(x, [0.5, 1.0, 1.5, 2.0])
+        ),
         (S(3, 4), S(3, 4)),
     ),
     Op(

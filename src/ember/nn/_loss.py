@@ -22,18 +22,21 @@ from ..ops._core import (
     ELEMENTWISE,
     LINEAR,
     QUIET,
+    apply,
     binary_operands,
     broadcast_shapes,
     defop,
+    is_raw,
     quiet_reset,
     quiet_set,
     record,
     require_tensor,
 )
 from ..ops.elementwise import abs as _abs
-from ..ops.elementwise import clamp, exp, log, log1p, relu
+from ..ops.elementwise import exp, log1p, relu
 from ..ops.indexing import masked_fill
 from ..ops.reduction import log_softmax
+from ..ops.special import logit
 
 _wrap = Tensor._wrap
 _REDUCTIONS = ("none", "mean", "sum")
@@ -575,26 +578,117 @@ def _bce_forward(x, y, reduction, weight, n):
     return _reduce_array(np.asarray(losses, dtype=x.dtype), reduction)
 
 
+_BCE_EPS = 1e-12  # torch's epsilon in the second derivatives of binary_cross_entropy
+# ... and in its first-order kernel, where torch holds it as a float (9.99999996e-13).
+_BCE_KERNEL_EPS = float(np.float32(1e-12))
+
+
+def _times_weight(v, weight):
+    """``v * weight`` (``weight`` an array parameter or None), on arrays or Tensors."""
+    if weight is None:
+        return v
+    return v * (weight if is_raw(v) else _wrap(weight))
+
+
+def _clamp_min(v, low: float):
+    return np.maximum(v, low) if is_raw(v) else v.clamp(min=low)
+
+
+def _bce_grad_input(grad_output, x, y, reduction, weight, n):
+    """torch's ``binary_cross_entropy_backward``: the input's gradient, with ``(1 - x) x``
+    clamped at (float32) 1e-12."""
+    scale = _reduced_grad(grad_output, reduction, n)
+    gx = _times_weight(scale * (x - y) / np.maximum((1 - x) * x, _BCE_KERNEL_EPS), weight)
+    return np.asarray(gx, dtype=x.dtype)
+
+
+def _bce_double_vjp(g, grad_output, self, target, reduction, weight, n, needs_input_grad):
+    """The derivatives of ``_bce_grad_input`` as torch writes them (its epsilon placement,
+    so second derivatives agree near 0 and 1); arrays or Tensors alike."""
+    x, y, go = self, target, grad_output
+    g_go = g_x = g_y = None
+    if needs_input_grad[0]:
+        g_go = _times_weight((x - y) / ((x + _BCE_EPS) * (1 - x + _BCE_EPS)) * g, weight)
+        if reduction != "none":
+            g_go = g_go.sum() / n if reduction == "mean" else g_go.sum()
+    if needs_input_grad[1]:
+        curvature = (x * x - 2 * x * y + y) / ((x + _BCE_EPS) ** 2 * (1 - x + _BCE_EPS) ** 2)
+        g_x = _times_weight(curvature * (g * go), weight)
+        if reduction == "mean":
+            g_x = g_x / n
+    if needs_input_grad[2]:
+        g_y = _times_weight(-g * go, weight) / _clamp_min((1 - x) * x, _BCE_EPS)
+        if reduction == "mean":
+            g_y = g_y / n
+    return g_go, g_x, g_y
+
+
+def _bce_double_jvp(
+    t_grad_output, t_self, t_target, grad_output, self, target, reduction, weight, n
+):
+    """Each input's (diagonal or broadcast) derivative applied to its tangent: the terms of
+    ``_bce_double_vjp`` with the tangents in place of the gradient, nothing summed."""
+    x, y, go = self, target, grad_output
+    terms = []
+    if t_grad_output is not None:
+        terms.append((x - y) / ((x + _BCE_EPS) * (1 - x + _BCE_EPS)) * t_grad_output)
+    if t_self is not None:
+        curvature = (x * x - 2 * x * y + y) / ((x + _BCE_EPS) ** 2 * (1 - x + _BCE_EPS) ** 2)
+        terms.append(curvature * (t_self * go))
+    if t_target is not None:
+        terms.append(-t_target * go / _clamp_min((1 - x) * x, _BCE_EPS))
+    tangent = _times_weight(sum(terms[1:], terms[0]), weight)
+    return tangent / n if reduction == "mean" else tangent
+
+
+BinaryCrossEntropyBackwardBackward0 = defop(
+    "BinaryCrossEntropyBackwardBackward0",
+    inputs=("grad_output", "self", "target"),
+    params=("reduction", "weight", "n"),
+    forward=_bce_grad_input,
+    vjp=_bce_double_vjp,
+    jvp=_bce_double_jvp,
+)
+
+
 def _bce_vjp(g, self, target, reduction, weight, n, needs_input_grad):
     x, y = self, target
-    scale = _reduced_grad(g, reduction, n)
-    w = 1 if weight is None else weight
     gx = gy = None
+    if is_raw(g):
+        if needs_input_grad[0]:
+            gx = _bce_grad_input(g, x, y, reduction, weight, n)
+        if needs_input_grad[1]:
+            # torch's target gradient uses unclamped logs (infinite at 0 and 1).
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gy = _times_weight(
+                    _reduced_grad(g, reduction, n) * (np.log1p(-x) - np.log(x)), weight
+                )
+            gy = np.asarray(gy, dtype=x.dtype)
+        return gx, gy
+    # A recorded backward: torch's nodes, so every higher order follows its formulas.
     if needs_input_grad[0]:
-        gx = np.asarray(scale * w * (x - y) / np.maximum((1 - x) * x, 1e-12), dtype=x.dtype)
+        gx = apply(
+            BinaryCrossEntropyBackwardBackward0,
+            (g, x, y),
+            (g._data, x._data, y._data),
+            (reduction, weight, n),
+        )
     if needs_input_grad[1]:
-        # torch's target gradient uses unclamped logs (infinite at 0 and 1).
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gy = np.asarray(scale * w * (np.log1p(-x) - np.log(x)), dtype=x.dtype)
+        gy = _times_weight(-logit(x) * g, weight)
+        if reduction == "mean":
+            gy = gy / n
     return gx, gy
 
 
-def _bce_composite(self, target, reduction, weight, n):
-    x, y = self, target
-    losses = -(y * clamp(log(x), min=-100) + (1 - y) * clamp(log(1 - x), min=-100))
-    if weight is not None:
-        losses = losses * _wrap(weight)
-    return _reduce_tensor(losses, reduction)
+def _bce_jvp(t_self, t_target, self, target, reduction, weight, n):
+    """torch's forward rule: the tangents through the two gradients' formulas (clamped)."""
+    tangent = None
+    if t_self is not None:
+        tangent = t_self * (self - target) / ((1 - self) * self).clamp(min=_BCE_KERNEL_EPS)
+    if t_target is not None:
+        part = -logit(self) * t_target
+        tangent = part if tangent is None else tangent + part
+    return _reduce_tensor(_times_weight(tangent, weight), reduction)
 
 
 BinaryCrossEntropyBackward0 = defop(
@@ -603,8 +697,7 @@ BinaryCrossEntropyBackward0 = defop(
     params=("reduction", "weight", "n"),
     forward=_bce_forward,
     vjp=_bce_vjp,
-    composite=_bce_composite,
-    jvp=COMPOSITE,
+    jvp=_bce_jvp,
 )
 
 
