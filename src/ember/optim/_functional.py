@@ -41,3 +41,36 @@ def _param_and_grad(p: Tensor, maximize, weight_decay) -> tuple[np.ndarray, np.n
     if weight_decay != 0:
         grad = grad + weight_decay * param
     return param, grad
+
+
+_CAPTURABLE_DEVICES = "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']"
+
+
+def _check_capturable(group: dict, what: str = "params and state_steps", devices=None) -> None:
+    """torch's step-time check for ``capturable=True``: graph capture needs an accelerator,
+    so on a CPU-only build every step raises the same ``AssertionError`` torch does."""
+    if group.get("capturable"):
+        raise AssertionError(
+            f"If capturable=True, {what} must be on supported devices: "
+            f"{devices or _CAPTURABLE_DEVICES}."
+        )
+
+
+def _check_betas(betas) -> None:
+    """Both Adam-style betas must lie in ``[0, 1)``."""
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+
+
+def _zeros_state(p: Tensor) -> Tensor:
+    """``torch.zeros_like(p)`` as a state tensor."""
+    return Tensor._wrap(np.zeros_like(p._data))
+
+
+def _addcdiv_(param: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float) -> None:
+    """``param.addcdiv_(t1, t2, value=value)``: ``param += value * (t1 / t2)``."""
+    q = t1 / t2
+    q *= value
+    param += q

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from ._functional import _check_fused, _check_lr, _check_non_negative, _param_and_grad
+from ._functional import (
+    _check_capturable,
+    _check_fused,
+    _check_lr,
+    _check_non_negative,
+    _param_and_grad,
+)
 from .optimizer import Optimizer, _bump_step, _lerp_, _new_step, _real, _to_float
 
 __all__ = ["Adam"]
@@ -119,6 +125,7 @@ class Adam(Optimizer):
                     state["exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))
                     if amsgrad:
                         state["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(p._data))
+                _check_capturable(group)
                 step = _bump_step(state["step"])
 
                 # decoupled (AdamW) decay scales the parameter instead of adding to the gradient

@@ -1,7 +1,9 @@
-"""Learning-rate schedulers (torch.optim.lr_scheduler): StepLR, MultiStepLR, ExponentialLR,
-CosineAnnealingLR and LambdaLR on top of the ``LRScheduler`` base class.
+"""Learning-rate schedulers (torch.optim.lr_scheduler): every torch scheduler on top of
+the ``LRScheduler`` base class, with torch's arithmetic (identical lr sequences), state
+dicts and warnings.
 
-Call ``scheduler.step()`` once per epoch, after ``optimizer.step()``.
+Call ``scheduler.step()`` once per epoch (per batch for CyclicLR and OneCycleLR), after
+``optimizer.step()``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
-from functools import wraps
+from functools import partial, wraps
 from typing import Any
 from weakref import ref
 
@@ -19,12 +21,22 @@ from .._tensor import Tensor
 from .optimizer import Optimizer
 
 __all__ = [
-    "LRScheduler",
     "LambdaLR",
+    "MultiplicativeLR",
     "StepLR",
     "MultiStepLR",
+    "ConstantLR",
+    "LinearLR",
     "ExponentialLR",
+    "SequentialLR",
     "CosineAnnealingLR",
+    "ChainedScheduler",
+    "ReduceLROnPlateau",
+    "CyclicLR",
+    "CosineAnnealingWarmRestarts",
+    "OneCycleLR",
+    "PolynomialLR",
+    "LRScheduler",
 ]
 
 EPOCH_DEPRECATION_WARNING = (
@@ -423,3 +435,913 @@ class CosineAnnealingLR(LRScheduler):
             + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
             for base_lr in self.base_lrs
         ]
+
+
+class _LRScheduler(LRScheduler):
+    """Deprecated alias of ``LRScheduler`` kept for old code, as in torch."""
+
+
+def _format_param(name: str, optimizer: Optimizer, param) -> list:
+    """One value per parameter group (tensors cloned), checking list lengths."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. "
+                f"{name} has {len(param)} values, param_groups has "
+                f"{len(optimizer.param_groups)}."
+            )
+    else:
+        param = [param] * len(optimizer.param_groups)
+    return [_clone(p) for p in param]
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply each group's lr by ``lr_lambda(epoch)`` at every step.
+
+    Example:
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = ember.optim.lr_scheduler.MultiplicativeLR(opt, lambda e: 0.5)
+        >>> for _ in range(2):
+        ...     opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+                )
+            self.lr_lambdas = list(lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        if not self._is_initial:
+            return [
+                group["lr"] * lmbda(self.last_epoch)
+                for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups)
+            ]
+        return _param_groups_val_list(self.optimizer, "lr")
+
+
+class ConstantLR(LRScheduler):
+    """Scale each group's lr by ``factor`` until epoch ``total_iters``, then restore it.
+
+    Example:
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = ember.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+        >>> lrs = [sched.get_last_lr()[0]]
+        >>> for _ in range(3):
+        ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+        >>> lrs
+        [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [
+            base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+            for base_lr in self.base_lrs
+        ]
+
+
+class LinearLR(LRScheduler):
+    """Scale each group's lr linearly from ``start_factor`` to ``end_factor`` over
+    ``total_iters`` epochs.
+
+    Example:
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = ember.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
+        >>> lrs = [sched.get_last_lr()[0]]
+        >>> for _ in range(3):
+        ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+        >>> lrs
+        [0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and less or "
+                "equal to 1."
+            )
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch == 0:
+            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        return [
+            group["lr"]
+            * (
+                1.0
+                + (self.end_factor - self.start_factor)
+                / (
+                    self.total_iters * self.start_factor
+                    + (self.last_epoch - 1) * (self.end_factor - self.start_factor)
+                )
+            )
+            for group in self.optimizer.param_groups
+        ]
+
+    def _get_closed_form_lr(self) -> list:
+        return [
+            base_lr
+            * (
+                self.start_factor
+                + (self.end_factor - self.start_factor)
+                * min(self.total_iters, self.last_epoch)
+                / self.total_iters
+            )
+            for base_lr in self.base_lrs
+        ]
+
+
+def _check_sub_schedulers(owner: str, optimizer, schedulers) -> None:
+    for scheduler_idx, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(
+                f"{owner} at index {scheduler_idx} should have `optimizer` as its attribute."
+            )
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{owner} does not support `ReduceLROnPlateau` scheduler as it requires "
+                "additional kwargs to be specified when calling `step`, but got one at index "
+                f"{scheduler_idx} in the given schedulers sequence."
+            )
+        if optimizer != scheduler.optimizer:
+            raise ValueError(
+                f"{owner} expects all schedulers to belong to the same optimizer, but got "
+                f"scheduler {scheduler.__class__.__name__} at index {scheduler_idx} has "
+                f"{scheduler.optimizer}, which is different from "
+                f"{optimizer.__class__.__name__}."
+            )
+
+
+def _nested_state_dict(self) -> dict[str, Any]:
+    state_dict = {
+        key: value
+        for key, value in self.__dict__.items()
+        if key not in ("optimizer", "_schedulers")
+    }
+    state_dict["_schedulers"] = [s.state_dict() for s in self._schedulers]
+    return state_dict
+
+
+def _nested_load_state_dict(self, state_dict: dict[str, Any]) -> None:
+    _schedulers = state_dict.pop("_schedulers")
+    self.__dict__.update(state_dict)
+    state_dict["_schedulers"] = _schedulers
+    for idx, s in enumerate(_schedulers):
+        self._schedulers[idx].load_state_dict(s)
+
+
+class SequentialLR(LRScheduler):
+    """Run ``schedulers`` one after another, switching at each of the ``milestones``.
+
+    Example:
+        >>> import ember
+        >>> from ember.optim import lr_scheduler as L
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+        >>> warm = L.ConstantLR(opt, factor=0.1, total_iters=2)
+        >>> decay = L.ExponentialLR(opt, gamma=0.5)
+        >>> sched = L.SequentialLR(opt, [warm, decay], milestones=[2])
+        >>> lrs = [sched.get_last_lr()[0]]
+        >>> for _ in range(4):
+        ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+        >>> [round(lr, 4) for lr in lrs]
+        [0.1, 0.1, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, schedulers: list, milestones: list, last_epoch: int = -1
+    ) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{self.__class__.__name__} expects at least one scheduler, but got no scheduler."
+            )
+        _check_sub_schedulers(self.__class__.__name__, optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more "
+                "than the number of milestone points, but got number of schedulers "
+                f"{len(schedulers)} and the number of milestones to be equal to "
+                f"{len(milestones)}"
+            )
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+
+        # reset the learning rates, undo the sub-schedulers' initial steps, then redo the
+        # first one's
+        for group in self.optimizer.param_groups:
+            _update_param_group_val(group, "lr", group["initial_lr"])
+        self.recursive_undo()
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched=None) -> None:
+        """Step back the (possibly nested) sub-schedulers' ``last_epoch`` by one."""
+        scheds = self if sched is None else sched
+        if hasattr(scheds, "_schedulers"):
+            for s in scheds._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(scheds, "last_epoch"):
+            scheds.last_epoch -= 1
+
+    def step(self) -> None:
+        """Advance the active sub-scheduler (restarting the next one at a milestone)."""
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    state_dict = _nested_state_dict
+    load_state_dict = _nested_load_state_dict
+
+
+class PolynomialLR(LRScheduler):
+    """Decay each group's lr by ``(1 - epoch / total_iters) ** power`` until
+    ``total_iters``.
+
+    Example:
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = ember.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=1.0)
+        >>> lrs = []
+        >>> for _ in range(5):
+        ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+        >>> lrs
+        [0.75, 0.5, 0.25, 0.0, 0.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        total_iters: int = 5,
+        power: float = 1.0,
+        last_epoch: int = -1,
+    ) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _param_groups_val_list(self.optimizer, "lr")
+        decay_factor = (
+            (1.0 - self.last_epoch / self.total_iters)
+            / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
+        return [group["lr"] * decay_factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list:
+        return [
+            base_lr
+            * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+            for base_lr in self.base_lrs
+        ]
+
+
+class ChainedScheduler(LRScheduler):
+    """Step several schedulers together (their factors compose) on one optimizer.
+
+    Example:
+        >>> import ember
+        >>> from ember.optim import lr_scheduler as L
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = L.ChainedScheduler(
+        ...     [L.ConstantLR(opt, factor=0.5, total_iters=2), L.ExponentialLR(opt, gamma=0.5)]
+        ... )
+        >>> lrs = [sched.get_last_lr()[0]]
+        >>> for _ in range(3):
+        ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+        >>> lrs
+        [0.5, 0.25, 0.25, 0.125]
+    """
+
+    def __init__(self, schedulers, optimizer: Optimizer | None = None) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{self.__class__.__name__} expects at least one scheduler to be chained, "
+                "but got no scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_sub_schedulers(self.__class__.__name__, optimizer, schedulers)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
+
+    def step(self) -> None:
+        """Step every chained scheduler, in order."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
+
+    state_dict = _nested_state_dict
+    load_state_dict = _nested_load_state_dict
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply each group's lr by ``factor`` once a metric has stopped improving for
+    ``patience`` epochs (then wait ``cooldown`` epochs); ``step(metric)`` each epoch.
+
+    Example:
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = ember.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+        >>> for loss in [1.0, 1.0, 1.0, 0.5]:
+        ...     sched.step(loss)
+        >>> sched.get_last_lr()
+        [0.5]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr=0,
+        eps: float = 1e-8,
+    ) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
+                )
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics, epoch=None) -> None:
+        """Record this epoch's ``metrics`` value and reduce the lr if it has plateaued."""
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs in cooldown do not count
+
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr(epoch)
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+
+        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+
+    def _reduce_lr(self, epoch) -> None:
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    "The number of param groups in the `optimizer` "
+                    f"({len(self.optimizer.param_groups)}) differs from when "
+                    f"`ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due "
+                    "to a new param group being added to the optimizer. Please modify the "
+                    "`min_lrs` field to match the length of the `optimizer` param groups."
+                )
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for i, param_group in enumerate(self.optimizer.param_groups):
+            old_lr = float(param_group["lr"])
+            new_lr = max(old_lr * self.factor, self.min_lrs[i])
+            if old_lr - new_lr > self.eps:
+                _update_param_group_val(param_group, "lr", new_lr)
+
+    @property
+    def in_cooldown(self) -> bool:
+        """Whether the scheduler is still waiting out ``cooldown`` after a reduction."""
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a, best) -> bool:
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min" and self.threshold_mode == "abs":
+            return a < best - self.threshold
+        if self.mode == "max" and self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def _init_is_better(self, mode, threshold, threshold_mode) -> None:
+        if mode not in {"min", "max"}:
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in {"rel", "abs"}:
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore attributes saved by ``state_dict()``."""
+        self.__dict__.update(state_dict)
+        self._init_is_better(
+            mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode
+        )
+
+
+def _set_momentum(group: dict, use_beta1: bool, momentum) -> None:
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+class CyclicLR(LRScheduler):
+    """Cycle each group's lr between ``base_lr`` and ``max_lr`` (triangular, triangular2,
+    exp_range or a custom ``scale_fn``), stepping once per batch; with ``cycle_momentum``
+    the momentum (or Adam's ``beta1``) cycles the opposite way.
+
+    Example:
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0, momentum=0.9)
+        >>> sched = ember.optim.lr_scheduler.CyclicLR(opt, 0.1, 0.5, step_size_up=2)
+        >>> lrs = [sched.get_last_lr()[0]]
+        >>> for _ in range(4):
+        ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+        >>> lrs
+        [0.1, 0.3, 0.5, 0.3, 0.1]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr,
+        max_lr,
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn=None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float = 0.8,
+        max_momentum: float = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                _update_param_group_val(group, "lr", lr)
+
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
+            self.use_beta1 = "betas" in self.optimizer.defaults
+            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m_momentum, b_momentum, group in zip(
+                    self.max_momentums, self.base_momentums, optimizer.param_groups
+                ):
+                    _set_momentum(group, self.use_beta1, m_momentum)
+                    group["max_momentum"] = m_momentum
+                    group["base_momentum"] = b_momentum
+
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref = self._triangular_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref = self._triangular2_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = partial(self._exp_range_scale_fn, self.gamma)
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x) -> float:
+        """The amplitude scale at cycle (or iteration) ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    @staticmethod
+    def _triangular_scale_fn(x: float) -> float:
+        return 1.0
+
+    @staticmethod
+    def _triangular2_scale_fn(x: float) -> float:
+        return 1 / (2.0 ** (x - 1))
+
+    @staticmethod
+    def _exp_range_scale_fn(gamma: float, x: float) -> float:
+        return gamma**x
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale_arg = cycle if self.scale_mode == "cycle" else self.last_epoch
+
+        lrs = []
+        for base_lr, max_lr in zip(self.base_lrs, self.max_lrs):
+            base_height = (max_lr - base_lr) * scale_factor
+            lrs.append(base_lr + base_height * self.scale_fn(scale_arg))
+
+        if self.cycle_momentum:
+            momentums = []
+            for base_momentum, max_momentum in zip(self.base_momentums, self.max_momentums):
+                base_height = (max_momentum - base_momentum) * scale_factor
+                momentums.append(max_momentum - base_height * self.scale_fn(scale_arg))
+            for param_group, momentum in zip(self.optimizer.param_groups, momentums):
+                _set_momentum(param_group, self.use_beta1, momentum)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """Attributes, without the scale function (a callable object's ``__dict__`` is kept)."""
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore attributes saved by ``state_dict()``."""
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from each group's initial lr to ``eta_min`` over ``T_0`` epochs,
+    restarting each period (periods grow by ``T_mult``); ``step(epoch)`` accepts fractional
+    epochs for per-batch schedules.
+
+    Example:
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = ember.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+        >>> lrs
+        [0.5, 1.0, 0.5, 1.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        T_0: int,
+        T_mult: int = 1,
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(
+                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
+            )
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        return [
+            self.eta_min
+            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+            for base_lr in self.base_lrs
+        ]
+
+    def step(self, epoch=None) -> None:
+        """Advance one epoch, or jump to ``epoch`` (which may be fractional)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** (n)
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+
+        with _enable_get_lr_call(self):
+            for param_group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+                _update_param_group_val(param_group, "lr", lr)
+        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy: warm the lr up from ``max_lr / div_factor`` to ``max_lr`` then
+    anneal it (``"cos"`` or ``"linear"``) to ``initial_lr / final_div_factor`` over
+    ``total_steps`` batches (``three_phase`` adds a symmetric descent first); with
+    ``cycle_momentum`` the momentum (or ``beta1``) moves the opposite way.
+
+    Example:
+        >>> import ember
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0, momentum=0.9)
+        >>> sched = ember.optim.lr_scheduler.OneCycleLR(
+        ...     opt, max_lr=1.0, total_steps=5, pct_start=0.4, anneal_strategy="linear"
+        ... )
+        >>> lrs = [sched.get_last_lr()[0]]
+        >>> for _ in range(4):
+        ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+        >>> lrs
+        [0.04, 1.0, 0.6667, 0.3333, 0.0]
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr,
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum=0.85,
+        max_momentum=0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+
+        if total_steps is not None:
+            if total_steps <= 0 or not isinstance(total_steps, int):
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(
+                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
+                )
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+
+        if three_phase:
+            self._schedule_phases = [
+                {
+                    "end_step": float(pct_start * self.total_steps) - 1,
+                    "start_lr": "initial_lr",
+                    "end_lr": "max_lr",
+                    "start_momentum": "max_momentum",
+                    "end_momentum": "base_momentum",
+                },
+                {
+                    "end_step": float(2 * pct_start * self.total_steps) - 2,
+                    "start_lr": "max_lr",
+                    "end_lr": "initial_lr",
+                    "start_momentum": "base_momentum",
+                    "end_momentum": "max_momentum",
+                },
+                {
+                    "end_step": self.total_steps - 1,
+                    "start_lr": "initial_lr",
+                    "end_lr": "min_lr",
+                    "start_momentum": "max_momentum",
+                    "end_momentum": "max_momentum",
+                },
+            ]
+        else:
+            self._schedule_phases = [
+                {
+                    "end_step": float(pct_start * self.total_steps) - 1,
+                    "start_lr": "initial_lr",
+                    "end_lr": "max_lr",
+                    "start_momentum": "max_momentum",
+                    "end_momentum": "base_momentum",
+                },
+                {
+                    "end_step": self.total_steps - 1,
+                    "start_lr": "max_lr",
+                    "end_lr": "min_lr",
+                    "start_momentum": "base_momentum",
+                    "end_momentum": "max_momentum",
+                },
+            ]
+
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+
+        if anneal_strategy not in ["cos", "linear"]:
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
+        self._anneal_func_type = anneal_strategy
+
+        max_lrs = _format_param("max_lr", self.optimizer, max_lr)
+        if last_epoch == -1:
+            for idx, group in enumerate(self.optimizer.param_groups):
+                group["initial_lr"] = max_lrs[idx] / div_factor
+                group["max_lr"] = max_lrs[idx]
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+
+        self.cycle_momentum = cycle_momentum
+        if self.cycle_momentum:
+            if "momentum" not in self.optimizer.defaults and "betas" not in self.optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
+            self.use_beta1 = "betas" in self.optimizer.defaults
+            max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for m_momentum, b_momentum, group in zip(
+                    max_momentums, base_momentums, optimizer.param_groups
+                ):
+                    _set_momentum(group, self.use_beta1, m_momentum)
+                    group["max_momentum"] = m_momentum
+                    group["base_momentum"] = b_momentum
+
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal_func(self, *args, **kwargs):
+        if hasattr(self, "_anneal_func_type"):
+            if self._anneal_func_type == "cos":
+                return self._annealing_cos(*args, **kwargs)
+            if self._anneal_func_type == "linear":
+                return self._annealing_linear(*args, **kwargs)
+            raise ValueError(f"Unknown _anneal_func_type: {self._anneal_func_type}")
+        # old pickles stored the function itself
+        return self.anneal_func(*args, **kwargs)
+
+    @staticmethod
+    def _annealing_cos(start, end, pct):
+        """Cosine anneal from ``start`` to ``end`` as ``pct`` goes from 0 to 1."""
+        cos_out = math.cos(math.pi * pct) + 1
+        return end + (start - end) / 2.0 * cos_out
+
+    @staticmethod
+    def _annealing_linear(start, end, pct):
+        """Linear anneal from ``start`` to ``end`` as ``pct`` goes from 0 to 1."""
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list:
+        _warn_get_lr_called_within_step(self)
+        lrs = []
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(
+                f"Tried to step {step_num} times. The specified number of total steps is "
+                f"{self.total_steps}"
+            )
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase["end_step"]
+                if step_num <= end_step or i == len(self._schedule_phases) - 1:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    computed_lr = self._anneal_func(
+                        group[phase["start_lr"]], group[phase["end_lr"]], pct
+                    )
+                    if self.cycle_momentum:
+                        computed_momentum = self._anneal_func(
+                            group[phase["start_momentum"]], group[phase["end_momentum"]], pct
+                        )
+                    break
+                start_step = phase["end_step"]
+            lrs.append(computed_lr)
+            if self.cycle_momentum:
+                _set_momentum(group, self.use_beta1, computed_momentum)
+        return lrs

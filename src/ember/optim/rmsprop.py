@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from ._functional import _check_lr, _check_non_negative, _param_and_grad
+from ._functional import _check_capturable, _check_lr, _check_non_negative, _param_and_grad
 from .optimizer import Optimizer, _bump_step, _lerp_, _new_step, _real, _to_float
 
 __all__ = ["RMSprop"]
@@ -94,6 +94,7 @@ class RMSprop(Optimizer):
                         state["momentum_buffer"] = Tensor._wrap(np.zeros_like(p._data))
                     if centered:
                         state["grad_avg"] = Tensor._wrap(np.zeros_like(p._data))
+                _check_capturable(group)
                 _bump_step(state["step"])
 
                 param, grad = _param_and_grad(p, maximize, weight_decay)
