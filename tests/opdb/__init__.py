@@ -103,6 +103,7 @@ FAMILIES = (
     "linalg",
     "linalg_namespace",
     "nn",
+    "nn_activation",
     "inplace",
     "random",
     "compositions",

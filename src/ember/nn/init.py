@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _creation
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 
 __all__ = [
     "calculate_gain",
@@ -31,10 +32,24 @@ __all__ = [
     "ones_",
     "zeros_",
     "eye_",
+    "dirac_",
     "xavier_uniform_",
     "xavier_normal_",
     "kaiming_uniform_",
     "kaiming_normal_",
+    "orthogonal_",
+    "sparse_",
+    "uniform",
+    "normal",
+    "constant",
+    "eye",
+    "dirac",
+    "xavier_uniform",
+    "xavier_normal",
+    "kaiming_uniform",
+    "kaiming_normal",
+    "orthogonal",
+    "sparse",
 ]
 
 
@@ -96,12 +111,26 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> 
         >>> bool((w >= -1).all() and (w < 1).all())
         True
     """
-    return _fill(tensor, _rng(generator).uniform(a, b, size=tensor._data.shape))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    """Fill with samples of N(mean, std**2)."""
-    return _fill(tensor, _rng(generator).normal(mean, std, size=tensor._data.shape))
+    """Fill with samples of N(mean, std**2).
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> w = init.normal_(ember.empty(10000), 1.0, 0.5)
+        >>> abs(w.mean().item() - 1.0) < 0.05
+        True
+    """
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def _norm_cdf(x: float) -> float:
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
 
 def trunc_normal_(
@@ -112,7 +141,17 @@ def trunc_normal_(
     b: float = 2.0,
     generator=None,
 ) -> Tensor:
-    """Fill with N(mean, std**2) samples redrawn until they fall in ``[a, b]``."""
+    """Fill with samples of N(mean, std**2) truncated to ``[a, b]``: redrawn until inside
+    when ``[a, b]`` holds much of the mass, else drawn uniformly on ``[a, b]`` and accepted
+    with the density's ratio to its peak (torch's two samplers).
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> w = init.trunc_normal_(ember.empty(1000), std=0.02, a=-0.04, b=0.04)
+        >>> bool((w.abs() <= 0.04).all())
+        True
+    """
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
@@ -121,34 +160,92 @@ def trunc_normal_(
         )
     rng = _rng(generator)
     shape = tensor._data.shape
-    vals = rng.normal(mean, std, size=shape)
-    bad = (vals < a) | (vals > b)
-    while bad.any():
-        vals[bad] = rng.normal(mean, std, size=int(bad.sum()))
-        bad = (vals < a) | (vals > b)
-    return _fill(tensor, vals)
+    dt = tensor._data.dtype
+    lo, hi = float(np.asarray(a, dt)), float(np.asarray(b, dt))
+    p = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
+    if p > 0.3:
+        vals = rng.normal(mean, std, size=shape).astype(dt)
+        bad = (vals < lo) | (vals > hi)
+        while bad.any():
+            vals[bad] = rng.normal(mean, std, size=int(bad.sum()))
+            bad = (vals < lo) | (vals > hi)
+    else:
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        vals = rng.uniform(a, b, size=shape)
+        pending = np.log(rng.random(shape)) > -0.5 * ((vals - mean) / std) ** 2 - log_peak
+        while pending.any():
+            n = int(pending.sum())
+            cand = rng.uniform(a, b, size=n)
+            accept = np.log(rng.random(n)) <= -0.5 * ((cand - mean) / std) ** 2 - log_peak
+            idx = np.flatnonzero(pending)[accept]
+            vals.reshape(-1)[idx] = cand[accept]
+            pending.reshape(-1)[idx] = False
+    with no_grad():
+        return _fill(tensor, vals)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill with ``val``."""
-    return _fill(tensor, val)
+    with no_grad():
+        return tensor.fill_(val)
 
 
 def ones_(tensor: Tensor) -> Tensor:
     """Fill with ones."""
-    return _fill(tensor, 1.0)
+    with no_grad():
+        return tensor.fill_(1.0)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
     """Fill with zeros."""
-    return _fill(tensor, 0.0)
+    with no_grad():
+        return tensor.zero_()
 
 
 def eye_(tensor: Tensor) -> Tensor:
-    """Fill a 2-D tensor with the identity matrix."""
+    """Fill a 2-D tensor with the identity matrix (ones on the diagonal of any rectangle).
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> init.eye_(ember.empty(2, 3))
+        tensor([[1., 0., 0.],
+                [0., 1., 0.]])
+    """
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     return _fill(tensor, np.eye(*tensor._data.shape))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta: the convolution keeps
+    its input channels (in each of ``groups`` groups of output channels).
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> init.dirac_(ember.empty(2, 2, 3))
+        tensor([[[0., 1., 0.],
+                 [0., 0., 0.]],
+        <BLANKLINE>
+                [[0., 0., 0.],
+                 [0., 1., 0.]]])
+    """
+    dimensions = tensor.dim()
+    if dimensions not in [3, 4, 5]:
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_chans_per_grp = sizes[0] // groups
+    min_dim = min(out_chans_per_grp, sizes[1])
+    values = np.zeros(sizes)
+    centre = tuple(s // 2 for s in sizes[2:])
+    for g in range(groups):
+        for d in range(min_dim):
+            values[(g * out_chans_per_grp + d, d) + centre] = 1
+    return _fill(tensor, values)
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple:
@@ -242,3 +339,89 @@ def kaiming_normal_(
         return tensor
     std = _kaiming_std(tensor, a, mode, nonlinearity)
     return normal_(tensor, 0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix times ``gain``: the QR of a Gaussian matrix
+    (dimensions after the first are flattened).
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> w = init.orthogonal_(ember.empty(3, 5))
+        >>> bool(ember.allclose(w @ w.T, ember.eye(3), atol=1e-6))
+        True
+    """
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flattened = _rng(generator).standard_normal((rows, cols))
+    if rows < cols:
+        flattened = flattened.T
+    q, r = np.linalg.qr(flattened)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (q * gain).reshape(tensor._data.shape))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """Fill a 2-D tensor with N(0, std**2) samples, then zero ``ceil(sparsity * rows)``
+    random entries of each column (the rows are chosen with the global generator, as
+    torch's ``randperm``).
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> w = init.sparse_(ember.empty(10, 4), sparsity=0.3)
+        >>> (w == 0).sum(0).tolist()
+        [3, 3, 3, 3]
+    """
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    values = _rng(generator).normal(0, std, size=(rows, cols))
+    perm_rng = _rng(None)
+    for col_idx in range(cols):
+        values[perm_rng.permutation(rows)[:num_zeros], col_idx] = 0
+    return _fill(tensor, values)
+
+
+def _make_deprecate(meth):
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return meth(*args, **kwargs)
+
+    deprecated_init.__doc__ = f"""
+    {old_name}(...)
+
+    .. warning::
+        This method is now deprecated in favor of :func:`ember.nn.init.{new_name}`.
+
+    See :func:`~ember.nn.init.{new_name}` for details."""
+    deprecated_init.__name__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)

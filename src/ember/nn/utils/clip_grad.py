@@ -9,7 +9,13 @@ import numpy as np
 
 from ..._tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
+__all__ = [
+    "clip_grad_norm",
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "get_total_norm",
+    "clip_grads_with_norm_",
+]
 
 
 def _as_list(tensors) -> list:
@@ -127,3 +133,20 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
         if g is not None:
             np.clip(g._data, -clip_value, clip_value, out=g._data)
             g._bump()
+
+
+def clip_grad_norm(
+    parameters,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach=None,
+) -> Tensor:
+    """Deprecated alias of ``clip_grad_norm_`` (torch's ``FutureWarning``)."""
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
