@@ -1,48 +1,100 @@
-"""Reductions and scans."""
+"""Reductions and scans.
+
+Entries avoid ties where the derivative is ill-defined (max/min/median pick one element
+among equal ones); random normal values have none.
+"""
 
 from . import Op, S
+
+
+def _mask(m, rows):
+    return m.tensor(rows, dtype=m.float64)
+
 
 OPS = [
     # reductions
     Op("sum", lambda m, x: x.sum(), (S(3, 4),)),
     Op("sum_dim", lambda m, x: x.sum(1), (S(3, 4),)),
     Op("sum_dims_keepdim", lambda m, x: m.sum(x, (0, 2), keepdim=True), (S(2, 3, 4),)),
+    Op("sum_dim_none", lambda m, x: m.sum(x, None), (S(2, 3),)),
+    Op("sum_0d", lambda m, x: x.sum(0), (S(),)),
     Op("nansum", lambda m, x: m.nansum(x, 0), (S(3, 4),)),
+    Op(
+        "nansum_nan",
+        lambda m, x: m.nansum(
+            m.where(m.tensor([[True, False, False], [False, False, True]]), float("nan"), x),
+            1,
+            keepdim=True,
+        ),
+        (S(2, 3),),
+    ),
     Op("mean", lambda m, x: x.mean(), (S(3, 4),)),
     Op("mean_dim", lambda m, x: x.mean(-1, keepdim=True), (S(3, 4),)),
+    Op("mean_dims", lambda m, x: x.mean((0, 2)), (S(2, 3, 4),)),
     Op("prod", lambda m, x: x.prod(), (S(2, 3),)),
     Op("prod_dim", lambda m, x: x.prod(1), (S(3, 4),)),
+    Op("prod_dim_keepdim", lambda m, x: x.prod(0, keepdim=True), (S(3, 4),)),
     Op(
         "prod_zero",
-        lambda m, x: (x * m.tensor([[1.0, 0.0, 1.0], [1.0, 1.0, 1.0]], dtype=m.float64)).prod(1),
+        lambda m, x: (x * _mask(m, [[1.0, 0.0, 1.0], [1.0, 1.0, 1.0]])).prod(1),
+        (S(2, 3),),
+    ),
+    Op(
+        "prod_all_one_zero",
+        lambda m, x: (x * _mask(m, [[1.0, 1.0, 1.0], [1.0, 0.0, 1.0]])).prod(),
         (S(2, 3),),
     ),
     Op("max", lambda m, x: x.max(), (S(3, 4),)),
     Op("max_dim", lambda m, x: x.max(1).values, (S(3, 4),)),
+    Op("max_dim_keepdim", lambda m, x: m.max(x, -1, keepdim=True).values, (S(2, 3, 4),)),
+    Op("max_dim_0d", lambda m, x: x.max(0).values, (S(),)),
     Op("min_dim_keepdim", lambda m, x: m.min(x, 0, keepdim=True).values, (S(3, 4),)),
     Op("min", lambda m, x: m.min(x), (S(3, 4),)),
     Op("amax", lambda m, x: m.amax(x, 1), (S(3, 4),)),
+    Op("amax_dims_keepdim", lambda m, x: x.amax((0, 2), keepdim=True), (S(2, 3, 2),)),
     Op("amin", lambda m, x: x.amin((0, 1)), (S(2, 3, 2),)),
     Op("aminmax", lambda m, x: tuple(m.aminmax(x, dim=1)), (S(3, 4),)),
+    Op("aminmax_all", lambda m, x: tuple(m.aminmax(x)), (S(3, 4),)),
     Op("median", lambda m, x: x.median(), (S(3, 5),)),
     Op("median_dim", lambda m, x: x.median(1).values, (S(3, 5),)),
+    Op("median_dim_keepdim", lambda m, x: m.median(x, 0, keepdim=True).values, (S(4, 3),)),
     Op("std", lambda m, x: x.std(), (S(3, 4),)),
     Op("std_dim", lambda m, x: x.std(1, correction=0), (S(3, 4),)),
+    Op("std_dims_keepdim", lambda m, x: x.std((0, 2), keepdim=True), (S(2, 3, 4),)),
     Op("var", lambda m, x: m.var(x, 0, keepdim=True), (S(3, 4),)),
+    Op("var_correction", lambda m, x: m.var(x, (0, 2), correction=2), (S(3, 2, 4),)),
     Op("var_mean", lambda m, x: tuple(m.var_mean(x, 1)), (S(3, 4),)),
+    Op("var_mean_keepdim", lambda m, x: tuple(m.var_mean(x, 0, keepdim=True)), (S(3, 4),)),
     Op("std_mean", lambda m, x: tuple(m.std_mean(x)), (S(3, 4),)),
+    Op("std_mean_dim", lambda m, x: tuple(m.std_mean(x, -1, correction=0)), (S(3, 4),)),
     Op("norm", lambda m, x: x.norm(), (S(3, 4),)),
     Op("norm_p1_dim", lambda m, x: x.norm(p=1, dim=1), (S(3, 4),)),
     Op("norm_p3", lambda m, x: m.norm(x, p=3), (S(3, 4),)),
+    Op("norm_p1.5_keepdim", lambda m, x: x.norm(1.5, 0, keepdim=True), (S(3, 4),)),
+    Op("norm_p0.5", lambda m, x: x.norm(0.5, 1), (S(3, 4),)),
     Op("norm_inf", lambda m, x: x.norm(p=float("inf"), dim=0), (S(3, 4),)),
+    Op("norm_neg_inf", lambda m, x: x.norm(p=-float("inf"), dim=1), (S(3, 4),)),
+    Op("norm_p0", lambda m, x: x.norm(0, 1), (S(3, 4),)),
     Op("logsumexp", lambda m, x: x.logsumexp(1), (S(3, 4),)),
+    Op("logsumexp_dims_keepdim", lambda m, x: m.logsumexp(x, (0, 2), True), (S(2, 3, 2),)),
     Op("softmax", lambda m, x: x.softmax(1), (S(3, 4),)),
+    Op("softmax_3d", lambda m, x: m.softmax(x, -2), (S(2, 3, 4),)),
+    Op("softmax_0d", lambda m, x: x.softmax(0), (S(),)),
     Op("log_softmax", lambda m, x: m.log_softmax(x, 0), (S(3, 4),)),
+    Op("log_softmax_3d", lambda m, x: x.log_softmax(-1), (S(2, 3, 4),)),
+    # scans
     Op("cumsum", lambda m, x: x.cumsum(1), (S(3, 4),)),
+    Op("cumsum_0d", lambda m, x: x.cumsum(0), (S(),)),
     Op("cumprod", lambda m, x: m.cumprod(x, 0), (S(4, 3),)),
     Op(
         "cumprod_zero",
-        lambda m, x: (x * m.tensor([1.0, 0.0, 1.0, 0.0, 1.0], dtype=m.float64)).cumprod(0),
+        lambda m, x: (x * _mask(m, [1.0, 0.0, 1.0, 0.0, 1.0])).cumprod(0),
         (S(5),),
+    ),
+    # one zero: the derivatives at and after it depend on the other elements (second order)
+    Op(
+        "cumprod_one_zero",
+        lambda m, x: (x * _mask(m, [[1.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])).cumprod(1),
+        (S(2, 4),),
     ),
 ]

@@ -1,5 +1,6 @@
 """Reductions: values, dtypes, grad_fn names, gradients (finite differences and torch), errors."""
 
+import importlib
 import math
 import pickle
 import warnings
@@ -79,8 +80,14 @@ def _dtype_name(t):
     return str(t.dtype).split(".")[-1]
 
 
-def _compare_with_torch(fn, data, dtype="float64", rtol=1e-6, atol=1e-7, grad=True):
-    """Run ``fn(lib, x)`` with ember and torch; compare values, dtypes, names and grads."""
+def _compare_with_torch(
+    fn, data, dtype="float64", rtol=1e-6, atol=1e-7, grad=True, undefined_grad=None
+):
+    """Run ``fn(lib, x)`` with ember and torch; compare values, dtypes, names and grads.
+
+    ``undefined_grad`` marks input entries where the derivative does not exist (True: all
+    of them, or a boolean mask): their gradient is still computed but not compared, since
+    torch's value there is an arbitrary choice, not a reference."""
     floating = dtype.startswith("float")
     rg = grad and floating
     ex = _t(ember, data, dtype, requires_grad=rg)
@@ -115,8 +122,12 @@ def _compare_with_torch(fn, data, dtype="float64", rtol=1e-6, atol=1e-7, grad=Tr
         return
     assert ex.grad is not None
     assert _dtype_name(ex.grad) == _dtype_name(tx.grad)
+    assert tuple(ex.grad.shape) == tuple(tx.grad.shape)
+    keep = np.ones(tuple(tx.grad.shape), bool)
+    if undefined_grad is not None:
+        keep &= ~np.broadcast_to(np.asarray(undefined_grad, bool), keep.shape)
     np.testing.assert_allclose(
-        ex.grad.numpy(), tx.grad.numpy(), rtol=rtol * 10, atol=atol * 10, equal_nan=True
+        ex.grad.numpy()[keep], tx.grad.numpy()[keep], rtol=rtol * 10, atol=atol * 10, equal_nan=True
     )
 
 
@@ -176,11 +187,21 @@ def _slice_size(shape, dim):
     return int(np.prod([shape[d] for d in np.atleast_1d(dim)], dtype=np.int64))
 
 
-@pytest.mark.parametrize("name", sorted(MULTI_DIM_OPS))
-@pytest.mark.parametrize("shape,dim,keepdim", _reducer_cases(), ids=_id)
+# With one element per slice the unbiased (correction=1) estimate is NaN: no gradient to check.
+_UNBIASED = ("std", "var", "var_mean")
+
+
+def _multi_dim_cases():
+    return [
+        pytest.param(name, shape, dim, keepdim, id=f"{name}-{_id(shape)}-{_id(dim)}-{keepdim}")
+        for name in sorted(MULTI_DIM_OPS)
+        for shape, dim, keepdim in _reducer_cases()
+        if not (name in _UNBIASED and _slice_size(shape, dim) <= 1)
+    ]
+
+
+@pytest.mark.parametrize("name,shape,dim,keepdim", _multi_dim_cases())
 def test_gradcheck_multi_dim(name, shape, dim, keepdim):
-    if name in ("std", "var") and _slice_size(shape, dim) <= 1:
-        pytest.skip("one element per slice: the unbiased estimate is NaN")
     if name == "logsumexp" and dim is None:
         dim = list(range(len(shape)))
     fn = MULTI_DIM_OPS[name]
@@ -211,13 +232,19 @@ def _single_cases():
     return cases
 
 
-@pytest.mark.parametrize("name", sorted(SINGLE_DIM_OPS))
-@pytest.mark.parametrize("shape,dim,keepdim", _single_cases(), ids=_id)
+def _single_dim_cases():
+    return [
+        pytest.param(name, shape, dim, keepdim, id=f"{name}-{_id(shape)}-{_id(dim)}-{keepdim}")
+        for name in sorted(SINGLE_DIM_OPS)
+        for shape, dim, keepdim in _single_cases()
+        if not (name in _UNBIASED and _slice_size(shape, dim) <= 1)
+    ]
+
+
+@pytest.mark.parametrize("name,shape,dim,keepdim", _single_dim_cases())
 def test_gradcheck_single_dim(name, shape, dim, keepdim):
     fn = SINGLE_DIM_OPS[name]
     x = _distinct(shape, seed=3 + len(shape))
-    if name == "var_mean" and _slice_size(shape, dim) <= 1:
-        pytest.skip("one element per slice: the unbiased estimate is NaN")
     f = lambda t: fn(t, dim, keepdim)  # noqa: E731
     if name in ("aminmax", "var_mean", "std_mean"):
         _check_pair_grad(f, x)
@@ -281,6 +308,10 @@ TIES = [[1.0, 3.0, 3.0], [2.0, 2.0, -1.0]]
 ZEROS = [[1.0, 0.0, 3.0], [0.0, 2.0, 0.0]]
 ONE_ZERO = [[1.5, 0.0, 3.0], [2.0, 2.0, -1.0]]
 NANS = [[1.0, float("nan"), 3.0], [float("nan"), float("nan"), -1.0]]
+# One NaN per row: which of two NaNs is "the" maximum or median is not defined (torch
+# documents first-index tie-breaking for max/argmax over ordered values only, and no rule at
+# all for median(dim)), so the ops returning an index get an unambiguous row.
+NANS_ONE = [[1.0, float("nan"), 3.0], [float("nan"), 2.0, -1.0]]
 I = [[1, 2, 0], [3, -4, 5]]
 B = [[True, False, True], [True, True, True]]
 
@@ -318,7 +349,7 @@ TORCH_CASES = [
     ("max_nan", lambda m, x: x.max(), NANS, "float64"),
     ("max_dim", lambda m, x: x.max(1), A, "float64"),
     ("max_dim_ties", lambda m, x: x.max(0, True), TIES, "float64"),
-    ("max_dim_nan", lambda m, x: m.max(x, dim=1), NANS, "float64"),
+    ("max_dim_nan", lambda m, x: m.max(x, dim=1), NANS_ONE, "float64"),
     ("max_int", lambda m, x: x.max(0), I, "int64"),
     ("max_other", lambda m, x: m.max(x, m.zeros(3, dtype=m.float64)), TIES, "float64"),
     ("max_other_kw", lambda m, x: x.max(other=m.ones(3, dtype=m.float64)), A, "float64"),
@@ -339,12 +370,12 @@ TORCH_CASES = [
     ("median_dim", lambda m, x: x.median(1), A, "float64"),
     ("median_dim_keep", lambda m, x: x.median(0, True), A, "float64"),
     ("median_nan", lambda m, x: x.median(), NANS, "float64"),
-    ("median_dim_nan", lambda m, x: x.median(1), NANS, "float64"),
+    ("median_dim_nan", lambda m, x: x.median(1), NANS_ONE, "float64"),
     ("median_int", lambda m, x: x.median(1), I, "int64"),
     ("argmax", lambda m, x: x.argmax(), A, "float64"),
     ("argmax_dim", lambda m, x: x.argmax(1, True), TIES, "float64"),
     ("argmax_keep", lambda m, x: x.argmax(keepdim=True), A, "float64"),
-    ("argmax_nan", lambda m, x: x.argmax(1), NANS, "float64"),
+    ("argmax_nan", lambda m, x: x.argmax(1), NANS_ONE, "float64"),
     ("argmin", lambda m, x: m.argmin(x, 0), TIES, "float64"),
     ("argmin_0d", lambda m, x: m.argmin(x, 0, True), 2.5, "float64"),
     ("std", lambda m, x: x.std(), A, "float32"),
@@ -407,15 +438,45 @@ TORCH_CASES = [
     ("count_nonzero_tuple", lambda m, x: x.count_nonzero((0, 1)), I, "int64"),
 ]
 
+# Gradients at points where the derivative does not exist are not compared with torch
+# (values, dtypes and grad_fn names still are): torch's autograd notes call the gradient
+# at NaN inputs arbitrary (max() shares it among the NaNs, amax() returns NaN everywhere);
+# logsumexp of all -inf has a direction-dependent limit (torch: 0/0); |t|**0.5 has
+# infinite one-sided slopes of opposite signs at 0.
+# Kept on purpose, because torch documents the rule and ember implements it: ties of
+# max()/min()/amax/amin/aminmax and the inf/-inf norms (shared evenly, as amax/amin are
+# documented), max/min/argmax over a dim (first index), median() (documented deterministic,
+# the even share), and the convex kinks (p-norms and std at zero spread, |x| at 0: the
+# minimum-norm subgradient 0 of the autograd notes). prod/cumprod at zeros are polynomials.
+UNDEFINED_GRAD = {
+    "max_nan": True,
+    "amax_nan": True,
+    "aminmax_nan": True,
+    "median_nan": True,
+    "logsumexp_-inf": True,
+    "norm_0.5_zero": np.asarray(ONE_ZERO) == 0,
+}
+
+
+def _tolerances(fn, data, dtype):
+    """(rtol, atol) for the least precise dtype among the input and the outputs (e.g.
+    ``log_softmax(dtype=float32)`` of an int64 tensor is a float32 result)."""
+    names = {dtype} | {_dtype_name(o) for o in _outputs(fn(ember, _t(ember, data, dtype)))}
+    if "float16" in names:
+        return 1e-3, 1e-3
+    if "float32" in names:
+        return 1e-5, 1e-6
+    return 1e-6, 1e-7
+
 
 @pytest.mark.parametrize("name,fn,data,dtype", TORCH_CASES, ids=[c[0] for c in TORCH_CASES])
 def test_matches_torch(name, fn, data, dtype):
-    rtol, atol = (1e-6, 1e-7) if dtype != "float16" else (1e-3, 1e-3)
-    if dtype == "float32":
-        rtol, atol = 1e-5, 1e-6
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _compare_with_torch(fn, data, dtype, rtol=rtol, atol=atol)
+        rtol, atol = _tolerances(fn, data, dtype)
+        _compare_with_torch(
+            fn, data, dtype, rtol=rtol, atol=atol, undefined_grad=UNDEFINED_GRAD.get(name)
+        )
 
 
 EMPTY_CASES = [
@@ -501,9 +562,14 @@ def test_hypothesis_matches_torch(case):
     name, shape, dim, keepdim, seed = case
     fn = HYP_OPS[name][0]
     data = _distinct(shape, seed=seed)
+    # The unbiased std of one element is 0/0: its value (NaN) is compared, its gradient is not
+    # defined (torch: NaN, arbitrary by its autograd notes).
+    undefined = name == "std" and _slice_size(shape, dim) <= 1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _compare_with_torch(lambda m, x: fn(x, dim, keepdim), data, "float64")
+        _compare_with_torch(
+            lambda m, x: fn(x, dim, keepdim), data, "float64", undefined_grad=undefined or None
+        )
 
 
 # -- error messages ---------------------------------------------------------------------------
@@ -619,17 +685,21 @@ def test_std_dof_warning_matches_torch():
 
 
 def test_std_var_degenerate_gradients_match_torch():
+    # (fn, data, gradient defined?). Where the divisor max(0, N - correction) is 0 the value
+    # is NaN or inf (compared: torch documents that divisor) and the derivative does not
+    # exist, so torch's NaN/inf gradient is not a reference. var at zero spread is smooth
+    # (gradient 0); std there is a convex kink whose minimum-norm subgradient is 0.
     cases = [
-        (lambda m, x: x.std(), [1.0]),
-        (lambda m, x: x.var(), [2.0, 2.0]),
-        (lambda m, x: x.var(correction=3), [1.0, 3.0]),
-        (lambda m, x: x.var(0, correction=2), [[1.0, 3.0], [2.0, 2.0]]),
-        (lambda m, x: x.std(0, correction=0), [[1.0, 3.0]]),
+        (lambda m, x: x.std(), [1.0], False),
+        (lambda m, x: x.var(), [2.0, 2.0], True),
+        (lambda m, x: x.var(correction=3), [1.0, 3.0], False),
+        (lambda m, x: x.var(0, correction=2), [[1.0, 3.0], [2.0, 2.0]], False),
+        (lambda m, x: x.std(0, correction=0), [[1.0, 3.0]], True),
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for fn, data in cases:
-            _compare_with_torch(fn, data, "float64")
+        for fn, data, defined in cases:
+            _compare_with_torch(fn, data, "float64", undefined_grad=None if defined else True)
 
 
 # -- return types, methods, misc ----------------------------------------------------------
@@ -791,3 +861,301 @@ def test_numpy_reductions_dispatch_to_tensor_methods():
     s = np.sum(x)
     assert isinstance(s, ember.Tensor) and s.grad_fn.name() == "SumBackward0"
     assert float(np.max(x)) == 4.0 and float(np.mean(x)) == 2.5
+
+
+# -- forward mode against torch ------------------------------------------------------------
+
+# Distinct values (no ties where max/min/median pick one element), with variants: 0-d,
+# keepdim, several dims, dtype=, zeros for prod/cumprod, NaN for nansum, ties for amax
+# (documented: the tangent is the mean over the tied elements).
+D = _distinct((3, 4), seed=11)
+D3 = _distinct((2, 3, 4), seed=12)
+ONE_ZERO_ROW = np.array([[1.5, 0.0, -2.0, 0.7], [0.3, -1.1, 2.2, 1.4]])
+AMAX_TIES = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, -1.0]])
+WITH_NAN = np.array([[1.0, np.nan, 3.0], [np.nan, 2.0, -1.0]])
+
+JVP_CASES = [
+    ("sum", lambda m, x: x.sum(), D),
+    ("sum_dims_keepdim", lambda m, x: x.sum((0, 2), keepdim=True), D3),
+    ("sum_dtype", lambda m, x: x.float().sum(1, dtype=m.float64), D),
+    ("sum_0d", lambda m, x: x.sum(), np.array(1.5)),
+    ("nansum_nan", lambda m, x: x.nansum(1), WITH_NAN),
+    ("mean", lambda m, x: x.mean(), D),
+    ("mean_dims", lambda m, x: x.mean((-1, 0)), D3),
+    ("prod", lambda m, x: x.prod(), D),
+    ("prod_dim_keepdim", lambda m, x: x.prod(1, keepdim=True), D),
+    ("prod_zero", lambda m, x: x.prod(), ONE_ZERO_ROW),
+    ("prod_dim_zero", lambda m, x: x.prod(1), ONE_ZERO_ROW),
+    ("prod_0d", lambda m, x: x.prod(0), np.array(-2.0)),
+    ("max", lambda m, x: x.max(), D),
+    ("min_dim", lambda m, x: x.min(0).values, D),
+    ("max_dim_keepdim", lambda m, x: x.max(-1, keepdim=True).values, D3),
+    ("max_dim_0d", lambda m, x: x.max(0).values, np.array(0.25)),
+    ("median", lambda m, x: x.median(), D),
+    ("median_dim", lambda m, x: x.median(0, keepdim=True).values, D),
+    ("amax_ties", lambda m, x: x.amax(1), AMAX_TIES),
+    ("amin_dims", lambda m, x: x.amin((0, 2)), D3),
+    ("aminmax", lambda m, x: tuple(x.aminmax(dim=0)), D),
+    ("aminmax_all", lambda m, x: tuple(x.aminmax()), D),
+    ("std", lambda m, x: x.std(), D),
+    ("std_dims_keepdim", lambda m, x: x.std((0, 2), keepdim=True, correction=0), D3),
+    ("var", lambda m, x: x.var(1), D),
+    ("var_correction", lambda m, x: x.var(0, correction=2), D),
+    ("var_mean", lambda m, x: m.var_mean(x, (0, 1)), D3),
+    ("std_mean", lambda m, x: m.std_mean(x, 1, keepdim=True), D),
+    ("norm", lambda m, x: x.norm(), D),
+    ("norm_p1", lambda m, x: x.norm(1, 0), D),
+    ("norm_p0.5", lambda m, x: x.norm(0.5, 1, keepdim=True), D),
+    ("norm_p1.5", lambda m, x: x.norm(1.5), D3),
+    ("norm_p3", lambda m, x: x.norm(3, (0, 2)), D3),
+    ("norm_inf", lambda m, x: x.norm(INF, 1), D),
+    ("norm_p0", lambda m, x: x.norm(0), D),
+    ("vector_norm_dtype", lambda m, x: m.linalg.vector_norm(x, 2, 1, dtype=m.float64), D),
+    ("logsumexp", lambda m, x: x.logsumexp(1), D),
+    ("logsumexp_dims_keepdim", lambda m, x: x.logsumexp((0, 2), True), D3),
+    ("softmax", lambda m, x: x.softmax(0), D),
+    ("softmax_dtype", lambda m, x: x.float().softmax(-1, dtype=m.float64), D3),
+    ("softmax_0d", lambda m, x: x.softmax(0), np.array(0.5)),
+    ("log_softmax", lambda m, x: x.log_softmax(-1), D3),
+    ("log_softmax_0d", lambda m, x: x.log_softmax(0), np.array(0.5)),
+    ("cumsum", lambda m, x: x.cumsum(0), D),
+    ("cumsum_0d", lambda m, x: x.cumsum(0), np.array(0.5)),
+    ("cumprod", lambda m, x: x.cumprod(1), D),
+    ("cumprod_zero", lambda m, x: x.cumprod(1), ONE_ZERO_ROW),
+    ("cumprod_0d", lambda m, x: x.cumprod(0), np.array(0.5)),
+]
+
+
+def _jvp(lib, fn, data, tangent):
+    fw = importlib.import_module(lib.__name__ + ".autograd.forward_ad")
+    with fw.dual_level():
+        x = fw.make_dual(lib.tensor(data), lib.tensor(tangent))
+        outs = _outputs(fn(lib, x))
+        res = []
+        for o in outs:
+            primal, t = fw.unpack_dual(o)
+            res.append((primal.detach().numpy(), None if t is None else t.detach().numpy()))
+    return res
+
+
+@pytest.mark.parametrize("name,fn,data", JVP_CASES, ids=[c[0] for c in JVP_CASES])
+def test_forward_mode_matches_torch(name, fn, data):
+    tangent = np.random.default_rng(8).standard_normal(np.shape(data))
+    mine = _jvp(ember, fn, data, tangent)
+    theirs = _jvp(torch, fn, data, tangent)
+    assert len(mine) == len(theirs)
+    for (p, t), (tp, tt) in zip(mine, theirs):
+        np.testing.assert_allclose(p, tp, rtol=1e-6, atol=1e-7, equal_nan=True)
+        assert (t is None) == (tt is None)
+        if t is not None:
+            assert t.dtype == tt.dtype and t.shape == tt.shape
+            np.testing.assert_allclose(t, tt, rtol=1e-6, atol=1e-7, equal_nan=True)
+
+
+def _tangent_weights(outs):
+    rng = np.random.default_rng(10)
+    return [rng.standard_normal(np.shape(p)) for p, _ in outs]
+
+
+# Not checked by central differences in x: amax's tangent jumps at its ties, and a float32
+# step (``.float()``) is far coarser than the difference step.
+_ROF_CASES = [c for c in JVP_CASES if c[0] not in ("amax_ties", "softmax_dtype", "sum_dtype")]
+
+
+@pytest.mark.parametrize("name,fn,data", _ROF_CASES, ids=[c[0] for c in _ROF_CASES])
+def test_reverse_over_forward_matches_torch(name, fn, data):
+    """The tangent is differentiable in the primal and in the input tangent. References
+    (torch's own reverse-over-forward fails for several of these ops): the tangent is
+    ``J t``, so its gradient in ``t`` is torch's VJP ``J^T w``; its gradient in ``x`` is the
+    central difference of torch's tangent."""
+    t0 = np.random.default_rng(9).standard_normal(np.shape(data))
+    ws = _tangent_weights(_jvp(torch, fn, data, t0))
+
+    fw = importlib.import_module("ember.autograd.forward_ad")
+    x = ember.tensor(data, requires_grad=True)
+    t = ember.tensor(t0, requires_grad=True)
+    with fw.dual_level():
+        outs = _outputs(fn(ember, fw.make_dual(x, t)))
+        total = _b_sum(
+            (fw.unpack_dual(o).tangent * ember.tensor(w)).sum()
+            for o, w in zip(outs, ws)
+            if fw.unpack_dual(o).tangent is not None
+        )
+        if total.requires_grad:
+            grads = ember.autograd.grad(total, (x, t), allow_unused=True)
+        else:  # a constant tangent (the 0-"norm")
+            grads = (None, None)
+    gx, gt = [np.zeros(np.shape(data)) if g is None else g.detach().numpy() for g in grads]
+
+    xt = torch.tensor(data, requires_grad=True)
+    touts = [o for o in _outputs(fn(torch, xt)) if o.requires_grad]
+    tw = [torch.tensor(w) for w, o in zip(ws, _outputs(fn(torch, xt))) if o.requires_grad]
+    (want_t,) = torch.autograd.grad(touts, xt, tw, allow_unused=True, materialize_grads=True)
+    np.testing.assert_allclose(gt, want_t.numpy(), rtol=1e-6, atol=1e-7)
+
+    def tangent_dot(arr):
+        return _b_sum(
+            float((tt * w).sum())
+            for (_, tt), w in zip(_jvp(torch, fn, arr, t0), ws)
+            if tt is not None
+        )
+
+    want_x = np.zeros(np.shape(data))
+    flat, wflat = np.array(data, dtype=np.float64).reshape(-1), want_x.reshape(-1)
+    for j in range(flat.size):
+        orig = flat[j]
+        flat[j] = orig + 1e-6
+        hi = tangent_dot(flat.reshape(np.shape(data)))
+        flat[j] = orig - 1e-6
+        lo = tangent_dot(flat.reshape(np.shape(data)))
+        flat[j] = orig
+        wflat[j] = (hi - lo) / 2e-6
+    want_x = np.nan_to_num(want_x)  # perturbing a NaN input changes nothing
+    np.testing.assert_allclose(gx, want_x, rtol=1e-5, atol=1e-6)
+
+
+def _b_sum(items):
+    total = None
+    for it in items:
+        total = it if total is None else total + it
+    return total
+
+
+# -- higher orders with zeros: the Tensor branch of prod's and cumprod's rules -------------
+
+HIGHER_WITH_ZEROS = {
+    "prod": lambda m, x: x.prod(),
+    "prod_dim": lambda m, x: x.prod(1),
+    "prod_dim_keepdim": lambda m, x: x.prod(0, keepdim=True),
+    "cumprod": lambda m, x: x.cumprod(1),
+    "cumprod_dim0": lambda m, x: x.cumprod(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HIGHER_WITH_ZEROS))
+@pytest.mark.parametrize(
+    "data",
+    [ONE_ZERO_ROW, np.array([[0.0, 1.5, 0.0, 2.0], [1.2, -0.4, 0.9, 0.0]])],
+    ids=["one_zero", "zeros"],
+)
+def test_third_order_with_zeros_matches_torch(name, data):
+    fn = HIGHER_WITH_ZEROS[name]
+    res = []
+    for lib in (torch, ember):
+        x = lib.tensor(data, requires_grad=True)
+        y = fn(lib, x)
+        w = lib.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape)))
+        (g,) = lib.autograd.grad((y * w).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x, create_graph=True)
+        (ggg,) = lib.autograd.grad((gg * gg).sum(), x)
+        res.append([a.detach().numpy() for a in (g, gg, ggg)])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-10)
+
+
+# -- the graph: saved values and out= ------------------------------------------------------
+
+SAVED_CASES = {
+    "sum": lambda m, x: x.sum(),
+    "sum_dim": lambda m, x: x.sum(1),
+    "nansum": lambda m, x: x.nansum(0),
+    "mean": lambda m, x: x.mean(),
+    "mean_dim": lambda m, x: x.mean(1),
+    "prod": lambda m, x: x.prod(),
+    "prod_dim": lambda m, x: x.prod(1),
+    "max": lambda m, x: x.max(),
+    "max_dim": lambda m, x: x.max(1).values,
+    "min_dim": lambda m, x: x.min(1).values,
+    "amax": lambda m, x: x.amax(1),
+    "aminmax": lambda m, x: x.aminmax(dim=1).min,
+    "median": lambda m, x: x.median(),
+    "median_dim": lambda m, x: x.median(1).values,
+    "std": lambda m, x: x.std(),
+    "var": lambda m, x: x.var(1),
+    "var_mean": lambda m, x: m.var_mean(x, 1)[0],
+    "std_mean": lambda m, x: m.std_mean(x, 1)[0],
+    "norm": lambda m, x: x.norm(p=1, dim=1),
+    "logsumexp": lambda m, x: x.logsumexp(1),
+    "softmax": lambda m, x: x.softmax(1),
+    "log_softmax": lambda m, x: x.log_softmax(1),
+    "cumsum": lambda m, x: x.cumsum(1),
+    "cumprod": lambda m, x: x.cumprod(1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAVED_CASES))
+def test_saved_value_names_match_torch(name):
+    names = []
+    for lib in (torch, ember):
+        y = SAVED_CASES[name](lib, lib.tensor(D, requires_grad=True))
+        names.append(sorted(a for a in dir(y.grad_fn) if a.startswith("_saved_")))
+    assert names[1] == names[0]
+
+
+def test_saved_values_match_torch():
+    for lib in (torch, ember):
+        x = lib.tensor(D, requires_grad=True)
+        s = x.sum(1, keepdim=True).grad_fn
+        assert tuple(s._saved_self_sym_sizes) == (3, 4) and s._saved_keepdim is True
+        sm = x.softmax(1).grad_fn
+        np.testing.assert_allclose(sm._saved_result.detach().numpy(), x.softmax(1).detach())
+        v = x.var(1, correction=2).grad_fn
+        assert v._saved_correction == 2 and v._saved_self is x
+
+
+def test_out_with_grad_names_the_op_like_torch():
+    for name, fn in [
+        ("sum", lambda m, x, o: m.sum(x, 0, out=o)),
+        ("mean", lambda m, x, o: m.mean(x, 0, out=o)),
+        ("prod", lambda m, x, o: m.prod(x, 0, out=o)),
+        ("cumsum", lambda m, x, o: m.cumsum(x, 0, out=o)),
+    ]:
+        msgs = []
+        for lib in (torch, ember):
+            x = lib.tensor(D, requires_grad=True)
+            with pytest.raises(RuntimeError) as e:
+                fn(lib, x, lib.empty(0, dtype=lib.float64))
+            msgs.append(str(e.value))
+        assert msgs[1] == msgs[0], name
+
+
+def test_gradient_ignores_later_changes_to_returned_indices():
+    # The indices are saved as they were returned (ember copies them; torch refuses the
+    # backward instead): the gradient goes where the op put the values.
+    x = ember.tensor(D, requires_grad=True)
+    values, indices = x.max(1)
+    want = indices.numpy().copy()
+    indices.add_(1)
+    values.sum().backward()
+    expected = np.zeros_like(D)
+    expected[np.arange(3), want] = 1.0
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+def test_forward_over_reverse_matches_torch():
+    # A backward run on dual tensors reads the saved values (indices, results) of every
+    # reduction with their tangents: the Hessian-vector product of a sum of reductions.
+    rng = np.random.default_rng(0)
+    x0, v0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+
+    def f(m, x):
+        return (
+            (x.max(1).values ** 2).sum()
+            + x.aminmax(dim=0).max.pow(3).sum()
+            + (x.amin(1) * x.median()).sum()
+            + m.std_mean(x, 1)[0].sum() * x.var()
+            + x.prod(1).sum()
+            + x.cumprod(1).sum()
+            + (x.softmax(1) * x.log_softmax(0)).sum()
+            + x.logsumexp(1).sum() * x.norm(3)
+            + x.nansum(0).pow(2).sum()
+        )
+
+    res = []
+    for m in (torch, ember):
+        fw = importlib.import_module(m.__name__ + ".autograd.forward_ad")
+        x = m.tensor(x0, requires_grad=True)
+        with fw.dual_level():
+            (g,) = m.autograd.grad(f(m, fw.make_dual(x, m.tensor(v0))), x, create_graph=True)
+            res.append(fw.unpack_dual(g).tangent.detach().numpy())
+    np.testing.assert_allclose(res[1], res[0], rtol=1e-9, atol=1e-10)

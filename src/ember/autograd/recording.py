@@ -211,6 +211,8 @@ def record_multi(cls, outs, inputs: tuple, params: tuple = (), extras: tuple = (
     tensors = [Tensor._wrap(o) for o in outs]
     edges = _edges(inputs) if _state.enabled else None
     if edges is not None:
+        for i, t in enumerate(tensors):
+            t._output_nr = i  # before saving: a saved output remembers which one it is
         _attach(cls, tensors, inputs, params, extras, edges)
     if cls._view:
         for t in tensors:

@@ -1,13 +1,17 @@
 """Reductions and scans: sum, mean, prod, max/min, std/var, norm, softmax, cumsum, ...
 
-Each op computes its result with NumPy and records a node named like torch 2.13's
-``grad_fn``. Backward rules use operators, NumPy ufuncs and the small dual helpers below
-(``_sumk``, ``_reshape``, ``_expand``, ``_where``) so that most of them also run on
-Tensors when the backward pass is itself recorded (``create_graph=True``). The few rules
-that need NumPy-only functions (prod/cumprod with zeros) fall back to constants there.
+Each differentiable op is one ``defop`` declaration, named like torch 2.13's ``grad_fn``,
+next to its public function. Rules are written with operators, NumPy ufuncs and the dual
+helpers below (``_sumk``, ``_reshape``, ``_expand``, ``_where``), so the same line runs on
+arrays in a plain backward and on Tensors in a recorded one (``create_graph=True``); the
+few that need NumPy-only code (prod and cumprod with zeros) branch with ``is_raw`` and
+write the Tensor case with ember ops, so higher orders stay exact. Forward mode: sum,
+mean and cumsum are linear (``LINEAR``); every other op has an explicit JVP, most of them
+``sum(tangent * partials)`` over the reduced dims, where the partials are the VJP of ones.
 
 ``return_types`` holds torch's named-tuple results (``torch.return_types.max`` ...); other
-op modules can make more with ``make_return_type``.
+op modules can make more with ``make_return_type``, and declare selection ops (a value
+picked by index along a dim: kthvalue, mode) with ``_select_op`` / ``_select_result``.
 """
 
 from __future__ import annotations
@@ -20,14 +24,25 @@ import warnings
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, register_methods
+from .._tensor import Tensor
 from ._core import (
+    LINEAR,
+    QUIET,
     default_float,
+    defop,
+    is_raw,
     needs_grad,
     normalize_dim,
     normalize_dims,
+    quiet_reset,
+    quiet_set,
+    record,
+    record_multi,
+    register,
+    write_out,
 )
-from ._legacy import Node, _fw, record, record_multi, saved_output, set_saved
+from .elementwise import maximum, minimum, where
+from .indexing import gather
 
 _wrap = Tensor._wrap
 
@@ -107,13 +122,6 @@ _UNSET = _Unset()
 _scalar_name = _dtype.scalar_name  # imported by nn and linalg
 
 
-class _RNode(Node):
-    """Base of this module's nodes (single-output unless a subclass says otherwise)."""
-
-    __slots__ = ()
-    _multi_output = False
-
-
 def _require_tensor(x, fname: str) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(
@@ -188,55 +196,8 @@ def _int_to_long(a: np.ndarray, dtype) -> np.ndarray:
     return a.astype(np.int64) if dtype is None and a.dtype.kind in "biu" else a
 
 
-def _reshape(x, shape: tuple):
-    if tuple(x.shape) == tuple(shape):
-        return x
-    return x.reshape(shape)
-
-
-def _expand(x, shape: tuple):
-    if tuple(x.shape) == tuple(shape):
-        return x
-    if isinstance(x, np.ndarray):
-        # A read-only broadcast view: no memory for the (often huge) gradient of a sum.
-        return np.broadcast_to(x, shape)
-    return x.expand(shape) if hasattr(x, "expand") else x * _wrap(np.ones(shape, x._data.dtype))
-
-
-def _sumk(x, axes: tuple):
-    """Sum over ``axes`` keeping them (ndarray or Tensor)."""
-    if isinstance(x, np.ndarray):
-        return np.sum(x, axis=axes, keepdims=True) if x.ndim else x
-    return sum(x, axes, keepdim=True) if x.ndim else x
-
-
-def _where(cond, x, y):
-    if not isinstance(cond, Tensor) and not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        return np.where(cond, x, y)
-    from .elementwise import where
-
-    return where(cond, x, y)
-
-
-def _isnan(x):
-    return x != x
-
-
-def _raw(x):
-    return x._data if isinstance(x, Tensor) else x
-
-
-def _const_like(res, ref):
-    """Wrap a NumPy-only rule's result for a recorded backward (no higher-order graph)."""
-    return _wrap(np.asarray(res)) if isinstance(ref, Tensor) else res
-
-
-def _finish(t: Tensor, out):
-    if out is None:
-        return t
-    from ._core import write_out
-
-    return write_out("reduction", t, out)
+def _finish(fname: str, t: Tensor, out):
+    return t if out is None else write_out(fname, t, out)
 
 
 def _check_nonempty(a: np.ndarray, axes: tuple, fname: str, dim_given: bool, sep="()") -> None:
@@ -271,88 +232,97 @@ def _dof_warning(fname: str) -> None:
     )
 
 
-# -- forward-mode helpers -------------------------------------------------------------------
-# Each input element feeds exactly one output element of a reduction, so the VJP of a
-# gradient of ones is the partial derivative of its output w.r.t. each input: the JVP
-# sums ``tangent * partials`` over the reduced dims (``_partials_jvp``).
+# -- rule helpers: each runs on arrays (plain backward) and on Tensors (recorded) -------------
 
 
-def _out_shape(node, i: int = 0) -> tuple:
-    return node._meta[i][0]
+def _reshape(x, shape: tuple):
+    if tuple(x.shape) == tuple(shape):
+        return x
+    return x.reshape(shape)
 
 
-def _ones_like_out(node, i: int = 0):
-    shape, dt = node._meta[i]
-    return _wrap(np.ones(shape, dt))
+def _expand(x, shape: tuple):
+    if tuple(x.shape) == tuple(shape):
+        return x
+    if is_raw(x):
+        # A read-only broadcast view: no memory for the (often huge) gradient of a sum.
+        return np.broadcast_to(x, shape)
+    return x.expand(shape)
 
 
-def _reduce_tangent(t, axes: tuple, out_shape: tuple):
-    """``t`` summed over ``axes`` (the output's reduced dims), shaped like the output."""
-    if t is None:
-        return None
-    return _reshape(_sumk(t, axes) if axes else t, out_shape)
+def _sumk(x, axes: tuple):
+    """Sum over ``axes`` keeping them (a 0-d ``x`` is returned as it is)."""
+    return x.sum(axis=axes, keepdims=True) if x.ndim else x
 
 
-def _reduced_axes(keep_shape: tuple) -> tuple:
-    return tuple(i for i, k in enumerate(keep_shape) if k == 1)
+def _sum_dims(x, axes: tuple, keepdim: bool):
+    """A tangent summed over a reduction's ``axes`` (none: ``x`` itself)."""
+    return sum(x, axes, keepdim) if axes else x
 
 
-def _partials_jvp(node, t, saved, axes: tuple):
-    partials = node.backward(_ones_like_out(node), *saved)
-    if partials is None:
-        return None
-    return _reduce_tangent(t * partials, axes, _out_shape(node))
+def _keepdims(g, axes: tuple, keepdim: bool, sizes: tuple):
+    """A reduction's result (or gradient) with its reduced ``axes`` back, of size 1."""
+    return g if keepdim else _reshape(g, _keep_shape(tuple(sizes), axes))
+
+
+def _where(cond, x, y):
+    if isinstance(cond, Tensor) or isinstance(x, Tensor) or isinstance(y, Tensor):
+        return where(cond, x, y)
+    return np.where(cond, x, y)
+
+
+def _isnan(x):
+    return x != x
+
+
+def _raw(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _ones(t: Tensor) -> Tensor:
+    """Ones shaped like ``t``: the output gradient whose VJP is the partial derivatives."""
+    return _wrap(np.ones(t._data.shape, t._data.dtype))
+
+
+def _positions(n: int, ndim: int, axis: int) -> np.ndarray:
+    """``arange(n)`` laid along ``axis`` of an ``ndim``-d array."""
+    shape = [1] * ndim
+    shape[axis] = n
+    return np.arange(n).reshape(shape)
 
 
 # -- sum, nansum, mean ---------------------------------------------------------------------
 
 
-class _ExpandNode(_RNode):
-    """Gradient of a sum: the incoming gradient spread back over the reduced dims."""
-
-    __slots__ = ("in_shape", "keep_shape")
-
-    def backward(self, g):
-        return _expand(_reshape(g, self.keep_shape), self.in_shape)
-
-    def jvp(self, tangents, inputs):
-        # Linear: the same sum, of the tangent.
-        return _reduce_tangent(tangents[0], _reduced_axes(self.keep_shape), _out_shape(self))
-
-
-class SumBackward0(_ExpandNode):
-    __slots__ = ()
-
-
-class SumBackward1(_ExpandNode):
-    __slots__ = ()
-
-
-class NansumBackward0(_RNode):
-    __slots__ = ("keep_shape",)
-
-    def backward(self, g, x):
-        return _reshape(g, self.keep_shape) * (x == x)
-
-    def jvp(self, tangents, inputs, x):
-        t = tangents[0] * (x == x)
-        return _reduce_tangent(t, _reduced_axes(self.keep_shape), _out_shape(self))
-
-
-def _sum_array(a: np.ndarray, axes, keepdim: bool, nan: bool = False) -> np.ndarray:
+def _sum_array(a: np.ndarray, axes, keepdim: bool, nan: bool = False):
     fn = np.nansum if nan else np.sum
     if a.dtype == np.float16:  # accumulate in float32, as torch does
-        return _arr(fn(a, axis=axes, keepdims=keepdim, dtype=np.float32), np.float16)
-    return _arr(fn(a, axis=axes, keepdims=keepdim, dtype=a.dtype), a.dtype)
+        return np.asarray(fn(a, axis=axes, keepdims=keepdim, dtype=np.float32), np.float16)
+    return fn(a, axis=axes, keepdims=keepdim, dtype=a.dtype)
 
 
-def _set_expand(t: Tensor, in_shape: tuple, axes: tuple) -> Tensor:
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.in_shape = in_shape
-        gf.keep_shape = _keep_shape(in_shape, axes)
-    return t
+SumBackward0 = defop(  # sum()
+    "SumBackward0",
+    params=("self_sym_sizes",),
+    forward=lambda a, self_sym_sizes: _sum_array(a, None, False),
+    vjp={"self": lambda g, self_sym_sizes: _expand(g, self_sym_sizes)},
+    jvp=LINEAR,
+)
+
+SumBackward1 = defop(  # sum(dim)
+    "SumBackward1",
+    params=("dim", "keepdim", "self_sym_sizes"),
+    forward=lambda a, dim, keepdim, self_sym_sizes: _sum_array(a, dim, keepdim),
+    vjp={
+        "self": lambda g, dim, keepdim, self_sym_sizes: _expand(
+            _keepdims(g, dim, keepdim, self_sym_sizes), self_sym_sizes
+        )
+    },
+    jvp=LINEAR,
+)
 
 
+@register("sum", method=True)
 def sum(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=None, out=None):  # noqa: A001
     """Sum over ``dim`` (int, tuple or None for all); ints and bools sum to int64.
 
@@ -363,14 +333,44 @@ def sum(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=Non
         (tensor(10.), tensor([4., 6.]), torch.Size([2, 1]))
     """
     _require_tensor(input, "sum")
-    dim, keepdim = _pick(dim, axis, keepdim, keepdims)
-    a = _int_to_long(_cast_for(input, dtype), dtype)
-    axes = _axes(a.ndim, dim)
-    res = _sum_array(a, axes, keepdim)
-    cls = SumBackward0 if dim is _UNSET else SumBackward1
-    return _finish(_set_expand(record(cls, res, (input,)), a.shape, axes), out)
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _pick(dim, axis, keepdim, keepdims)
+    a = input._data if dtype is None else _cast_for(input, dtype)
+    if a.dtype.kind in "biu" and dtype is None:
+        a = a.astype(np.int64)
+    token = quiet_set(QUIET)  # overflow to inf is silent in torch
+    try:
+        if dim is _UNSET:
+            res = _sum_array(a, None, False)
+        else:
+            axes = _axes(a.ndim, dim)
+            keepdim = _b.bool(keepdim)
+            res = _sum_array(a, axes, keepdim)
+    finally:
+        quiet_reset(token)
+    if dim is _UNSET:
+        t = record(SumBackward0, res, (input,), (a.shape,))
+    else:
+        t = record(SumBackward1, res, (input,), (axes, keepdim, a.shape))
+    return t if out is None else write_out("sum", t, out)
 
 
+NansumBackward0 = defop(
+    "NansumBackward0",
+    params=("dim", "keepdim"),
+    forward=lambda a, dim, keepdim: _sum_array(a, dim, keepdim, nan=True),
+    vjp={
+        "self": lambda g, self, dim, keepdim: (
+            _keepdims(g, dim, keepdim, self.shape) * (self == self)
+        )
+    },
+    jvp=lambda t_self, self, dim, keepdim: _sum_dims(
+        _where(self == self, t_self, 0.0), dim, keepdim
+    ),
+)
+
+
+@register("nansum", method=True)
 def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None, out=None):
     """Sum treating NaN as zero.
 
@@ -383,40 +383,53 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=No
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = _int_to_long(_cast_for(input, dtype), dtype)
     axes = _axes(a.ndim, dim)
-    res = _sum_array(a, axes, keepdim, nan=True)
-    t = record(NansumBackward0, res, (input,), (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.keep_shape = _keep_shape(a.shape, axes)
-    return _finish(t, out)
+    token = quiet_set(QUIET)
+    try:
+        res = _sum_array(a, axes, keepdim, nan=True)
+    finally:
+        quiet_reset(token)
+    return _finish("nansum", record(NansumBackward0, res, (input,), (axes, keepdim)), out)
 
 
-class _MeanNode(_RNode):
-    __slots__ = ("in_shape", "keep_shape", "n")
-
-    def backward(self, g):
-        return _expand(_reshape(g, self.keep_shape) / self.n, self.in_shape)
-
-    def jvp(self, tangents, inputs):
-        t = _reduce_tangent(tangents[0], _reduced_axes(self.keep_shape), _out_shape(self))
-        return t / self.n
-
-
-class MeanBackward0(_MeanNode):
-    __slots__ = ()
-
-
-class MeanBackward1(_MeanNode):
-    __slots__ = ()
-
-
-def _mean_array(a: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
-    n = _count(a.shape, axes)
+def _mean_array(a: np.ndarray, axes, keepdim: bool) -> np.ndarray:
+    n = a.size if axes is None else _count(a.shape, axes)
     acc = np.float32 if a.dtype == np.float16 else None
     s = np.sum(a, axis=axes, keepdims=keepdim, dtype=acc)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return _arr(s / n if n else s * np.nan, a.dtype)
+    return np.asarray(s / n if n else s * np.nan, a.dtype)
 
 
+MeanBackward0 = defop(  # mean()
+    "MeanBackward0",
+    params=("self_sym_sizes", "self_sym_numel"),
+    forward=lambda a, self_sym_sizes, self_sym_numel: _mean_array(a, None, False),
+    vjp={
+        "self": lambda g, self_sym_sizes, self_sym_numel: _expand(
+            g / self_sym_numel, self_sym_sizes
+        )
+    },
+    jvp=LINEAR,
+)
+
+
+def _mean_backward(g, dim, keepdim, self_sym_sizes):
+    g = _keepdims(g, dim, keepdim, self_sym_sizes)
+    return _expand(g / _count(self_sym_sizes, dim), self_sym_sizes)
+
+
+MeanBackward1 = defop(  # mean(dim)
+    "MeanBackward1",
+    params=("dim", "keepdim", "self_sym_sizes", "self_sym_numel"),
+    forward=lambda a, dim, keepdim, self_sym_sizes, self_sym_numel: _mean_array(a, dim, keepdim),
+    vjp={
+        "self": lambda g, dim, keepdim, self_sym_sizes: _mean_backward(
+            g, dim, keepdim, self_sym_sizes
+        )
+    },
+    jvp=LINEAR,
+)
+
+
+@register("mean", method=True)
 def mean(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=None, out=None):
     """Arithmetic mean over ``dim``; integer inputs need ``dtype=`` (torch's rule).
 
@@ -426,7 +439,8 @@ def mean(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=No
         tensor([2., 3.])
     """
     _require_tensor(input, "mean")
-    dim, keepdim = _pick(dim, axis, keepdim, keepdims)
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = input._data
     if dtype is not None:
         nd = _np_dtype(dtype)
@@ -441,21 +455,30 @@ def mean(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=No
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {_scalar_name(a.dtype)}"
         )
-    axes = _axes(a.ndim, dim)
-    res = _mean_array(a, axes, keepdim)
-    t = record(MeanBackward0 if dim is _UNSET else MeanBackward1, res, (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.n = _count(a.shape, axes)
-    return _finish(_set_expand(t, a.shape, axes), out)
+    token = quiet_set(QUIET)  # the mean of nothing is NaN, silently
+    try:
+        if dim is _UNSET:
+            res = _mean_array(a, None, False)
+        else:
+            axes = _axes(a.ndim, dim)
+            keepdim = _b.bool(keepdim)
+            res = _mean_array(a, axes, keepdim)
+    finally:
+        quiet_reset(token)
+    if dim is _UNSET:
+        t = record(MeanBackward0, res, (input,), (a.shape, a.size))
+    else:
+        t = record(MeanBackward1, res, (input,), (axes, keepdim, a.shape, a.size))
+    return t if out is None else write_out("mean", t, out)
 
 
 # -- prod ------------------------------------------------------------------------------------
 
 
-def _prod_safe_zeros(g, a: np.ndarray, axis: int) -> np.ndarray:
-    """Product of the other elements along ``axis`` times ``g`` (exact with zeros)."""
+def _prod_safe_zeros(a: np.ndarray, axis: int) -> np.ndarray:
+    """The product of the other elements along ``axis``, exact with zeros (arrays)."""
     if a.size == 0:
-        return np.broadcast_to(g, a.shape).copy()
+        return np.ones(a.shape, a.dtype)
     ones_shape = list(a.shape)
     ones_shape[axis] = 1
     ones = np.ones(ones_shape, a.dtype)
@@ -464,47 +487,80 @@ def _prod_safe_zeros(g, a: np.ndarray, axis: int) -> np.ndarray:
     excl_fwd = np.cumprod(np.concatenate([ones, head], axis=axis), axis=axis)
     tail = np.flip(np.take(a, range(1, n), axis=axis), axis=axis)
     excl_rev = np.flip(np.cumprod(np.concatenate([ones, tail], axis=axis), axis=axis), axis=axis)
-    return g * (excl_fwd * excl_rev)
+    return excl_fwd * excl_rev
 
 
-class ProdBackward0(_RNode):
-    __slots__ = ()
-
-    def backward(self, g, x, result):
-        if x.ndim == 0:
-            return g
-        xr = _raw(x)
-        if not (xr == 0).any():
-            return g * (result / x)
-        res = _prod_safe_zeros(_raw(g), xr.reshape(-1), 0).reshape(xr.shape)
-        return _const_like(res, x)
-
-    def jvp(self, tangents, inputs, x, result):
-        return _partials_jvp(self, tangents[0], (x, result), tuple(range(x.ndim)))
+def _others_product_tensor(x: Tensor, axis: int) -> Tensor:
+    """The product of the other elements along ``axis``, with ember ops: each element's is
+    the product with that element replaced by one, so every order of derivative is exact."""
+    n = x.shape[axis]
+    pos = _positions(n, x.ndim, axis)
+    res = None
+    for i in range(n):
+        onehot = _wrap(pos == i)
+        col = prod(where(onehot, 1.0, x), axis, keepdim=True) * onehot
+        res = col if res is None else res + col
+    return res
 
 
-class ProdBackward1(_RNode):
-    __slots__ = ("keep_shape", "axis")
+def _others_product(x, result, axis):
+    """d prod(x) / dx: the product of the other elements along ``axis`` (of every element
+    when None), ``result`` having the reduced dims kept. ``result / x`` without zeros."""
+    if not (_raw(x) == 0).any():
+        return result / x
+    if is_raw(x):
+        if axis is None:
+            return _prod_safe_zeros(x.reshape(-1), 0).reshape(x.shape)
+        return _prod_safe_zeros(x, axis)
+    if axis is None:
+        return _others_product_tensor(x.reshape(-1), 0).reshape(x.shape)
+    return _others_product_tensor(x, axis)
 
-    def backward(self, g, x, result):
-        if x.ndim == 0:
-            return g
-        g = _reshape(g, self.keep_shape)
-        result = _reshape(result, self.keep_shape)
-        xr = _raw(x)
-        if not (xr == 0).any():
-            return g * (result / x)
-        return _const_like(_prod_safe_zeros(_raw(g), xr, self.axis), x)
 
-    def jvp(self, tangents, inputs, x, result):
-        axes = () if self.axis is None else (self.axis,)
-        return _partials_jvp(self, tangents[0], (x, result), axes)
+def _prod_all_vjp(g, self, result):
+    return g if self.ndim == 0 else g * _others_product(self, result, None)
+
+
+def _prod_all_jvp(t_self, self, result):
+    if self.ndim == 0:
+        return t_self
+    return sum(t_self * _others_product(self, result, None))
+
+
+ProdBackward0 = defop(  # prod()
+    "ProdBackward0",
+    vjp={"self": _prod_all_vjp},
+    jvp=_prod_all_jvp,
+)
+
+
+def _prod_dim_vjp(g, self, result, dim, keepdim):
+    if self.ndim == 0:
+        return g
+    g = _keepdims(g, (dim,), keepdim, self.shape)
+    return g * _others_product(self, _keepdims(result, (dim,), keepdim, self.shape), dim)
+
+
+def _prod_dim_jvp(t_self, self, result, dim, keepdim):
+    if self.ndim == 0:
+        return t_self
+    partials = _others_product(self, _keepdims(result, (dim,), keepdim, self.shape), dim)
+    return sum(t_self * partials, dim, keepdim)
+
+
+ProdBackward1 = defop(  # prod(dim)
+    "ProdBackward1",
+    params=("dim", "keepdim"),
+    vjp={"self": _prod_dim_vjp},
+    jvp=_prod_dim_jvp,
+)
 
 
 def _prod_array(a: np.ndarray, axes, keepdim: bool) -> np.ndarray:
     return _arr(np.prod(a, axis=axes, keepdims=keepdim, dtype=a.dtype), a.dtype)
 
 
+@register("prod", method=True)
 def prod(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=None, out=None):
     """Product of all elements, or over one ``dim``; ints and bools give int64.
 
@@ -517,98 +573,102 @@ def prod(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=No
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = _int_to_long(_cast_for(input, dtype), dtype)
     if dim is _UNSET:
-        t = record(ProdBackward0, _prod_array(a, None, False), (input,), (input,), True)
-        return _finish(t, out)
+        token = quiet_set(QUIET)
+        try:
+            res = _prod_array(a, None, False)
+        finally:
+            quiet_reset(token)
+        return _finish("prod", record(ProdBackward0, res, (input,)), out)
     ax = _single_axis(a.ndim, dim, "prod")
     axes = () if ax is None else (ax,)
-    t = record(ProdBackward1, _prod_array(a, axes, keepdim), (input,), (input,), True)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.keep_shape = _keep_shape(a.shape, axes)
-        gf.axis = ax
-    return _finish(t, out)
+    token = quiet_set(QUIET)
+    try:
+        res = _prod_array(a, axes, keepdim)
+    finally:
+        quiet_reset(token)
+    t = record(ProdBackward1, res, (input,), (0 if ax is None else ax, keepdim))
+    return _finish("prod", t, out)
 
 
 # -- max, min, amax, amin, aminmax, median, argmax, argmin ---------------------------------
 
 
-def _evenly_distribute(g, x, value):
+def _evenly_mask(x, value):
+    """Where ``x`` equals the selected ``value`` (NaN matching NaN)."""
+    return (x == value) | (_isnan(x) & _isnan(value))
+
+
+def _evenly_vjp(g, self, result):
     """torch's gradient for max()/min()/median(): shared evenly by the tied elements."""
-    mask = (x == value) | (_isnan(x) & _isnan(value))
+    mask = _evenly_mask(self, result)
     return mask * (g / mask.sum())
 
 
-class _EvenlyNode(_RNode):
-    __slots__ = ()
-
-    def backward(self, g, x, result):
-        return _evenly_distribute(g, x, result)
-
-    def jvp(self, tangents, inputs, x, result):
-        return _partials_jvp(self, tangents[0], (x, result), tuple(range(x.ndim)))
+def _evenly_jvp(t_self, self, result):
+    mask = _evenly_mask(self, result)
+    return (mask * t_self).sum() / mask.sum()
 
 
-class MaxBackward1(_EvenlyNode):
-    __slots__ = ()
+MaxBackward1 = defop("MaxBackward1", vjp={"self": _evenly_vjp}, jvp=_evenly_jvp)  # max()
+MinBackward1 = defop("MinBackward1", vjp={"self": _evenly_vjp}, jvp=_evenly_jvp)  # min()
+MedianBackward0 = defop("MedianBackward0", vjp={"self": _evenly_vjp}, jvp=_evenly_jvp)
 
 
-class MinBackward1(_EvenlyNode):
-    __slots__ = ()
+def _select_vjp(grads, indices, dim, keepdim, self_sym_sizes):
+    """The gradient of values picked by index along ``dim``: written at those indices
+    (``indices`` has the reduced dim kept)."""
+    g = grads[0]
+    if g is None or not self_sym_sizes:
+        return g
+    onehot = _positions(self_sym_sizes[dim], len(self_sym_sizes), dim) == indices
+    return (g if keepdim else g.reshape(indices.shape)) * onehot
 
 
-class MedianBackward0(_EvenlyNode):
-    __slots__ = ()
+def _select_jvp(t_self, indices, dim, keepdim, self_sym_sizes):
+    """The tangent at the picked indices (the indices output gets none)."""
+    if not self_sym_sizes:
+        return [t_self, None]
+    picked = gather(t_self, dim, _wrap(indices))
+    return [picked if keepdim else picked.squeeze(dim), None]
 
 
-class _SelectNode(_RNode):
-    """Gradient of a value chosen by index along an axis (max(dim), median(dim), ...)."""
-
-    __slots__ = ("in_shape", "keep_shape", "axis")
-    _multi_output = True
-
-    def backward(self, grads, indices):
-        g = grads[0]
-        if g is None:
-            return None
-        if self.axis is None:
-            return g
-        n = self.in_shape[self.axis]
-        pos_shape = [1] * len(self.in_shape)
-        pos_shape[self.axis] = n
-        onehot = np.arange(n).reshape(pos_shape) == _raw(_reshape(indices, self.keep_shape))
-        return _reshape(g, self.keep_shape) * onehot
-
-    def jvp(self, tangents, inputs, indices):
-        # The tangent at the chosen index (the indices output gets none).
-        t = tangents[0]
-        if self.axis is None:
-            return [t, None]
-        from .indexing import gather
-
-        picked = gather(t, self.axis, _reshape(indices, self.keep_shape))
-        return [_reshape(picked, _out_shape(self)), None]
+def _select_op(name: str):
+    """Declare a node for ``(values, indices)`` picked along one dim (max/min/median(dim),
+    and for other families kthvalue, mode...), recorded by ``_select_result``."""
+    return defop(
+        name,
+        outputs=("values", "indices_out"),
+        differentiable=(True, False),
+        params=("dim", "keepdim", "self_sym_sizes"),
+        # the indices with the reduced dim kept (a copy when a gradient is needed, so that
+        # changing the returned indices in place cannot change the gradient)
+        saves=("indices",),
+        vjp={"self": _select_vjp},
+        jvp=_select_jvp,
+    )
 
 
-class MaxBackward0(_SelectNode):
-    __slots__ = ()
+MaxBackward0 = _select_op("MaxBackward0")  # max(dim)
+MinBackward0 = _select_op("MinBackward0")  # min(dim)
+MedianBackward1 = _select_op("MedianBackward1")  # median(dim)
 
 
-class MinBackward0(_SelectNode):
-    __slots__ = ()
+class _SelectNode(MaxBackward0):
+    """TEMPORARY: ops/sorting.py's not yet migrated ``KthvalueBackward0`` subclasses this
+    (the select declaration); it will declare its node with ``_select_op`` instead."""
 
-
-class MedianBackward1(_SelectNode):
     __slots__ = ()
 
 
 def _select_result(cls, rtype, input, a, values, indices, ax):
-    """Wrap (values, indices) of a dim reduction and record the selecting node."""
-    values_t, indices_t = record_multi(cls, [values, indices], (input,), (), (True, False))
-    fn = values_t.grad_fn or _fw.node
-    if fn is not None:
-        set_saved(fn, (indices_t,))
-        fn.in_shape = a.shape
-        fn.axis = ax
-        fn.keep_shape = _keep_shape(a.shape, () if ax is None else (ax,))
+    """Wrap ``(values, indices)`` of a reduction along ``ax`` (None for a 0-d ``a``) in
+    ``rtype`` and record ``cls``, a node declared by ``_select_op``."""
+    keepdim = ax is None or np.ndim(values) == a.ndim
+    saved = indices if keepdim else indices.reshape(_keep_shape(a.shape, (ax,)))
+    if needs_grad(input):
+        saved = saved.copy()
+    params = (0 if ax is None else ax, keepdim, a.shape)
+    values_t, indices_t = record_multi(cls, [values, indices], (input,), params, (saved,))
     return rtype((values_t, indices_t))
 
 
@@ -638,8 +698,6 @@ def _minmax(input, dim, keepdim, other, axis, keepdims, out, is_max: bool):
     if isinstance(dim, Tensor):
         other, dim = dim, _UNSET
     if other is not None:
-        from .elementwise import maximum, minimum
-
         return (maximum if is_max else minimum)(input, other, out=out)
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     if dim is _UNSET:
@@ -649,12 +707,13 @@ def _minmax(input, dim, keepdim, other, axis, keepdims, out, is_max: bool):
             )
         a = input._data
         _check_nonempty(a, (), fname, False)
-        res = _arr(np.max(a) if is_max else np.min(a), a.dtype)
-        t = record(MaxBackward1 if is_max else MinBackward1, res, (input,), (input,), True)
-        return _finish(t, out)
+        res = a.max() if is_max else a.min()
+        t = record(MaxBackward1 if is_max else MinBackward1, res, (input,))
+        return _finish(fname, t, out)
     return _minmax_dim(input, dim, keepdim, fname, is_max)
 
 
+@register("max", method=True)
 def max(input, dim=_UNSET, keepdim=False, *, other=None, axis=None, keepdims=None, out=None):  # noqa: A001
     """Largest element; with ``dim``, ``(values, indices)``; with a tensor, ``maximum``.
 
@@ -669,6 +728,7 @@ def max(input, dim=_UNSET, keepdim=False, *, other=None, axis=None, keepdims=Non
     return _minmax(input, dim, keepdim, other, axis, keepdims, out, True)
 
 
+@register("min", method=True)
 def min(input, dim=_UNSET, keepdim=False, *, other=None, axis=None, keepdims=None, out=None):  # noqa: A001
     """Smallest element; with ``dim``, ``(values, indices)``; with a tensor, ``minimum``.
 
@@ -680,28 +740,23 @@ def min(input, dim=_UNSET, keepdim=False, *, other=None, axis=None, keepdims=Non
     return _minmax(input, dim, keepdim, other, axis, keepdims, out, False)
 
 
-def _scale_grad_by_count(g, x, result, keep_shape, axes):
+def _amax_vjp(g, self, result, dim, keepdim):
     """torch's amax/amin rule: split evenly between the elements equal to the result."""
-    mask = x == _reshape(result, keep_shape)
-    return (_reshape(g, keep_shape) / _sumk(mask, axes)) * mask
+    mask = self == _keepdims(result, dim, keepdim, self.shape)
+    return (_keepdims(g, dim, keepdim, self.shape) / _sumk(mask, dim)) * mask
 
 
-class _AmaxNode(_RNode):
-    __slots__ = ("keep_shape", "axes")
-
-    def backward(self, g, x, result):
-        return _scale_grad_by_count(g, x, result, self.keep_shape, self.axes)
-
-    def jvp(self, tangents, inputs, x, result):
-        return _partials_jvp(self, tangents[0], (x, result), self.axes)
+def _amax_jvp(t_self, self, result, dim, keepdim):
+    mask = self == _keepdims(result, dim, keepdim, self.shape)
+    return _sum_dims(_where(mask, t_self, 0.0), dim, keepdim) / _sum_dims(mask, dim, keepdim)
 
 
-class AmaxBackward0(_AmaxNode):
-    __slots__ = ()
-
-
-class AminBackward0(_AmaxNode):
-    __slots__ = ()
+AmaxBackward0 = defop(
+    "AmaxBackward0", params=("dim", "keepdim"), vjp={"self": _amax_vjp}, jvp=_amax_jvp
+)
+AminBackward0 = defop(
+    "AminBackward0", params=("dim", "keepdim"), vjp={"self": _amax_vjp}, jvp=_amax_jvp
+)
 
 
 def _amaxmin(input, dim, keepdim, axis, keepdims, out, is_max: bool):
@@ -716,14 +771,12 @@ def _amaxmin(input, dim, keepdim, axis, keepdims, out, is_max: bool):
     axes = _axes(a.ndim, dim)
     _check_nonempty(a, axes, fname, given)
     fn = np.max if is_max else np.min
-    res = _arr(fn(a, axis=axes, keepdims=keepdim), a.dtype)
-    t = record(AmaxBackward0 if is_max else AminBackward0, res, (input,), (input,), True)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.keep_shape = _keep_shape(a.shape, axes)
-        gf.axes = axes
-    return _finish(t, out)
+    res = fn(a, axis=axes, keepdims=keepdim)
+    t = record(AmaxBackward0 if is_max else AminBackward0, res, (input,), (axes, keepdim))
+    return _finish(fname, t, out)
 
 
+@register("amax", method=True)
 def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None):
     """Maximum over ``dim`` (all by default); the gradient is shared between ties.
 
@@ -735,35 +788,38 @@ def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None):
     return _amaxmin(input, dim, keepdim, axis, keepdims, out, True)
 
 
+@register("amin", method=True)
 def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None):
     """Minimum over ``dim`` (all by default); the gradient is shared between ties."""
     return _amaxmin(input, dim, keepdim, axis, keepdims, out, False)
 
 
-class AminmaxBackward0(_RNode):
-    __slots__ = ("keep_shape", "axes")
-    _multi_output = True
-
-    def backward(self, grads, x, mn, mx):
-        g_min, g_max = grads
-        total = None
-        if g_min is not None:
-            total = _scale_grad_by_count(g_min, x, mn, self.keep_shape, self.axes)
-        if g_max is not None:
-            gm = _scale_grad_by_count(g_max, x, mx, self.keep_shape, self.axes)
-            total = gm if total is None else total + gm
-        return total
-
-    def jvp(self, tangents, inputs, x, mn, mx):
-        t = tangents[0]
-        w_min = self.backward([_ones_like_out(self, 0), None], x, mn, mx)
-        w_max = self.backward([None, _ones_like_out(self, 1)], x, mn, mx)
-        return [
-            _reduce_tangent(t * w_min, self.axes, _out_shape(self, 0)),
-            _reduce_tangent(t * w_max, self.axes, _out_shape(self, 1)),
-        ]
+def _aminmax_vjp(grads, self, min, max, dim, keepdim):
+    g_min, g_max = grads
+    total = None
+    if g_min is not None:
+        total = _amax_vjp(g_min, self, min, dim, keepdim)
+    if g_max is not None:
+        gm = _amax_vjp(g_max, self, max, dim, keepdim)
+        total = gm if total is None else total + gm
+    return total
 
 
+AminmaxBackward0 = defop(
+    "AminmaxBackward0",
+    outputs=("result0", "result1"),
+    params=("dim", "keepdim"),
+    # the results' arrays (copies when a gradient is needed, as for the select ops)
+    saves=("min", "max"),
+    vjp={"self": _aminmax_vjp},
+    jvp=lambda t_self, self, min, max, dim, keepdim: [
+        _amax_jvp(t_self, self, min, dim, keepdim),
+        _amax_jvp(t_self, self, max, dim, keepdim),
+    ],
+)
+
+
+@register("aminmax", method=True)
 def aminmax(input, *, dim=None, keepdim=False, axis=None, keepdims=None):
     """``(min, max)`` over ``dim`` (or everything) as ``torch.return_types.aminmax``.
 
@@ -790,13 +846,8 @@ def aminmax(input, *, dim=None, keepdim=False, axis=None, keepdims=None):
         _check_nonempty(a, axes, "aminmax", True, sep="")
     mn = _arr(np.min(a, axis=axes, keepdims=keepdim), a.dtype)
     mx = _arr(np.max(a, axis=axes, keepdims=keepdim), a.dtype)
-    mn_t, mx_t = record_multi(AminmaxBackward0, [mn, mx], (input,))
-    fn = mn_t.grad_fn or _fw.node
-    if fn is not None:
-        saved = (input, saved_output(mn_t), saved_output(mx_t))
-        set_saved(fn, saved)
-        fn.keep_shape = _keep_shape(a.shape, axes)
-        fn.axes = axes
+    saved = (mn.copy(), mx.copy()) if needs_grad(input) else (mn, mx)
+    mn_t, mx_t = record_multi(AminmaxBackward0, [mn, mx], (input,), (axes, keepdim), saved)
     return return_types.aminmax((mn_t, mx_t))
 
 
@@ -813,6 +864,7 @@ def _median_along(a: np.ndarray, ax: int):
     return np.take_along_axis(a, idx, axis=ax), idx.astype(np.int64, copy=False)
 
 
+@register("median", method=True)
 def median(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None):
     """Lower median of all elements, or ``(values, indices)`` along ``dim``.
 
@@ -831,7 +883,7 @@ def median(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None):
             res = np.full((), np.nan, a.dtype)
         else:
             res = _arr(_median_along(a.reshape(-1), 0)[0].reshape(()), a.dtype)
-        return record(MedianBackward0, res, (input,), (input,), True)
+        return record(MedianBackward0, res, (input,))
     ax = _single_axis(a.ndim, dim, "median")
     if ax is not None:
         _check_nonempty(a, (ax,), "median", True)
@@ -876,6 +928,7 @@ def _argmaxmin(input, dim, keepdim, axis, keepdims, is_max: bool):
     return _wrap(_arr(fn(a, axis=ax, keepdims=keepdim), np.int64))
 
 
+@register("argmax", method=True)
 def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index of the largest element (of the flattened tensor when ``dim`` is None).
 
@@ -887,12 +940,15 @@ def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     return _argmaxmin(input, dim, keepdim, axis, keepdims, True)
 
 
+@register("argmin", method=True)
 def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index of the smallest element (of the flattened tensor when ``dim`` is None)."""
     return _argmaxmin(input, dim, keepdim, axis, keepdims, False)
 
 
 # -- std, var, var_mean, std_mean -----------------------------------------------------------
+# ``dim`` is None when no dim was given (torch's rule for too few degrees of freedom
+# differs then), else the normalised axes.
 
 
 def _correction(unbiased, correction, fname: str) -> float:
@@ -920,7 +976,8 @@ def _var_setup(input, dim, unbiased, keepdim, correction, axis, keepdims, fname)
     n = _count(a.shape, axes)
     if n - c <= 0:
         _dof_warning(fname)
-    return a, axes, keepdim, c, n, (dim is None or dim is _UNSET)
+    params = (None if dim is None or dim is _UNSET else axes, c, keepdim)
+    return a, axes, keepdim, n, params
 
 
 def _var_array(a, axes, keepdim, c, n):
@@ -928,61 +985,60 @@ def _var_array(a, axes, keepdim, c, n):
     d = a - m
     sq = (d * np.conj(d)).real if a.dtype.kind == "c" else d * d
     acc = np.float32 if a.dtype == np.float16 else None
-    with np.errstate(invalid="ignore", divide="ignore"):
-        v = np.sum(sq, axis=axes, keepdims=keepdim, dtype=acc) / _b.max(0, n - c)
+    v = np.sum(sq, axis=axes, keepdims=keepdim, dtype=acc) / _b.max(0, n - c)
     real = sq.dtype if a.dtype.kind == "c" else a.dtype
     return _arr(v, real), (m if keepdim else m.reshape(np.shape(v)))
 
 
-def _var_backward(g, x, keep_shape, axes, c, n, all_dims: bool):
-    g = _reshape(g, keep_shape)
-    mean_x = _sumk(x, axes) / n if x.ndim else x
-    dof = n - c
-    if all_dims and dof <= 0:
-        inf_nan = np.where(_raw(x == mean_x), np.nan, np.inf)
-        return g * inf_nan
+def _all_axes(dim, ndim: int) -> tuple:
+    return tuple(range(ndim)) if dim is None else dim
+
+
+def _var_vjp(g, self, dim, correction, keepdim):
+    shape = tuple(self.shape)
+    axes = _all_axes(dim, len(shape))
+    n = _count(shape, axes)
+    g = _keepdims(g, axes, keepdim, shape)
+    mean_x = _sumk(self, axes) / n if len(shape) else self
+    dof = n - correction
+    if dim is None and dof <= 0:
+        return g * np.where(_raw(self == mean_x), np.nan, np.inf)
     scale = 2.0 / dof if dof != 0 else math.inf
-    return (g * scale) * (x - mean_x)
+    return (g * scale) * (self - mean_x)
 
 
-def _std_grad_to_var(g, std):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _where(std == 0, 0, g / (std * 2))
+def _var_jvp(t_self, self, result, dim, correction, keepdim):
+    partials = _var_vjp(_ones(result), self, dim, correction, keepdim)
+    return _sum_dims(t_self * partials, _all_axes(dim, self.ndim), keepdim)
 
 
-class _VarNode(_RNode):
-    __slots__ = ("keep_shape", "axes", "c", "n", "all_dims")
+def _std_to_var(g, std):
+    """A gradient (or tangent) of std as one of var: ``g / (2 std)``, zero where std is."""
+    return _where(std == 0, 0, g / (std * 2))
 
 
-class VarBackward0(_VarNode):
-    __slots__ = ()
+VarBackward0 = defop(
+    "VarBackward0",
+    params=("dim", "correction", "keepdim"),
+    vjp={"self": _var_vjp},
+    jvp=_var_jvp,
+)
 
-    def backward(self, g, x):
-        return _var_backward(g, x, self.keep_shape, self.axes, self.c, self.n, self.all_dims)
-
-    def jvp(self, tangents, inputs, x):
-        return _partials_jvp(self, tangents[0], (x,), self.axes)
-
-
-class StdBackward0(_VarNode):
-    __slots__ = ()
-
-    def backward(self, g, x, result):
-        gv = _std_grad_to_var(g, result)
-        return _var_backward(gv, x, self.keep_shape, self.axes, self.c, self.n, self.all_dims)
-
-    def jvp(self, tangents, inputs, x, result):
-        return _partials_jvp(self, tangents[0], (x, result), self.axes)
-
-
-def _set_var(fn, a, axes, c, n, all_dims):
-    fn.keep_shape = _keep_shape(a.shape, axes)
-    fn.axes = axes
-    fn.c = c
-    fn.n = n
-    fn.all_dims = all_dims
+StdBackward0 = defop(
+    "StdBackward0",
+    params=("dim", "correction", "keepdim"),
+    vjp={
+        "self": lambda g, self, result, dim, correction, keepdim: _var_vjp(
+            _std_to_var(g, result), self, dim, correction, keepdim
+        )
+    },
+    jvp=lambda t_self, self, result, dim, correction, keepdim: _std_to_var(
+        _var_jvp(t_self, self, result, dim, correction, keepdim), result
+    ),
+)
 
 
+@register("var", method=True)
 def var(
     input,
     dim=None,
@@ -1001,16 +1057,18 @@ def var(
         >>> ember.tensor([1.0, 2.0, 3.0, 4.0]).var()
         tensor(1.6667)
     """
-    a, axes, keepdim, c, n, all_dims = _var_setup(
+    a, axes, keepdim, n, params = _var_setup(
         input, dim, unbiased, keepdim, correction, axis, keepdims, "var"
     )
-    v, _ = _var_array(a, axes, keepdim, c, n)
-    t = record(VarBackward0, v, (input,), (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        _set_var(gf, a, axes, c, n, all_dims)
-    return _finish(t, out)
+    token = quiet_set(QUIET)
+    try:
+        v, _ = _var_array(a, axes, keepdim, params[1], n)
+    finally:
+        quiet_reset(token)
+    return _finish("var", record(VarBackward0, v, (input,), params), out)
 
 
+@register("std", method=True)
 def std(
     input,
     dim=None,
@@ -1029,80 +1087,87 @@ def std(
         >>> ember.tensor([1.0, 2.0, 3.0, 4.0]).std(correction=0)
         tensor(1.1180)
     """
-    a, axes, keepdim, c, n, all_dims = _var_setup(
+    a, axes, keepdim, n, params = _var_setup(
         input, dim, unbiased, keepdim, correction, axis, keepdims, "std"
     )
-    v, _ = _var_array(a, axes, keepdim, c, n)
-    t = record(StdBackward0, _arr(np.sqrt(v)), (input,), (input,), True)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        _set_var(gf, a, axes, c, n, all_dims)
-    return _finish(t, out)
+    token = quiet_set(QUIET)
+    try:
+        v, _ = _var_array(a, axes, keepdim, params[1], n)
+        res = np.sqrt(v)
+    finally:
+        quiet_reset(token)
+    return _finish("std", record(StdBackward0, res, (input,), params), out)
 
 
-class _VarMeanNode(_VarNode):
-    __slots__ = ("in_shape",)
-    _multi_output = True
-
-    def _mean_grad(self, g):
-        return _expand(_reshape(g, self.keep_shape) / self.n, self.in_shape)
-
-    def jvp(self, tangents, inputs, *saved):
-        t = tangents[0]
-        partials = self.backward([_ones_like_out(self, 0), None], *saved)
-        return [
-            _reduce_tangent(t * partials, self.axes, _out_shape(self, 0)),
-            _reduce_tangent(t, self.axes, _out_shape(self, 1)) / self.n,
-        ]
+def _mean_part(gm, self, dim, keepdim):
+    """The mean's share of var_mean's/std_mean's gradient."""
+    shape = tuple(self.shape)
+    axes = _all_axes(dim, len(shape))
+    return _mean_backward(gm, axes, keepdim, shape)
 
 
-class VarMeanBackward0(_VarMeanNode):
-    __slots__ = ()
-
-    def backward(self, grads, x):
-        gv, gm = grads
-        total = None
-        if gv is not None:
-            total = _var_backward(gv, x, self.keep_shape, self.axes, self.c, self.n, self.all_dims)
-        if gm is not None:
-            m = self._mean_grad(gm)
-            total = m if total is None else total + m
-        return total
+def _mean_tangent(t_self, dim, keepdim):
+    axes = _all_axes(dim, t_self.ndim)
+    return _sum_dims(t_self, axes, keepdim) / _count(tuple(t_self.shape), axes)
 
 
-class StdMeanBackward0(_VarMeanNode):
-    __slots__ = ()
+def _var_mean_vjp(grads, self, dim, correction, keepdim):
+    gv, gm = grads
+    total = None if gv is None else _var_vjp(gv, self, dim, correction, keepdim)
+    if gm is not None:
+        m = _mean_part(gm, self, dim, keepdim)
+        total = m if total is None else total + m
+    return total
 
-    def backward(self, grads, x, std_out):
-        gs, gm = grads
-        total = None
-        if gs is not None:
-            gv = _std_grad_to_var(gs, std_out)
-            total = _var_backward(gv, x, self.keep_shape, self.axes, self.c, self.n, self.all_dims)
-        if gm is not None:
-            m = self._mean_grad(gm)
-            total = m if total is None else total + m
-        return total
+
+def _std_mean_vjp(grads, self, result0, dim, correction, keepdim):
+    gs, gm = grads
+    return _var_mean_vjp(
+        [None if gs is None else _std_to_var(gs, result0), gm], self, dim, correction, keepdim
+    )
+
+
+VarMeanBackward0 = defop(
+    "VarMeanBackward0",
+    outputs=("result0", "result1"),
+    params=("dim", "correction", "keepdim"),
+    vjp={"self": _var_mean_vjp},
+    jvp=lambda t_self, self, result0, dim, correction, keepdim: [
+        _var_jvp(t_self, self, result0, dim, correction, keepdim),
+        _mean_tangent(t_self, dim, keepdim),
+    ],
+)
+
+StdMeanBackward0 = defop(
+    "StdMeanBackward0",
+    outputs=("result0", "result1"),
+    params=("dim", "correction", "keepdim"),
+    vjp={"self": _std_mean_vjp},
+    jvp=lambda t_self, self, result0, dim, correction, keepdim: [
+        _std_to_var(_var_jvp(t_self, self, result0, dim, correction, keepdim), result0),
+        _mean_tangent(t_self, dim, keepdim),
+    ],
+)
 
 
 def _var_mean(input, dim, unbiased, keepdim, correction, axis, keepdims, take_sqrt: bool):
     fname = "std_mean" if take_sqrt else "var_mean"
-    a, axes, keepdim, c, n, all_dims = _var_setup(
+    a, axes, keepdim, n, params = _var_setup(
         input, dim, unbiased, keepdim, correction, axis, keepdims, fname
     )
-    v, m = _var_array(a, axes, keepdim, c, n)
-    if take_sqrt:
-        v = _arr(np.sqrt(v))
+    token = quiet_set(QUIET)
+    try:
+        v, m = _var_array(a, axes, keepdim, params[1], n)
+        if take_sqrt:
+            v = np.sqrt(v)
+    finally:
+        quiet_reset(token)
     cls = StdMeanBackward0 if take_sqrt else VarMeanBackward0
-    first, second = record_multi(cls, [v, _arr(m, a.dtype)], (input,))
-    fn = first.grad_fn or _fw.node
-    if fn is not None:
-        saved = (input, saved_output(first)) if take_sqrt else (input,)
-        set_saved(fn, saved)
-        _set_var(fn, a, axes, c, n, all_dims)
-        fn.in_shape = a.shape
+    first, second = record_multi(cls, [v, _arr(m, a.dtype)], (input,), params)
     return first, second
 
 
+@register("var_mean")
 def var_mean(
     input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None
 ):
@@ -1116,6 +1181,7 @@ def var_mean(
     return _var_mean(input, dim, unbiased, keepdim, correction, axis, keepdims, False)
 
 
+@register("std_mean")
 def std_mean(
     input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None
 ):
@@ -1126,53 +1192,59 @@ def std_mean(
 # -- norm -------------------------------------------------------------------------------------
 
 
-class LinalgVectorNormBackward0(_RNode):
-    __slots__ = ("p", "keep_shape", "axes")
+def _norm_vjp(g, self, result, ord, dim, keepdim):
+    p = ord
+    if p == 0:
+        return None
+    x = self
+    g = _keepdims(g, dim, keepdim, x.shape)
+    norm = _keepdims(result, dim, keepdim, x.shape)
+    if p == 1:
+        return np.sign(x) * g
+    if p == 2:
+        return g * _where(norm == 0, 0, x / norm)
+    if math.isinf(p):
+        ax = np.abs(x)
+        mask = (ax == norm) | _isnan(ax)
+        return np.sign(x) * ((g / _sumk(mask, dim)) * mask)
+    if p < 1:
+        scaled = np.sign(x) * _where(x == 0, 0, np.abs(x) ** (p - 1))
+        return scaled * g * norm ** (1 - p)
+    if p < 2:
+        scaled = np.sign(x) * np.abs(x) ** (p - 1)
+    else:
+        scaled = x * np.abs(x) ** (p - 2)
+    return scaled * _where(norm == 0, 0, g / norm ** (p - 1))
 
-    def backward(self, g, x, norm):
-        p = self.p
-        if p == 0:
-            return None
-        g = _reshape(g, self.keep_shape)
-        norm = _reshape(norm, self.keep_shape)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if p == 1:
-                return np.sign(x) * g
-            if p == 2:
-                return g * _where(norm == 0, 0, x / norm)
-            if math.isinf(p):
-                ax = np.abs(x)
-                mask = (ax == norm) | _isnan(ax)
-                return np.sign(x) * ((g / _sumk(mask, self.axes)) * mask)
-            if p < 1:
-                scaled = np.sign(x) * _where(x == 0, 0, np.abs(x) ** (p - 1))
-                return scaled * g * norm ** (1 - p)
-            if p < 2:
-                scaled = np.sign(x) * np.abs(x) ** (p - 1)
-            else:
-                scaled = x * np.abs(x) ** (p - 2)
-            return scaled * _where(norm == 0, 0, g / norm ** (p - 1))
 
-    def jvp(self, tangents, inputs, x, norm):
-        return _partials_jvp(self, tangents[0], (x, norm), self.axes)
+def _norm_jvp(t_self, self, result, ord, dim, keepdim):
+    partials = _norm_vjp(_ones(result), self, result, ord, dim, keepdim)
+    return None if partials is None else _sum_dims(t_self * partials, dim, keepdim)
+
+
+LinalgVectorNormBackward0 = defop(
+    "LinalgVectorNormBackward0",
+    params=("ord", "dim", "keepdim"),
+    vjp={"self": _norm_vjp},
+    jvp=_norm_jvp,
+)
 
 
 def _vector_norm_array(a: np.ndarray, p: float, axes: tuple, keepdim: bool) -> np.ndarray:
     ab = np.abs(a)
     real = ab.dtype
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if p == 2:
-            r = np.sqrt(np.sum(ab * ab, axis=axes, keepdims=keepdim))
-        elif p == 1:
-            r = np.sum(ab, axis=axes, keepdims=keepdim)
-        elif p == math.inf:
-            r = np.max(ab, axis=axes, keepdims=keepdim)
-        elif p == -math.inf:
-            r = np.min(ab, axis=axes, keepdims=keepdim)
-        elif p == 0:
-            r = np.sum(ab != 0, axis=axes, keepdims=keepdim)
-        else:
-            r = np.sum(ab**p, axis=axes, keepdims=keepdim) ** (1.0 / p)
+    if p == 2:
+        r = np.sqrt(np.sum(ab * ab, axis=axes, keepdims=keepdim))
+    elif p == 1:
+        r = np.sum(ab, axis=axes, keepdims=keepdim)
+    elif p == math.inf:
+        r = np.max(ab, axis=axes, keepdims=keepdim)
+    elif p == -math.inf:
+        r = np.min(ab, axis=axes, keepdims=keepdim)
+    elif p == 0:
+        r = np.sum(ab != 0, axis=axes, keepdims=keepdim)
+    else:
+        r = np.sum(ab**p, axis=axes, keepdims=keepdim) ** (1.0 / p)
     return _arr(r, real)
 
 
@@ -1214,15 +1286,16 @@ def _vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
                 "because this dimension is empty and the operation does not have an identity"
             )
     axes = _axes(a.ndim, dim)
-    res = _vector_norm_array(a, p, axes, keepdim)
-    t = record(LinalgVectorNormBackward0, res, (src,), (src,), True)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.p = p
-        gf.keep_shape = _keep_shape(a.shape, axes)
-        gf.axes = axes
-    return t
+    keepdim = _b.bool(keepdim)
+    token = quiet_set(QUIET)
+    try:
+        res = _vector_norm_array(a, p, axes, keepdim)
+    finally:
+        quiet_reset(token)
+    return record(LinalgVectorNormBackward0, res, (src,), (p, axes, keepdim))
 
 
+@register("norm", method=True)
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """The vector p-norm over ``dim`` (all elements by default); ``'fro'`` is the 2-norm.
 
@@ -1240,8 +1313,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         if p == "nuc":
             raise NotImplementedError("ember: norm(p='nuc') (the nuclear norm) is not supported")
         raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-    t = _vector_norm(input, p, dim, keepdim, dtype=dtype)
-    return _finish(t, out)
+    return _finish("norm", _vector_norm(input, p, dim, keepdim, dtype=dtype), out)
 
 
 # -- logsumexp, softmax, log_softmax -------------------------------------------------------
@@ -1251,17 +1323,26 @@ def _missing_dim(fname: str):
     return TypeError(f'{fname}() missing 1 required positional arguments: "dim"')
 
 
-class LogsumexpBackward0(_RNode):
-    __slots__ = ("keep_shape",)
-
-    def backward(self, g, x, result):
-        with np.errstate(invalid="ignore"):
-            return _reshape(g, self.keep_shape) * np.exp(x - _reshape(result, self.keep_shape))
-
-    def jvp(self, tangents, inputs, x, result):
-        return _partials_jvp(self, tangents[0], (x, result), _reduced_axes(self.keep_shape))
+def _logsumexp_partials(self, result, dim, keepdim):
+    """d logsumexp / dx: the softmax of ``x`` over ``dim``."""
+    return np.exp(self - _keepdims(result, dim, keepdim, self.shape))
 
 
+LogsumexpBackward0 = defop(
+    "LogsumexpBackward0",
+    params=("dim", "keepdim"),
+    vjp={
+        "self": lambda g, self, result, dim, keepdim: (
+            _keepdims(g, dim, keepdim, self.shape) * _logsumexp_partials(self, result, dim, keepdim)
+        )
+    },
+    jvp=lambda t_self, self, result, dim, keepdim: _sum_dims(
+        t_self * _logsumexp_partials(self, result, dim, keepdim), dim, keepdim
+    ),
+)
+
+
+@register("logsumexp", method=True)
 def logsumexp(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None, out=None):
     """``log(sum(exp(input)))`` over ``dim``, computed stably (shifted by the max).
 
@@ -1288,15 +1369,16 @@ def logsumexp(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None, out
     if a.size == 0:
         res = np.full(np.sum(a, axis=axes, keepdims=keepdim).shape, -np.inf, a.dtype)
     else:
-        m = np.max(a, axis=axes, keepdims=True)
-        m = np.where(np.isinf(m), 0, m).astype(a.dtype, copy=False)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        token = quiet_set(QUIET)
+        try:
+            m = np.max(a, axis=axes, keepdims=True)
+            m = np.where(np.isinf(m), 0, m).astype(a.dtype, copy=False)
             s = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m
+        finally:
+            quiet_reset(token)
         res = _arr(s if keepdim else np.squeeze(s, axis=axes), a.dtype)
-    t = record(LogsumexpBackward0, res, (input,), (input,), True)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.keep_shape = _keep_shape(a.shape, axes)
-    return _finish(t, out)
+    t = record(LogsumexpBackward0, res, (input,), (axes, keepdim))
+    return _finish("logsumexp", t, out)
 
 
 def _to_copy(input: Tensor, np_dtype) -> Tensor:
@@ -1322,37 +1404,56 @@ def _softmax_input(input, dim, dtype, fname: str):
     return input, a, ax
 
 
-def _shifted(a: np.ndarray, ax: int | None):
-    """``(a - max, axis)`` along ``ax``; a 0-d tensor is treated as one element."""
+def _softmax_array(a: np.ndarray, ax: int | None) -> np.ndarray:
+    """softmax along ``ax`` (None: a 0-d tensor, one element)."""
     if ax is None:
-        return a - a, None
-    if a.size == 0:
-        return a, ax
-    return a - np.max(a, axis=ax, keepdims=True), ax
+        return np.exp(a - a)
+    e = np.exp(a - a.max(axis=ax, keepdims=True)) if a.size else np.exp(a)
+    return e / e.sum(axis=ax, keepdims=True)
 
 
-class SoftmaxBackward0(_RNode):
-    __slots__ = ("axes",)
-
-    def backward(self, g, out):
-        return out * (g - _sumk(g * out, self.axes))
-
-    def jvp(self, tangents, inputs, out):
-        # softmax's Jacobian diag(out) - out out^T is symmetric: the VJP rule is the JVP.
-        return self.backward(tangents[0], out)
+def _log_softmax_array(a: np.ndarray, ax: int | None) -> np.ndarray:
+    if ax is None:
+        return a - a
+    z = a - a.max(axis=ax, keepdims=True) if a.size else a
+    return z - np.log(np.exp(z).sum(axis=ax, keepdims=True))
 
 
-class LogSoftmaxBackward0(_RNode):
-    __slots__ = ("axes",)
-
-    def backward(self, g, out):
-        return g - np.exp(out) * _sumk(g, self.axes)
-
-    def jvp(self, tangents, inputs, out):
-        t = tangents[0]
-        return t - _sumk(np.exp(out) * t, self.axes)
+def _softmax_vjp(g, result, dim):
+    # softmax's Jacobian diag(y) - y y^T is symmetric: this is also its JVP
+    return result * (g - _sumk(g * result, (dim,)))
 
 
+SoftmaxBackward0 = defop(
+    "SoftmaxBackward0",
+    params=("dim",),
+    vjp={"self": _softmax_vjp},
+    jvp=lambda t_self, result, dim: _softmax_vjp(t_self, result, dim),
+)
+
+LogSoftmaxBackward0 = defop(
+    "LogSoftmaxBackward0",
+    params=("dim",),
+    vjp={"self": lambda g, result, dim: g - np.exp(result) * _sumk(g, (dim,))},
+    jvp=lambda t_self, result, dim: t_self - _sumk(np.exp(result) * t_self, (dim,)),
+)
+
+
+def _softmax_like(input, dim, dtype, axis, fname: str, cls, forward):
+    if axis is not None:
+        dim = axis
+    src, a, ax = _softmax_input(input, dim, dtype, fname)
+    token = quiet_set(QUIET)
+    try:
+        res = forward(a, ax)
+    finally:
+        quiet_reset(token)
+    if res.dtype != a.dtype:
+        res = res.astype(a.dtype)
+    return record(cls, res, (src,), (0 if ax is None else ax,))
+
+
+@register("softmax", method=True)
 def softmax(input, dim=_UNSET, dtype=None, *, axis=None):
     """``exp(x) / sum(exp(x))`` along ``dim``, computed stably.
 
@@ -1361,19 +1462,10 @@ def softmax(input, dim=_UNSET, dtype=None, *, axis=None):
         >>> ember.softmax(ember.tensor([1.0, 1.0]), 0)
         tensor([0.5000, 0.5000])
     """
-    if axis is not None:
-        dim = axis
-    src, a, ax = _softmax_input(input, dim, dtype, "softmax")
-    z, ax = _shifted(a, ax)
-    with np.errstate(invalid="ignore"):
-        e = np.exp(z)
-        res = e if ax is None else e / np.sum(e, axis=ax, keepdims=True)
-    t = record(SoftmaxBackward0, _arr(res, a.dtype), (src,), (), True)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.axes = () if ax is None else (ax,)
-    return t
+    return _softmax_like(input, dim, dtype, axis, "softmax", SoftmaxBackward0, _softmax_array)
 
 
+@register("log_softmax", method=True)
 def log_softmax(input, dim=_UNSET, dtype=None, *, axis=None):
     """``x - logsumexp(x)`` along ``dim``.
 
@@ -1382,38 +1474,40 @@ def log_softmax(input, dim=_UNSET, dtype=None, *, axis=None):
         >>> ember.log_softmax(ember.tensor([0.0, 0.0]), 0)
         tensor([-0.6931, -0.6931])
     """
-    if axis is not None:
-        dim = axis
-    src, a, ax = _softmax_input(input, dim, dtype, "log_softmax")
-    z, ax = _shifted(a, ax)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        res = z if ax is None else z - np.log(np.sum(np.exp(z), axis=ax, keepdims=True))
-    t = record(LogSoftmaxBackward0, _arr(res, a.dtype), (src,), (), True)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.axes = () if ax is None else (ax,)
-    return t
+    return _softmax_like(
+        input, dim, dtype, axis, "log_softmax", LogSoftmaxBackward0, _log_softmax_array
+    )
 
 
 # -- cumsum, cumprod -------------------------------------------------------------------------
 
 
-def _reverse_cumsum(g, ax: int):
-    if isinstance(g, np.ndarray):
-        return np.flip(np.cumsum(np.flip(g, ax), ax), ax)
-    return _sumk(g, (ax,)) - cumsum(g, ax) + g
+def _cumsum_array(a: np.ndarray, dim: int) -> np.ndarray:
+    if a.ndim == 0:
+        return a.copy()
+    acc = np.float32 if a.dtype == np.float16 else a.dtype
+    return _arr(np.cumsum(a, axis=dim, dtype=acc), a.dtype)
 
 
-class CumsumBackward0(_RNode):
-    __slots__ = ("axis",)
+def _reverse_cumsum(g, dim: int):
+    if is_raw(g):
+        return np.flip(np.cumsum(np.flip(g, dim), dim), dim)
+    return cumsum(g.flip(dim), dim).flip(dim)
 
-    def backward(self, g):
-        if self.axis is None or g.shape[self.axis] == 0:
-            return g
-        return _reverse_cumsum(g, self.axis)
 
-    def jvp(self, tangents, inputs):
-        t = tangents[0]
-        return t if self.axis is None else cumsum(t, self.axis)
+def _cumsum_vjp(g, dim):
+    if g.ndim == 0 or g.shape[dim] == 0:
+        return g
+    return _reverse_cumsum(g, dim)
+
+
+CumsumBackward0 = defop(
+    "CumsumBackward0",
+    params=("dim",),
+    forward=_cumsum_array,
+    vjp={"self": _cumsum_vjp},
+    jvp=LINEAR,
+)
 
 
 def _cumprod_grad_with_zeros(g: np.ndarray, x: np.ndarray, out: np.ndarray, ax: int):
@@ -1421,8 +1515,7 @@ def _cumprod_grad_with_zeros(g: np.ndarray, x: np.ndarray, out: np.ndarray, ax: 
     gm = np.moveaxis(g, ax, -1).reshape(-1, x.shape[ax])
     xm = np.moveaxis(x, ax, -1).reshape(-1, x.shape[ax])
     om = np.moveaxis(out, ax, -1).reshape(-1, x.shape[ax])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        res = np.flip(np.cumsum(np.flip(gm * om, -1), -1), -1) / xm
+    res = np.flip(np.cumsum(np.flip(gm * om, -1), -1), -1) / xm
     for r in np.nonzero((xm == 0).any(axis=1))[0]:
         row_x, row_g = xm[r], gm[r]
         z = int(np.argmax(row_x == 0))
@@ -1433,40 +1526,49 @@ def _cumprod_grad_with_zeros(g: np.ndarray, x: np.ndarray, out: np.ndarray, ax: 
     return np.moveaxis(res.reshape(shape), -1, ax)
 
 
-def _cumprod_jvp_with_zeros(t: np.ndarray, x: np.ndarray, ax: int) -> np.ndarray:
-    """cumprod's JVP where ``x`` has zeros: column i of the Jacobian is the running
-    product of ``x`` with ``x_i`` replaced by one, from position i on."""
-    tm = np.moveaxis(t, ax, -1)
-    xm = np.moveaxis(x, ax, -1)
-    res = np.zeros(np.broadcast_shapes(tm.shape, xm.shape), dtype=np.result_type(t, x))
-    for i in range(xm.shape[-1]):
-        y = xm.copy()
-        y[..., i] = 1
-        col = np.cumprod(y, axis=-1)
-        res[..., i:] += tm[..., i : i + 1] * col[..., i:]
-    return np.moveaxis(res, -1, ax)
+def _cumprod_columns(x: Tensor, dim: int):
+    """For each position i along ``dim``: (one-hot of i, ``cumprod`` of ``x`` with ``x_i``
+    replaced by one, from position i on); ember ops, so every order is exact with zeros."""
+    n = x.shape[dim]
+    pos = _positions(n, x.ndim, dim)
+    for i in range(n):
+        onehot = _wrap(pos == i)
+        yield onehot, cumprod(where(onehot, 1.0, x), dim) * _wrap(pos >= i)
 
 
-class CumprodBackward0(_RNode):
-    __slots__ = ("axis",)
+def _cumprod_vjp(g, self, result, dim):
+    if self.ndim == 0 or self.shape[dim] == 0:
+        return g
+    if not (_raw(self) == 0).any():
+        return _reverse_cumsum(g * result, dim) / self
+    if is_raw(g):
+        return _cumprod_grad_with_zeros(g, self, result, dim)
+    # d out_k / d x_i = prod_{j <= k, j != i} x_j for k >= i
+    res = None
+    for onehot, col in _cumprod_columns(self, dim):
+        term = sum(g * col, dim, True) * onehot
+        res = term if res is None else res + term
+    return res
 
-    def backward(self, g, x, out):
-        ax = self.axis
-        if ax is None or x.shape[ax] == 0:
-            return g
-        xr = _raw(x)
-        if not (xr == 0).any():
-            return _reverse_cumsum(g * out, ax) / x
-        return _const_like(_cumprod_grad_with_zeros(_raw(g), xr, _raw(out), ax), x)
 
-    def jvp(self, tangents, inputs, x, out):
-        # d out_k = sum_{i <= k} t_i prod_{j <= k, j != i} x_j
-        t, ax = tangents[0], self.axis
-        if ax is None or x.shape[ax] == 0:
-            return t
-        if not (_raw(x) == 0).any():
-            return out * cumsum(t / x, ax)
-        return _const_like(_cumprod_jvp_with_zeros(_raw(t), _raw(x), ax), x)
+def _cumprod_jvp(t_self, self, result, dim):
+    if self.ndim == 0 or self.shape[dim] == 0:
+        return t_self
+    if not (_raw(self) == 0).any():
+        return result * cumsum(t_self / self, dim)
+    res = None
+    for onehot, col in _cumprod_columns(self, dim):
+        term = sum(t_self * onehot, dim, True) * col
+        res = term if res is None else res + term
+    return res
+
+
+CumprodBackward0 = defop(
+    "CumprodBackward0",
+    params=("dim",),
+    vjp={"self": _cumprod_vjp},
+    jvp=_cumprod_jvp,
+)
 
 
 def _scan(input, dim, dtype, fname: str):
@@ -1477,6 +1579,7 @@ def _scan(input, dim, dtype, fname: str):
     return a, _single_axis(a.ndim, dim, fname)
 
 
+@register("cumsum", method=True)
 def cumsum(input, dim=_UNSET, *, dtype=None, axis=None, out=None):
     """Running sum along ``dim``; ints and bools accumulate in int64.
 
@@ -1488,14 +1591,16 @@ def cumsum(input, dim=_UNSET, *, dtype=None, axis=None, out=None):
     if axis is not None:
         dim = axis
     a, ax = _scan(input, dim, dtype, "cumsum")
-    acc = np.float32 if a.dtype == np.float16 else a.dtype
-    res = a.copy() if ax is None else np.cumsum(a, axis=ax, dtype=acc)
-    t = record(CumsumBackward0, _arr(res, a.dtype), (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.axis = ax
-    return _finish(t, out)
+    token = quiet_set(QUIET)
+    try:
+        res = _cumsum_array(a, ax)
+    finally:
+        quiet_reset(token)
+    t = record(CumsumBackward0, res, (input,), (0 if ax is None else ax,))
+    return _finish("cumsum", t, out)
 
 
+@register("cumprod", method=True)
 def cumprod(input, dim=_UNSET, *, dtype=None, axis=None, out=None):
     """Running product along ``dim``; exact gradients even with zeros.
 
@@ -1507,12 +1612,13 @@ def cumprod(input, dim=_UNSET, *, dtype=None, axis=None, out=None):
     if axis is not None:
         dim = axis
     a, ax = _scan(input, dim, dtype, "cumprod")
-    res = a.copy() if ax is None else np.cumprod(a, axis=ax, dtype=a.dtype)
-    src = input if a.dtype == input._data.dtype else _wrap(a)
-    t = record(CumprodBackward0, _arr(res, a.dtype), (input,), (src,), True)
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.axis = ax
-    return _finish(t, out)
+    token = quiet_set(QUIET)
+    try:
+        res = a.copy() if ax is None else np.cumprod(a, axis=ax, dtype=a.dtype)
+    finally:
+        quiet_reset(token)
+    t = record(CumprodBackward0, _arr(res, a.dtype), (input,), (0 if ax is None else ax,))
+    return _finish("cumprod", t, out)
 
 
 # -- all, any, count_nonzero ----------------------------------------------------------------
@@ -1528,6 +1634,7 @@ def _logical_reduce(input, dim, keepdim, axis, keepdims, fname, np_fn):
     return _wrap(res.astype(np.uint8) if a.dtype == np.uint8 else res)
 
 
+@register("all", method=True)
 def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """True where every element (over ``dim``) is nonzero; uint8 inputs give uint8.
 
@@ -1539,11 +1646,13 @@ def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A
     return _logical_reduce(input, dim, keepdim, axis, keepdims, "all", np.all)
 
 
+@register("any", method=True)
 def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """True where some element (over ``dim``) is nonzero; uint8 inputs give uint8."""
     return _logical_reduce(input, dim, keepdim, axis, keepdims, "any", np.any)
 
 
+@register("count_nonzero", method=True)
 def count_nonzero(input, dim=None):
     """Number of nonzero elements over ``dim`` (int64).
 
@@ -1560,59 +1669,5 @@ def count_nonzero(input, dim=None):
     )
 
 
-register_methods(
-    {
-        "sum": sum,
-        "nansum": nansum,
-        "mean": mean,
-        "prod": prod,
-        "max": max,
-        "min": min,
-        "amax": amax,
-        "amin": amin,
-        "aminmax": aminmax,
-        "median": median,
-        "argmax": argmax,
-        "argmin": argmin,
-        "std": std,
-        "var": var,
-        "norm": norm,
-        "logsumexp": logsumexp,
-        "softmax": softmax,
-        "log_softmax": log_softmax,
-        "cumsum": cumsum,
-        "cumprod": cumprod,
-        "all": all,
-        "any": any,
-        "count_nonzero": count_nonzero,
-    }
-)
-
-__all__ = [
-    "return_types",
-    "sum",
-    "nansum",
-    "mean",
-    "prod",
-    "max",
-    "min",
-    "amax",
-    "amin",
-    "aminmax",
-    "median",
-    "argmax",
-    "argmin",
-    "std",
-    "var",
-    "var_mean",
-    "std_mean",
-    "norm",
-    "logsumexp",
-    "softmax",
-    "log_softmax",
-    "cumsum",
-    "cumprod",
-    "all",
-    "any",
-    "count_nonzero",
-]
+# ``torch.return_types`` (the ops above are registered where they are defined).
+__all__ = ["return_types"]
