@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins as _b
 import math
+import sys
 import types
 import warnings
 
@@ -79,6 +80,8 @@ class _StructSeq(tuple):
 
 
 return_types = types.ModuleType("ember.return_types", "torch.return_types: named results.")
+# importable as a module too (``import torch.return_types``), as torch's is
+sys.modules["ember.return_types"] = return_types
 
 
 def make_return_type(name: str, fields: tuple) -> type:
