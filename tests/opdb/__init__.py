@@ -104,6 +104,7 @@ FAMILIES = (
     "linalg_namespace",
     "nn",
     "nn_activation",
+    "nn_attention",
     "inplace",
     "random",
     "compositions",

@@ -61,6 +61,10 @@ from ._activation import (
     threshold,
     threshold_,
 )
+from ._attention import (
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)
 from ._conv import avg_pool2d, conv2d, fold, max_pool2d, pad, unfold
 from ._loss import (
     binary_cross_entropy,
@@ -74,6 +78,8 @@ from ._norm import batch_norm, layer_norm
 
 __all__ = [
     "linear",
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
     "conv2d",
     "unfold",
     "fold",

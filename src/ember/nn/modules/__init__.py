@@ -37,12 +37,27 @@ from .flatten import Flatten
 from .linear import Identity, Linear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
+from .multihead import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AvgPool2d, MaxPool2d
 from .sparse import Embedding
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "Module",
+    "MultiheadAttention",
+    "NonDynamicallyQuantizableLinear",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "Sequential",
     "ModuleList",
     "ModuleDict",

@@ -518,3 +518,6 @@ class Softmax2d(Module):
                 f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead"
             )
         return F.softmax(input, -3, _stacklevel=5)
+
+
+from .multihead import MultiheadAttention  # noqa: E402, F401  (torch keeps it in this module)
