@@ -26,6 +26,7 @@ CASES = [
     ("reshape_noncontig", [(3, 4)], lambda M, x: x.t().reshape(12)),
     ("reshape_alias", [(2, 3, 4)], lambda M, x: x.transpose(0, 2).reshape(4, 3, 2)),
     ("reshape_as", [(2, 6)], lambda M, x: x.reshape_as(M.zeros(3, 4))),
+    ("reshape_alias_1d", [(3, 2)], lambda M, x: x[:, 0].reshape(3, 1)),
     ("flatten", [(2, 3, 4)], lambda M, x: x.flatten()),
     ("flatten_part", [(2, 3, 4)], lambda M, x: M.flatten(x, 1)),
     ("flatten_0d", [()], lambda M, x: x.flatten()),
@@ -74,6 +75,8 @@ CASES = [
     ("stack_0d", [(), ()], lambda M, a, b: M.stack([a, b])),
     ("hstack", [(2, 3), (2, 1)], lambda M, a, b: M.hstack([a, b])),
     ("hstack_1d", [(2,), (3,)], lambda M, a, b: M.hstack([a, b])),
+    ("hstack_single", [(3,)], lambda M, x: M.hstack([x])),
+    ("dstack_single", [(3,)], lambda M, x: M.dstack((x,))),
     ("vstack", [(3,), (3,)], lambda M, a, b: M.vstack([a, b])),
     ("vstack_0d", [(), ()], lambda M, a, b: M.vstack([a, b])),
     ("dstack", [(2, 3), (2, 3)], lambda M, a, b: M.dstack([a, b])),
@@ -163,31 +166,10 @@ def test_gradcheck_float64(case):
         tc.check_gradients(lambda *xs: fn(ember, *xs), [tc.arr(rng, s) for s in shapes], rng)
 
 
-# The recorded (create_graph) backward: d/dw <J^T w, v> = J v, compared with torch.
-DOUBLE = [
-    "view",
-    "reshape_noncontig",
-    "squeeze",
-    "unsqueeze",
-    "transpose",
-    "permute",
-    "T",
-    "t",
-    "expand",
-    "repeat",
-    "cat_dim1",
-    "stack_dim",
-    "split",
-    "split_partial_use",
-    "chunk",
-    "unbind_one",
-    "flip",
-    "roll_multi",
-    "narrow",
-    "double",
-    "movedim",
-    "tensor_split",
-]
+# The recorded (create_graph) backward: d/dw <J^T w, v> = J v, compared with torch. Every
+# case but the casts through low precision, and repeat_zero: its output is empty, so torch's
+# first gradient has no graph back to w and torch refuses the second.
+DOUBLE = [c for c in CASE_IDS if (c not in NO_GRADCHECK or c == "double") and c != "repeat_zero"]
 
 
 @pytest.mark.parametrize("cid", DOUBLE)
@@ -198,7 +180,9 @@ def test_double_backward_matches_torch(cid):
     results = []
     for M in (ember, torch):
         xs = [M.tensor(a, requires_grad=True) for a in arrays]
-        outs = [o for o in tc.outs(fn(M, *xs)) if o.requires_grad]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # x.T of 3-D tensors (compared in test_matches_torch)
+            outs = [o for o in tc.outs(fn(M, *xs)) if o.requires_grad]
         r = np.random.default_rng(3)
         ws = [
             M.tensor(r.standard_normal(tuple(o.shape)), dtype=o.dtype, requires_grad=True)
@@ -369,6 +353,204 @@ def test_setitem_through_view_changes_base():
     row[0] = 5.0
     assert x.tolist() == [[0, 0, 0], [5, 0, 0]]
     assert x._version_ == 1
+
+
+# -- forward mode: tangents of views are views, as in torch ----------------------------------
+
+FW_OPS = {
+    "view": lambda M, x: x.view(-1),
+    "reshape": lambda M, x: x.reshape(12),
+    "reshape_alias": lambda M, x: x.t().reshape(2, 2, 3),
+    "reshape_copy": lambda M, x: x.t().reshape(12),
+    "flatten": lambda M, x: x.flatten(),
+    "unflatten": lambda M, x: x.unflatten(1, (2, 2)),
+    "squeeze": lambda M, x: x.unsqueeze(1).squeeze(1),
+    "squeeze_dims": lambda M, x: x.unsqueeze(1).squeeze((1,)),
+    "transpose": lambda M, x: x.transpose(0, 1),
+    "permute": lambda M, x: x.permute(1, 0),
+    "t": lambda M, x: x.t(),
+    "mT": lambda M, x: x.mT,
+    "movedim": lambda M, x: x.movedim(0, 1),
+    "expand": lambda M, x: x[:, :1].expand(3, 5),
+    "split": lambda M, x: x.split(2)[1],
+    "split_sizes": lambda M, x: x.split([1, 3], 1)[1],
+    "chunk": lambda M, x: x.chunk(2, 1)[1],
+    "unbind": lambda M, x: x.unbind(1)[2],
+    "narrow": lambda M, x: x.narrow(1, 1, 2),
+    "tensor_split": lambda M, x: x.tensor_split(2, 1)[1],
+    "flip": lambda M, x: x.flip(0),
+    "roll": lambda M, x: x.roll(1, 1),
+    "repeat": lambda M, x: x.repeat(2, 1),
+    "clone": lambda M, x: x.clone(),
+    "cat": lambda M, x: M.cat([x, x], 1),
+    "stack": lambda M, x: M.stack([x, x], 2),
+    "to": lambda M, x: x.to(M.float32),
+}
+
+
+def _fw(M):
+    return ember.autograd.forward_ad if M is ember else torch.autograd.forward_ad
+
+
+def _shares(M, a, b) -> bool:
+    if M is ember:
+        return np.shares_memory(a._data, b._data)
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+@pytest.mark.parametrize("name", list(FW_OPS))
+def test_view_tangents_are_views_like_torch(name):
+    """The tangent of a view shares memory with the input's tangent (and has it as base)
+    exactly when torch's does; its value is the op applied to the tangent."""
+    rng = np.random.default_rng(4)
+    p, tg = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    got = []
+    for M in (ember, torch):
+        fw = _fw(M)
+        with fw.dual_level():
+            x = fw.make_dual(M.tensor(p), M.tensor(tg))
+            yt = fw.unpack_dual(FW_OPS[name](M, x)).tangent
+            xt = fw.unpack_dual(x).tangent
+            got.append((yt._base is xt, _shares(M, yt, xt), yt.detach().numpy().copy()))
+    (e_base, e_shares, e_val), (t_base, t_shares, t_val) = got
+    assert (e_base, e_shares) == (t_base, t_shares)
+    np.testing.assert_allclose(e_val, t_val, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(FW_OPS))
+def test_backward_through_view_tangents_matches_torch(name):
+    """Reverse over forward: the tangents are recorded, so they can be differentiated."""
+    rng = np.random.default_rng(5)
+    p, tg = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    got = []
+    for M in (ember, torch):
+        fw = _fw(M)
+        t = M.tensor(tg, requires_grad=True)
+        with fw.dual_level():
+            yt = fw.unpack_dual(FW_OPS[name](M, fw.make_dual(M.tensor(p), t))).tangent
+            w = M.tensor(np.arange(yt.numel(), dtype=np.float64).reshape(tuple(yt.shape)))
+            (yt * w.to(yt.dtype)).sum().backward()
+        got.append(t.grad.numpy().copy())
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-6)
+
+
+INPLACE_VIEWS = ["view", "reshape_alias", "squeeze", "transpose", "permute", "t", "mT"]
+INPLACE_VIEWS += ["split", "unbind", "narrow", "tensor_split", "unflatten"]
+
+
+@pytest.mark.parametrize("name", INPLACE_VIEWS)
+def test_inplace_through_a_view_updates_tangents_like_torch(name):
+    """``view.mul_(dual)`` updates the tangents of the view and of its base, as torch does."""
+    rng = np.random.default_rng(6)
+    p, tg, o, ot = (rng.standard_normal((3, 4)) for _ in range(4))
+    op = FW_OPS[name]
+    got = []
+    for M in (ember, torch):
+        fw = _fw(M)
+        with fw.dual_level():
+            x = fw.make_dual(M.tensor(p), M.tensor(tg)) * 1.0
+            v = op(M, x)
+            other = op(M, fw.make_dual(M.tensor(o), M.tensor(ot)))
+            v.mul_(other)
+            got.append([fw.unpack_dual(t).tangent.numpy().copy() for t in (x, v)])
+    for e, t in zip(*got):
+        np.testing.assert_allclose(e, t, rtol=1e-10)
+
+
+# -- the nodes' saved parameters, named and valued as torch's ---------------------------------
+
+SAVED = [
+    lambda M, x: x.transpose(0, 2).reshape(4, 3, 2),
+    lambda M, x: x.transpose(0, 2).reshape(24),
+    lambda M, x: x.unsqueeze(1).squeeze(),
+    lambda M, x: x.unsqueeze(1).squeeze(1),
+    lambda M, x: x.unsqueeze(1).squeeze((1, 3)),
+    lambda M, x: x.unsqueeze(2),
+    lambda M, x: x.transpose(0, 2),
+    lambda M, x: x.permute(2, 0, 1),
+    lambda M, x: x[:, :1].expand(5, 2, 3, 4),
+    lambda M, x: x.repeat(2, 1, 1, 2),
+    lambda M, x: M.cat([x, x], 2),
+    lambda M, x: M.stack([x, x], 3),
+    lambda M, x: x.split(2, 2)[0],
+    lambda M, x: x.split([1, 3], 2)[0],
+    lambda M, x: x.unbind(2)[0],
+    lambda M, x: x.narrow(2, 1, 2),
+    lambda M, x: x.flip(0, 2),
+    lambda M, x: x.roll((1, 2), (0, 2)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(SAVED)))
+def test_saved_parameters_match_torch(k):
+    """``grad_fn._saved_<name>`` of every parameter torch saves (ember may save more)."""
+    nodes = [SAVED[k](M, M.ones(2, 3, 4, requires_grad=True)).grad_fn for M in (ember, torch)]
+    assert type(nodes[0]).__name__ == type(nodes[1]).__name__
+    names = [a for a in dir(nodes[1]) if a.startswith("_saved_")]
+    assert names
+    for a in names:
+        e, t = getattr(nodes[0], a), getattr(nodes[1], a)
+        assert (tuple(e) if isinstance(e, (tuple, list)) else e) == (
+            tuple(t) if isinstance(t, (tuple, list)) else t
+        ), a
+
+
+def test_shape_nodes_save_no_tensor():
+    """The rules read only parameters: modifying the input in place after the ops is allowed,
+    as in torch, and the gradients are torch's. (Not split/unbind: torch forbids using the
+    views of a multi-output op once their base changed in place.)"""
+    grads = []
+    for M in (ember, torch):
+        x = M.ones(2, 3, requires_grad=True)
+        y = x * 1
+        outs = [y.view(6), y.t(), y.expand(2, 2, 3), M.cat([y, y]), M.stack([y, y]), y.flip(0)]
+        outs += [y.repeat(2, 1), y.roll(1), y.clone(), y.narrow(1, 1, 2), y.unsqueeze(0)]
+        with M.no_grad():
+            y.mul_(5)
+        sum((o * (k + 1)).sum() for k, o in enumerate(outs)).backward()
+        grads.append(x.grad.numpy().copy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
+# -- out= of the joins ---------------------------------------------------------------------
+
+OUT_CASES = [
+    lambda M: M.cat([M.ones(2, requires_grad=True), M.ones(1)], out=M.zeros(3)),
+    lambda M: M.stack([M.ones(2, requires_grad=True)], out=M.zeros(1, 2)),
+    lambda M: M.hstack([M.ones(2, requires_grad=True)], out=M.zeros(2)),
+    lambda M: M.cat([M.ones(2), M.ones(1)], out=M.zeros(3, dtype=M.float64)),
+    lambda M: M.cat([M.ones(2), M.ones(1)], out=M.zeros(3, dtype=M.int64)),
+    lambda M: M.stack([M.ones(2)], out=M.zeros(1, 2, dtype=M.int64)),
+    lambda M: M.cat([M.ones(2), M.ones(1)], out=M.zeros(5)),
+    lambda M: M.cat([M.ones(2), M.ones(1)], out=M.zeros(0)),
+    lambda M: M.stack([M.ones(2), M.ones(2)], out=M.zeros(4)),
+    lambda M: M.vstack([M.ones(2), M.ones(2)], out=M.zeros(2, 2)),
+    lambda M: M.dstack([M.ones(2)], out=M.zeros(1, 2, 1, dtype=M.float64)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(OUT_CASES)))
+def test_out_matches_torch(k):
+    """Values, dtype, the resize warning and the errors of ``out=``, as torch's."""
+    got = []
+    for M in (ember, torch):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                o = OUT_CASES[k](M)
+                res = (str(o.dtype), o.tolist())
+            except (RuntimeError, TypeError) as e:
+                res = (type(e).__name__, str(e))
+        got.append((res, [str(x.message).split(" (Triggered")[0] for x in w]))
+    assert got[0] == got[1]
+
+
+def test_out_is_written_in_place():
+    o = ember.zeros(2, 2)
+    view = o.view(4)
+    r = ember.stack([ember.ones(2), ember.ones(2) * 2], out=o)
+    assert r is o and o._version_ == 1
+    assert view.tolist() == [1.0, 1.0, 2.0, 2.0]
 
 
 # -- error texts equal torch's ---------------------------------------------------------------

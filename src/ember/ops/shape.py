@@ -1,13 +1,21 @@
 """Shape ops: views (reshape, transpose, squeeze, expand, ...), joins, splits and casts.
 
-View ops return NumPy views of the input's array, like torch's views share storage: the
-result shares the input's version counter (so an in-place change through either is seen
-by saved-tensor checks) and records the root tensor as ``_base``. Copying ops (cat,
-repeat, flip, ...) return fresh arrays.
+Each differentiable op is one ``defop`` declaration, with torch's node name, next to its
+public function. View ops return NumPy views of the input's array, as torch's views share
+storage: they are declared ``view=True``, so the result shares the input's version counter
+(an in-place change through either is seen by saved-tensor checks) and records the root
+tensor as ``_base``. Copying ops (cat, repeat, flip, ...) return fresh arrays.
 
-Backward rules receive NumPy arrays, or Tensors when the backward pass is recorded
-(``create_graph=True``); rules are written with calls both support (``reshape``,
-``squeeze``, ``swapaxes``, ``sum``, basic indexing) or branch on the type.
+Every op here is linear, so forward mode is the op applied to the tangents (``LINEAR``):
+the tangent of a view is then a view of the input's tangent, as in torch. Rules read only
+parameters (shapes, dims), never the operands, so nothing is saved and modifying an input
+in place never invalidates these nodes. A rule runs on arrays in a plain backward and on
+Tensors in a recorded one (``create_graph=True``): it is written with the calls both
+support (``reshape``, ``squeeze``, ``swapaxes``, ``sum``, basic indexing) or branches with
+``is_raw`` to the ember op.
+
+split and unbind make as many outputs as there are pieces: their nodes declare two output
+names (which makes them multi-output nodes) and take every output as differentiable.
 """
 
 from __future__ import annotations
@@ -18,17 +26,28 @@ import warnings
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, _legacy_type_name, check_device, device, register_methods
-from ._core import normalize_dim, normalize_dims, result_type
-from ._legacy import Node, _fw, as_view, record, record_multi
+from .._tensor import _LEGACY_NAMES, Tensor, _legacy_type_name, check_device, device
+from ..autograd.graph import Node
+from ..autograd.views import ViewBackward0
+from ._core import (
+    LINEAR,
+    as_view,
+    defop,
+    is_raw,
+    normalize_dim,
+    normalize_dims,
+    record,
+    record_multi,
+    register,
+    register_methods,
+    result_type,
+    write_out,
+)
 
 _wrap = Tensor._wrap
 
 
 # -- helpers ------------------------------------------------------------------------
-
-
-_as_view = as_view
 
 
 def _require_tensor(x, fname: str, what: str = "input") -> None:
@@ -98,69 +117,54 @@ def _nocopy_reshape(a: np.ndarray, shape: tuple):
 
 def _zeros(shape, like):
     """Zeros as an array or a Tensor, matching ``like`` (a gradient)."""
-    if not isinstance(like, Tensor):
+    if is_raw(like):
         return np.zeros(shape, dtype=like.dtype)
     return _wrap(np.zeros(shape, dtype=like._data.dtype))
 
 
-def _is_arr(g) -> bool:
-    """True for a raw gradient (ndarray or NumPy scalar), False for a recorded Tensor."""
-    return not isinstance(g, Tensor)
+def _sizes_back(g, self_sym_sizes):
+    """The gradient of a reshape: ``g`` seen with the input's shape."""
+    return g.reshape(self_sym_sizes)
+
+
+# Output names of the nodes with one output per piece (split, unbind): two names make a
+# multi-output node; ``_any_number_of_outputs`` then takes every output as differentiable.
+_PIECES = ("result0", "result1")
+
+
+def _any_number_of_outputs(cls):
+    cls._differentiable = Node._differentiable  # every output, however many
+    return cls
 
 
 # -- reshape / view -------------------------------------------------------------------
+# ViewBackward0 (autograd.views) is a view with the same data in another shape; torch's
+# reshape of a non-contiguous tensor is an alias when the strides allow, else a contiguous
+# copy seen with the new shape ("unsafe view": not a view of the input).
 
+ReshapeAliasBackward0 = defop(
+    "ReshapeAliasBackward0",
+    params=("self_sym_sizes", "size"),
+    forward=lambda a, self_sym_sizes, size: a.reshape(size),
+    vjp={"self": _sizes_back},
+    jvp=LINEAR,
+    view=True,
+)
 
-class ViewBackward0(Node):
-    __slots__ = ("self_sizes",)
-
-    def backward(self, g):
-        return g.reshape(self.self_sizes)
-
-    def jvp(self, tangents, inputs):
-        return tangents[0].reshape(self._meta[0][0])
-
-
-class ReshapeAliasBackward0(ViewBackward0):
-    __slots__ = ()
-
-
-class UnsafeViewBackward0(ViewBackward0):
-    __slots__ = ()
-
-
-class CloneBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g):
-        return g
-
-    def jvp(self, tangents, inputs):
-        return tangents[0].clone()
-
-
-class AliasBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g):
-        return g
-
-    def jvp(self, tangents, inputs):
-        return tangents[0]
-
-
-def _record_view(cls, out: np.ndarray, x: Tensor) -> Tensor:
-    t = record(cls, out, (x,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.self_sizes = x._data.shape
-    return _as_view(t, x)
+UnsafeViewBackward0 = defop(
+    "UnsafeViewBackward0",
+    params=("self_sym_sizes", "size"),
+    forward=lambda a, self_sym_sizes, size: a.reshape(size),
+    vjp={"self": _sizes_back},
+    jvp=LINEAR,
+)
 
 
 def _view_dtype(self: Tensor, d) -> Tensor:
     a = self._data
     nd = _dtype.to_numpy_dtype(d)
     if nd == a.dtype:
-        return _as_view(_wrap(a.view()), self)
+        return as_view(_wrap(a.view()), self)
     if a.ndim == 0 and nd.itemsize != a.itemsize:
         raise RuntimeError(
             "self.dim() cannot be 0 to view "
@@ -174,9 +178,10 @@ def _view_dtype(self: Tensor, d) -> Tensor:
             f"{self.dtype} as {_dtype.from_numpy_dtype(nd)} (different element sizes), but got "
             f"{self.stride(-1) if a.ndim else 1}"
         ) from None
-    return _as_view(_wrap(out), self)
+    return as_view(_wrap(out), self)
 
 
+@register("view", method=True, function=False)
 def view(self: Tensor, *shape) -> Tensor:
     """A view with another shape (no copy); torch's error when the strides do not allow it.
 
@@ -204,14 +209,16 @@ def view(self: Tensor, *shape) -> Tensor:
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
-    return _record_view(ViewBackward0, out, self)
+    return record(ViewBackward0, out, (self,), (a.shape, size))
 
 
 def _view(self: Tensor, size: tuple) -> Tensor:
     """``view`` for an already-resolved shape known to be viewable."""
-    return _record_view(ViewBackward0, np.reshape(self._data, size), self)
+    a = self._data
+    return record(ViewBackward0, a.reshape(size), (self,), (a.shape, size))
 
 
+@register("reshape", method=True)
 def reshape(input: Tensor, *shape) -> Tensor:
     """A tensor with the same data and the given shape: a view when possible, else a copy.
 
@@ -229,29 +236,29 @@ def reshape(input: Tensor, *shape) -> Tensor:
 def _reshape(input: Tensor, size: tuple) -> Tensor:
     a = input._data
     if a.flags.c_contiguous:
-        return _record_view(ViewBackward0, a.reshape(size), input)
+        return record(ViewBackward0, a.reshape(size), (input,), (a.shape, size))
     out = _nocopy_reshape(a, size)
     if out is not None:
-        return _record_view(ReshapeAliasBackward0, out, input)
+        return record(ReshapeAliasBackward0, out, (input,), (a.shape, size))
     # torch: clone, then an "unsafe view" of the (contiguous) clone, which is not a view
     # of the input.
     c = clone(input, memory_format=_CONTIGUOUS)
-    t = record(UnsafeViewBackward0, c._data.reshape(size), (c,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.self_sizes = a.shape
-    return t
+    return record(UnsafeViewBackward0, c._data.reshape(size), (c,), (a.shape, size))
 
 
+@register("view_as", method=True, function=False)
 def view_as(self: Tensor, other: Tensor) -> Tensor:
     """``self.view(other.size())``."""
     return view(self, other._data.shape)
 
 
+@register("reshape_as", method=True, function=False)
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
     """``self.reshape(other.size())``."""
     return reshape(self, other._data.shape)
 
 
+@register("flatten", method=True)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims ``start_dim..end_dim`` into one.
 
@@ -276,6 +283,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return _reshape(input, a.shape[:s] + (n,) + a.shape[e + 1 :])
 
 
+@register("ravel", method=True)
 def ravel(input: Tensor) -> Tensor:
     """The elements as a 1-D tensor (``contiguous().view(-1)``)."""
     _require_tensor(input, "ravel")
@@ -283,6 +291,7 @@ def ravel(input: Tensor) -> Tensor:
     return _view(c, (c._data.size,))
 
 
+@register("unflatten", method=True)
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """Split dim ``dim`` into ``sizes`` (one entry may be -1).
 
@@ -316,24 +325,40 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 # -- squeeze / unsqueeze -----------------------------------------------------------------
 
 
-class SqueezeBackward0(Node):
-    __slots__ = ("self_sizes",)
-
-    def backward(self, g):
-        return g.reshape(self.self_sizes)
-
-    def jvp(self, tangents, inputs):
-        return tangents[0].reshape(self._meta[0][0])
+def _squeeze_array(a: np.ndarray, dims: tuple) -> np.ndarray:
+    """``a`` without those of the (normalized) ``dims`` that have size 1."""
+    return a.squeeze(tuple(d for d in dims if a.shape[d] == 1) if a.ndim else ())
 
 
-class SqueezeBackward1(SqueezeBackward0):
-    __slots__ = ()
+SqueezeBackward0 = defop(  # squeeze()
+    "SqueezeBackward0",
+    params=("self_sym_sizes",),
+    forward=lambda a, self_sym_sizes: a.squeeze(),
+    vjp={"self": _sizes_back},
+    jvp=LINEAR,
+    view=True,
+)
+
+SqueezeBackward1 = defop(  # squeeze(dim)
+    "SqueezeBackward1",
+    params=("dim", "self_sym_sizes"),
+    forward=lambda a, dim, self_sym_sizes: _squeeze_array(a, (dim,)),
+    vjp={"self": _sizes_back},
+    jvp=LINEAR,
+    view=True,
+)
+
+SqueezeBackward2 = defop(  # squeeze(dims)
+    "SqueezeBackward2",
+    params=("dim", "self_sym_sizes"),
+    forward=lambda a, dim, self_sym_sizes: _squeeze_array(a, dim),
+    vjp={"self": _sizes_back},
+    jvp=LINEAR,
+    view=True,
+)
 
 
-class SqueezeBackward2(SqueezeBackward0):
-    __slots__ = ()
-
-
+@register("squeeze", method=True)
 def squeeze(input: Tensor, dim=None) -> Tensor:
     """Remove dims of size 1 (all, or only those in ``dim``).
 
@@ -345,29 +370,29 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     _require_tensor(input, "squeeze")
     a = input._data
     if dim is None:
-        cls = SqueezeBackward0
-        dims = tuple(i for i, s in enumerate(a.shape) if s == 1)
-    elif isinstance(dim, (tuple, list)):
-        cls = SqueezeBackward2
-        dims = tuple(d for d in normalize_dims(tuple(dim), a.ndim) if a.ndim and a.shape[d] == 1)
-    else:
-        cls = SqueezeBackward1
-        d = normalize_dim(dim, a.ndim)
-        dims = (d,) if a.ndim and a.shape[d] == 1 else ()
-    shape = tuple(s for i, s in enumerate(a.shape) if i not in dims)
-    return _record_view(cls, a.reshape(shape), input)
+        return record(SqueezeBackward0, a.squeeze(), (input,), (a.shape,))
+    if isinstance(dim, (tuple, list)):
+        dims = normalize_dims(tuple(dim), a.ndim)
+        return record(SqueezeBackward2, _squeeze_array(a, dims), (input,), (dims, a.shape))
+    d = normalize_dim(dim, a.ndim)
+    return record(SqueezeBackward1, _squeeze_array(a, (d,)), (input,), (d, a.shape))
 
 
-class UnsqueezeBackward0(Node):
-    __slots__ = ("dim",)
-
-    def backward(self, g):
-        return g.squeeze(self.dim)
-
-    def jvp(self, tangents, inputs):
-        return unsqueeze(tangents[0], self.dim)
+def _unsqueeze_array(a: np.ndarray, dim: int) -> np.ndarray:
+    return a.reshape(a.shape[:dim] + (1,) + a.shape[dim:])
 
 
+UnsqueezeBackward0 = defop(
+    "UnsqueezeBackward0",
+    params=("dim",),
+    forward=_unsqueeze_array,
+    vjp={"self": lambda g, dim: g.squeeze(dim)},
+    jvp=LINEAR,
+    view=True,
+)
+
+
+@register("unsqueeze", method=True)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a dim of size 1 at ``dim``.
 
@@ -379,22 +404,22 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     _require_tensor(input, "unsqueeze")
     a = input._data
     d = normalize_dim(dim, a.ndim + 1)
-    t = record(UnsqueezeBackward0, a.reshape(a.shape[:d] + (1,) + a.shape[d:]), (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.dim = d
-    return _as_view(t, input)
+    return record(UnsqueezeBackward0, a.reshape(a.shape[:d] + (1,) + a.shape[d:]), (input,), (d,))
 
 
+@register("atleast_1d")
 def atleast_1d(*tensors):
     """Tensors with at least one dim (0-d ones become shape ``[1]``)."""
     return _atleast(tensors, 1)
 
 
+@register("atleast_2d")
 def atleast_2d(*tensors):
     """Tensors with at least two dims."""
     return _atleast(tensors, 2)
 
 
+@register("atleast_3d")
 def atleast_3d(*tensors):
     """Tensors with at least three dims."""
     return _atleast(tensors, 3)
@@ -404,6 +429,12 @@ def _atleast(tensors, n: int):
     single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
     if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
         tensors = tuple(tensors[0])
+    out = _atleast_each(tensors, n)
+    return out[0] if single else tuple(out)
+
+
+def _atleast_each(tensors, n: int) -> list:
+    """Each tensor with at least ``n`` dims."""
     out = []
     for x in tensors:
         nd = x._data.ndim
@@ -418,25 +449,28 @@ def _atleast(tensors, n: int):
         else:
             y = unsqueeze(x, -1)
         out.append(y)
-    return out[0] if single else tuple(out)
+    return out
 
 
 # -- transpose / permute -----------------------------------------------------------------
 
 
-class TransposeBackward0(Node):
-    __slots__ = ("dim0", "dim1")
-
-    def backward(self, g):
-        if g.ndim == 0:
-            return g
-        return g.swapaxes(self.dim0, self.dim1)
-
-    def jvp(self, tangents, inputs):
-        t = tangents[0]
-        return t if t.ndim == 0 else transpose(t, self.dim0, self.dim1)
+def _swap(a, dim0: int, dim1: int):
+    """Dims ``dim0`` and ``dim1`` of an array or a Tensor swapped (a 0-d one as it is)."""
+    return a.swapaxes(dim0, dim1) if a.ndim else a
 
 
+TransposeBackward0 = defop(
+    "TransposeBackward0",
+    params=("dim0", "dim1"),
+    forward=lambda a, dim0, dim1: a.swapaxes(dim0, dim1) if a.ndim else a.view(),
+    vjp={"self": _swap},
+    jvp=LINEAR,
+    view=True,
+)
+
+
+@register("transpose", "swapaxes", "swapdims", method=True)
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view).
 
@@ -450,29 +484,30 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     d0 = normalize_dim(dim0, a.ndim)
     d1 = normalize_dim(dim1, a.ndim)
     out = a.swapaxes(d0, d1) if a.ndim else a.view()
-    t = record(TransposeBackward0, out, (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.dim0 = d0
-        gf.dim1 = d1
-    return _as_view(t, input)
+    return record(TransposeBackward0, out, (input,), (d0, d1))
 
 
 swapaxes = swapdims = transpose
 
 
-class PermuteBackward0(Node):
-    __slots__ = ("dims",)
-
-    def backward(self, g):
-        inv = tuple(np.argsort(self.dims).tolist())
-        if _is_arr(g):
-            return g.transpose(inv)
-        return permute(g, inv)
-
-    def jvp(self, tangents, inputs):
-        return permute(tangents[0], self.dims)
+def _permute_backward(g, dims):
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return g.transpose(inverse) if is_raw(g) else permute(g, tuple(inverse))
 
 
+PermuteBackward0 = defop(
+    "PermuteBackward0",
+    params=("dims",),
+    forward=lambda a, dims: a.transpose(dims),
+    vjp={"self": _permute_backward},
+    jvp=LINEAR,
+    view=True,
+)
+
+
+@register("permute", method=True)
 def permute(input: Tensor, *dims) -> Tensor:
     """Reorder dims (a view).
 
@@ -493,24 +528,19 @@ def permute(input: Tensor, *dims) -> Tensor:
     nd = tuple(normalize_dim(d, a.ndim) for d in dims)
     if len(set(nd)) != len(nd):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    t = record(PermuteBackward0, a.transpose(nd), (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.dims = nd
-    return _as_view(t, input)
+    return record(PermuteBackward0, a.transpose(nd), (input,), (nd,))
 
 
-class TBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g):
-        if g.ndim < 2:
-            return g
-        return g.swapaxes(0, 1)
-
-    def jvp(self, tangents, inputs):
-        return t(tangents[0])
+TBackward0 = defop(
+    "TBackward0",
+    forward=lambda a: a.T if a.ndim == 2 else a.view(),
+    vjp={"self": lambda g: g.swapaxes(0, 1) if g.ndim == 2 else g},
+    jvp=LINEAR,
+    view=True,
+)
 
 
+@register("t", method=True)
 def t(input: Tensor) -> Tensor:
     """Transpose a tensor of at most 2 dims (0-d and 1-d tensors are returned as is).
 
@@ -523,7 +553,7 @@ def t(input: Tensor) -> Tensor:
     a = input._data
     if a.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
-    return _as_view(record(TBackward0, a.T if a.ndim == 2 else a.view(), (input,)), input)
+    return record(TBackward0, a.T if a.ndim == 2 else a.view(), (input,))
 
 
 def _T(self: Tensor) -> Tensor:
@@ -558,6 +588,7 @@ def _mT(self: Tensor) -> Tensor:
     return transpose(self, -2, -1)
 
 
+@register("movedim", "moveaxis", method=True)
 def movedim(input: Tensor, source, destination) -> Tensor:
     """Move dims ``source`` to positions ``destination`` (a permuted view).
 
@@ -596,17 +627,24 @@ moveaxis = movedim
 # -- expand / repeat -----------------------------------------------------------------------
 
 
-class ExpandBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g):
-        # The engine sums the gradient back to the input's shape.
-        return g
-
-    def jvp(self, tangents, inputs):
-        return expand(tangents[0], self._meta[0][0])
+def _expand_array(a: np.ndarray, size: tuple) -> np.ndarray:
+    """``a`` broadcast to ``size``: an ordinary (writable) view when nothing is broadcast."""
+    if (1,) * (len(size) - a.ndim) + a.shape == size:
+        return a.reshape(size)
+    return np.broadcast_to(a, size)
 
 
+ExpandBackward0 = defop(  # the engine sums the gradient back to the input's shape
+    "ExpandBackward0",
+    params=("self_sym_sizes", "size"),
+    forward=lambda a, self_sym_sizes, size: _expand_array(a, size),
+    vjp={"self": lambda g: g},
+    jvp=LINEAR,
+    view=True,
+)
+
+
+@register("expand", method=True, function=False)
 def expand(self: Tensor, *sizes) -> Tensor:
     """A broadcast view with the given sizes (-1 keeps a dim).
 
@@ -619,12 +657,7 @@ def expand(self: Tensor, *sizes) -> Tensor:
     size = _size_args(sizes, "expand")
     a = self._data
     target = expanded_size(a.shape, size, a.dtype)
-    padded = (1,) * (len(target) - a.ndim) + a.shape
-    if all(p == s for p, s in zip(padded, target)):
-        out = a.reshape(target)  # nothing is broadcast: an ordinary (writable) view
-    else:
-        out = np.broadcast_to(a, target)
-    return _as_view(record(ExpandBackward0, out, (self,)), self)
+    return record(ExpandBackward0, _expand_array(a, target), (self,), (a.shape, target))
 
 
 def expanded_size(shape: tuple, size: tuple, np_dtype) -> tuple:
@@ -660,11 +693,13 @@ def expanded_size(shape: tuple, size: tuple, np_dtype) -> tuple:
     return tuple(target)
 
 
+@register("expand_as", method=True, function=False)
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
     """``self.expand(other.size())``."""
     return expand(self, other._data.shape)
 
 
+@register("broadcast_to", method=True)
 def broadcast_to(input: Tensor, size) -> Tensor:
     """``input.expand(size)``.
 
@@ -678,6 +713,7 @@ def broadcast_to(input: Tensor, size) -> Tensor:
     return expand(input, size)
 
 
+@register("broadcast_tensors")
 def broadcast_tensors(*tensors):
     """Expand tensors to their common broadcast shape (tensors already of it are returned)."""
     if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
@@ -706,25 +742,33 @@ def _broadcast_error(tensors) -> str:
     return "shape mismatch"
 
 
-class RepeatBackward0(Node):
-    __slots__ = ("repeats", "self_sizes")
-
-    def backward(self, g):
-        reps = self.repeats
-        padded = (1,) * (len(reps) - len(self.self_sizes)) + tuple(self.self_sizes)
-        inter = []
-        for r, s in zip(reps, padded):
-            inter += [r, s]
-        g = g.reshape(tuple(inter))
-        axes = tuple(range(0, 2 * len(reps), 2))
-        if axes:
-            g = g.sum(axes)
-        return g.reshape(self.self_sizes)
-
-    def jvp(self, tangents, inputs):
-        return repeat(tangents[0], self.repeats)
+def _repeat_array(a: np.ndarray, repeats: tuple) -> np.ndarray:
+    padded = a.reshape((1,) * (len(repeats) - a.ndim) + a.shape)
+    return np.ascontiguousarray(np.tile(padded, repeats) if repeats else padded.copy())
 
 
+def _repeat_backward(g, repeats, self_sym_sizes):
+    """Each copy's gradient summed: ``g`` seen as (repeat, size) pairs, summed over repeats."""
+    padded = (1,) * (len(repeats) - len(self_sym_sizes)) + tuple(self_sym_sizes)
+    pairs = []
+    for r, s in zip(repeats, padded):
+        pairs += [r, s]
+    g = g.reshape(tuple(pairs))
+    if repeats:
+        g = g.sum(tuple(range(0, 2 * len(repeats), 2)))
+    return g.reshape(self_sym_sizes)
+
+
+RepeatBackward0 = defop(
+    "RepeatBackward0",
+    params=("repeats", "self_sym_sizes"),
+    forward=lambda a, repeats, self_sym_sizes: _repeat_array(a, repeats),
+    vjp={"self": _repeat_backward},
+    jvp=LINEAR,
+)
+
+
+@register("repeat", method=True, function=False)
 def repeat(self: Tensor, *sizes) -> Tensor:
     """Tile the tensor ``sizes[i]`` times along each dim (a copy).
 
@@ -743,15 +787,10 @@ def repeat(self: Tensor, *sizes) -> Tensor:
     for r in reps:
         if r < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {r}: {list(reps)}")
-    padded = a.reshape((1,) * (len(reps) - a.ndim) + a.shape)
-    out = np.tile(padded, reps) if reps else padded.copy()
-    t = record(RepeatBackward0, np.ascontiguousarray(out), (self,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.repeats = reps
-        gf.self_sizes = a.shape
-    return t
+    return record(RepeatBackward0, _repeat_array(a, reps), (self,), (reps, a.shape))
 
 
+@register("tile", method=True)
 def tile(input: Tensor, dims) -> Tensor:
     """``repeat`` with ``dims`` padded with leading ones to the tensor's rank."""
     _require_tensor(input, "tile")
@@ -779,25 +818,33 @@ def _tensor_list(tensors, fname: str) -> list:
     return tensors
 
 
-class CatBackward0(Node):
-    __slots__ = ("dim", "bounds")
-
-    def backward(self, g):
-        lead = (slice(None),) * self.dim
-        # Skipped legacy empty inputs get an empty gradient, as in torch.
-        return tuple(
-            _zeros((0,), g) if b is None else g[lead + (slice(b[0], b[1]),)] for b in self.bounds
-        )
-
-    def jvp(self, tangents, inputs):
-        dt = self._meta[0][1]
-        parts = [
-            _wrap(np.zeros(x._data.shape, dt)) if tg is None else tg
-            for tg, x in zip(tangents, inputs)
-        ]
-        return cat(parts, self.dim)
+def _cat_forward(arrays: list, dim: int, bounds: list) -> np.ndarray:
+    """The arrays joined along ``dim``, in their promoted dtype; those whose bound is None
+    (legacy empty 1-D inputs) are skipped."""
+    dt = result_type(*arrays)
+    kept = [a for a, b in zip(arrays, bounds) if b is not None]
+    if not kept:
+        return np.zeros((0,), dtype=dt)
+    return np.concatenate(kept, axis=dim, dtype=dt, casting="unsafe")
 
 
+def _cat_backward(g, dim, bounds):
+    """Each input's part of ``g``; a skipped legacy empty input gets an empty gradient."""
+    lead = (slice(None),) * dim
+    return tuple(_zeros((0,), g) if b is None else g[lead + (slice(b[0], b[1]),)] for b in bounds)
+
+
+CatBackward0 = defop(
+    "CatBackward0",
+    inputs=("*tensors",),
+    params=("dim", "bounds"),
+    forward=_cat_forward,
+    vjp=_cat_backward,
+    jvp=LINEAR,
+)
+
+
+@register("cat", "concat", "concatenate")
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     """Concatenate tensors along an existing dim (with type promotion).
 
@@ -843,40 +890,49 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
             n = tensors[i]._data.shape[d]
             bounds[i] = (pos, pos + n)
             pos += n
-    t = record(CatBackward0, res, tuple(tensors))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.dim = d
-        gf.bounds = bounds
-    return _out(t, out)
+    return _join_out("cat", record(CatBackward0, res, tuple(tensors), (d, bounds)), out)
 
 
 concat = concatenate = cat
 
 
-def _out(t: Tensor, out):
-    if out is None:
-        return t
-    out._data = t._data.astype(out._data.dtype, copy=False)
-    out._bump()
-    return out
+def _join_out(fname: str, t: Tensor, out) -> Tensor:
+    """``out=`` of cat and stack: ``write_out``, with torch's TypeError for a dtype the
+    result cannot be cast to."""
+    if (
+        out is not None
+        and not t._rg
+        and isinstance(out, Tensor)
+        and not np.can_cast(t._data.dtype, out._data.dtype, "same_kind")
+    ):
+        raise TypeError(
+            "torch.cat(): input types can't be cast to the desired output type "
+            f"{_dtype.scalar_name(out._data.dtype)}"
+        )
+    return write_out(fname, t, out)
 
 
-class StackBackward0(Node):
-    __slots__ = ("dim", "n")
-
-    def backward(self, g):
-        lead = (slice(None),) * self.dim
-        return tuple(g[lead + (i, Ellipsis)] for i in range(self.n))
-
-    def jvp(self, tangents, inputs):
-        dt = self._meta[0][1]
-        parts = [
-            _wrap(np.zeros(x._data.shape, dt)) if tg is None else tg
-            for tg, x in zip(tangents, inputs)
-        ]
-        return stack(parts, self.dim)
+def _stack_forward(arrays: list, dim: int) -> np.ndarray:
+    return np.stack(arrays, axis=dim, dtype=result_type(*arrays), casting="unsafe")
 
 
+def _stack_backward(g, dim):
+    """Each input's slice of ``g`` along ``dim``."""
+    lead = (slice(None),) * dim
+    return tuple(g[lead + (i, Ellipsis)] for i in range(g.shape[dim]))
+
+
+StackBackward0 = defop(
+    "StackBackward0",
+    inputs=("*tensors",),
+    params=("dim",),
+    forward=_stack_forward,
+    vjp=_stack_backward,
+    jvp=LINEAR,
+)
+
+
+@register("stack")
 def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     """Join equally shaped tensors along a new dim.
 
@@ -897,82 +953,112 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
                 f"stack expects each tensor to be equal size, but got {list(ref.shape)} at entry "
                 f"0 and {list(x._data.shape)} at entry {i}"
             )
-    dt = result_type(*tensors)
-    res = np.stack([x._data for x in tensors], axis=d, dtype=dt, casting="unsafe")
-    t = record(StackBackward0, res, tuple(tensors))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.dim = d
-        gf.n = len(tensors)
-    return _out(t, out)
+    res = _stack_forward([x._data for x in tensors], d)
+    return _join_out("stack", record(StackBackward0, res, tuple(tensors), (d,)), out)
 
 
+@register("hstack")
 def hstack(tensors, *, out=None) -> Tensor:
     """Concatenate along dim 1 (dim 0 for 1-D tensors)."""
     tensors = _tensor_list(tensors, "hstack")
     if not tensors:
         raise RuntimeError("hstack expects a non-empty TensorList")
-    ts = _atleast(tensors, 1)
+    ts = _atleast_each(tensors, 1)
     return cat(ts, 0 if ts[0]._data.ndim == 1 else 1, out=out)
 
 
+@register("vstack", "row_stack")
 def vstack(tensors, *, out=None) -> Tensor:
     """Concatenate along dim 0 after making tensors at least 2-D."""
     tensors = _tensor_list(tensors, "vstack")
     if not tensors:
         raise RuntimeError("vstack expects a non-empty TensorList")
-    return cat(_atleast(tensors, 2), 0, out=out)
+    return cat(_atleast_each(tensors, 2), 0, out=out)
 
 
 row_stack = vstack
 
 
+@register("dstack")
 def dstack(tensors, *, out=None) -> Tensor:
     """Concatenate along dim 2 after making tensors at least 3-D."""
     tensors = _tensor_list(tensors, "dstack")
     if not tensors:
         raise RuntimeError("dstack expects a non-empty TensorList")
-    return cat(_atleast(tensors, 3), 2, out=out)
+    return cat(_atleast_each(tensors, 3), 2, out=out)
 
 
 # -- split / chunk / unbind ----------------------------------------------------------------
 
 
-class SplitBackward0(Node):
-    __slots__ = ("dim", "shapes")
-    _multi_output = True
-
-    def backward(self, grads):
-        like = next(g for g in grads if g is not None)
-        parts = [_zeros(s, like) if g is None else g for g, s in zip(grads, self.shapes)]
-        if _is_arr(like):
-            return np.concatenate(parts, axis=self.dim)
-        return cat(parts, self.dim)
-
-    def jvp(self, tangents, inputs):
-        return list(split_with_sizes(tangents[0], [s[self.dim] for s in self.shapes], self.dim))
+def _split_sizes(n: int, split_size: int) -> list:
+    """The pieces' sizes when a dim of size ``n`` is split every ``split_size``."""
+    num = max((n + split_size - 1) // split_size, 1) if split_size else 1
+    sizes = [split_size] * num
+    sizes[-1] = split_size - (split_size * num - n)
+    return sizes
 
 
-class SplitWithSizesBackward0(SplitBackward0):
-    __slots__ = ()
-
-
-def _split_views(cls, input: Tensor, sizes: list, d: int) -> tuple:
-    a = input._data
-    lead = (slice(None),) * d
+def _split_array(a: np.ndarray, dim: int, sizes) -> list:
+    """Views of ``a``, pieces of ``sizes`` along ``dim``."""
+    lead = (slice(None),) * dim
     outs = []
     pos = 0
     for n in sizes:
         outs.append(a[lead + (slice(pos, pos + n),)])
         pos += n
-    ts = record_multi(cls, outs, (input,))
-    if ts and (node := ts[0].grad_fn or _fw.node) is not None:
-        node.dim = d
-        node.shapes = [o.shape for o in outs]
-    for x in ts:
-        _as_view(x, input)
-    return tuple(ts)
+    return outs
 
 
+def _join_backward(grads, dim, sizes):
+    """The pieces' gradients joined along ``dim`` (zeros for pieces that got none)."""
+    like = next(g for g in grads if g is not None)
+    parts = []
+    for g, n in zip(grads, sizes):
+        if g is None:
+            shape = list(like.shape)
+            shape[dim] = n
+            g = _zeros(tuple(shape), like)
+        parts.append(g)
+    return np.concatenate(parts, axis=dim) if is_raw(like) else cat(parts, dim)
+
+
+SplitBackward0 = _any_number_of_outputs(
+    defop(
+        "SplitBackward0",
+        outputs=_PIECES,
+        params=("dim", "split_size", "self_sym_sizes"),
+        forward=lambda a, dim, split_size, self_sym_sizes: _split_array(
+            a, dim, _split_sizes(a.shape[dim], split_size)
+        ),
+        vjp={
+            "self": lambda grads, dim, split_size, self_sym_sizes: _join_backward(
+                grads, dim, _split_sizes(self_sym_sizes[dim], split_size)
+            )
+        },
+        jvp=LINEAR,
+        view=True,
+    )
+)
+
+SplitWithSizesBackward0 = _any_number_of_outputs(
+    defop(
+        "SplitWithSizesBackward0",
+        outputs=_PIECES,
+        params=("dim", "split_sizes", "self_sym_sizes"),
+        forward=lambda a, dim, split_sizes, self_sym_sizes: _split_array(a, dim, split_sizes),
+        vjp={
+            "self": lambda grads, dim, split_sizes, self_sym_sizes: _join_backward(
+                grads, dim, split_sizes
+            )
+        },
+        jvp=LINEAR,
+        view=True,
+    )
+)
+
+
+@register("split", method=True)
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Split into chunks of ``split_size`` (the last may be smaller) or of the given sizes.
 
@@ -996,32 +1082,33 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         raise RuntimeError(
             f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
         )
-    num = max((n + size - 1) // size, 1) if size else 1
-    sizes = [size] * num
-    sizes[-1] = size - (size * num - n)
-    return _split_views(SplitBackward0, tensor, sizes, d)
+    outs = _split_array(a, d, _split_sizes(n, size))
+    return tuple(record_multi(SplitBackward0, outs, (tensor,), (d, size, a.shape)))
 
 
+@register("split_with_sizes", method=True)
 def split_with_sizes(self: Tensor, split_sizes, dim: int = 0) -> tuple:
     """Split into pieces of the given sizes along ``dim``."""
     a = self._data
     if a.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = normalize_dim(dim, a.ndim)
-    sizes = [operator.index(s) for s in split_sizes]
+    sizes = tuple(operator.index(s) for s in split_sizes)
     if any(s < 0 for s in sizes):
         raise RuntimeError(
             "split_with_sizes expects split_sizes have only non-negative entries, but got "
-            f"split_sizes={sizes}"
+            f"split_sizes={list(sizes)}"
         )
     if sum(sizes) != a.shape[d]:
         raise RuntimeError(
             f"split_with_sizes expects split_sizes to sum exactly to {a.shape[d]} (input "
-            f"tensor's size at dimension {d}), but got split_sizes={sizes}"
+            f"tensor's size at dimension {d}), but got split_sizes={list(sizes)}"
         )
-    return _split_views(SplitWithSizesBackward0, self, sizes, d)
+    outs = _split_array(a, d, sizes)
+    return tuple(record_multi(SplitWithSizesBackward0, outs, (self,), (d, sizes, a.shape)))
 
 
+@register("chunk", method=True)
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Split into ``chunks`` pieces of equal size (the last may be smaller; may be fewer).
 
@@ -1045,6 +1132,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(input, size, d)
 
 
+@register("tensor_split", method=True)
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     """Split into ``sections`` nearly equal pieces, or at the given indices (slices)."""
     _require_tensor(input, "tensor_split")
@@ -1082,21 +1170,32 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     return tuple(_slice(input, d, s, e, 1) for s, e in bounds)
 
 
-class UnbindBackward0(Node):
-    __slots__ = ("dim", "shape")
-    _multi_output = True
-
-    def backward(self, grads):
-        like = next(g for g in grads if g is not None)
-        parts = [_zeros(self.shape, like) if g is None else g for g in grads]
-        if _is_arr(like):
-            return np.stack(parts, axis=self.dim)
-        return stack(parts, self.dim)
-
-    def jvp(self, tangents, inputs):
-        return list(unbind(tangents[0], self.dim))
+def _unbind_array(a: np.ndarray, dim: int) -> list:
+    lead = (slice(None),) * dim
+    return [a[lead + (i, Ellipsis)] for i in range(a.shape[dim])]
 
 
+def _unbind_backward(grads, dim):
+    """The slices' gradients stacked along ``dim`` (zeros for slices that got none)."""
+    like = next(g for g in grads if g is not None)
+    parts = [_zeros(like.shape, like) if g is None else g for g in grads]
+    return np.stack(parts, axis=dim) if is_raw(like) else stack(parts, dim)
+
+
+UnbindBackward0 = _any_number_of_outputs(
+    defop(
+        "UnbindBackward0",
+        outputs=_PIECES,
+        params=("dim",),
+        forward=_unbind_array,
+        vjp={"self": _unbind_backward},
+        jvp=LINEAR,
+        view=True,
+    )
+)
+
+
+@register("unbind", method=True)
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """The slices along ``dim`` as a tuple of views.
 
@@ -1110,48 +1209,45 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     if a.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = normalize_dim(dim, a.ndim)
-    lead = (slice(None),) * d
-    outs = [a[lead + (i, Ellipsis)] for i in range(a.shape[d])]
-    ts = record_multi(UnbindBackward0, outs, (input,))
-    if ts and (gf := ts[0].grad_fn or _fw.node) is not None:
-        gf.dim = d
-        gf.shape = outs[0].shape
-    for x in ts:
-        _as_view(x, input)
-    return tuple(ts)
+    return tuple(record_multi(UnbindBackward0, _unbind_array(a, d), (input,), (d,)))
 
 
 # -- narrow / slice ------------------------------------------------------------------------
 
 
-class SliceBackward0(Node):
-    __slots__ = ("dim", "start", "end", "step", "self_sizes")
+def _slice_backward(g, dim, start, end, step, self_sym_sizes):
+    """``g`` written into zeros of the input's shape, at the slice."""
+    if is_raw(g):
+        z = np.zeros(self_sym_sizes, dtype=g.dtype)
+        z[(slice(None),) * dim + (slice(start, end, step),)] = g
+        return z
+    # Deferred: indexing builds on this module's views (it may import this module), and
+    # only a recorded backward needs its slice_scatter.
+    from .indexing import slice_scatter
 
-    def backward(self, g):
-        if _is_arr(g):
-            z = np.zeros(self.self_sizes, dtype=g.dtype)
-            z[(slice(None),) * self.dim + (slice(self.start, self.end, self.step),)] = g
-            return z
-        from .indexing import slice_scatter
+    return slice_scatter(_zeros(self_sym_sizes, g), g, dim, start, end, step)
 
-        z = _zeros(self.self_sizes, g)
-        return slice_scatter(z, g, self.dim, self.start, self.end, self.step)
 
-    def jvp(self, tangents, inputs):
-        return _slice(tangents[0], self.dim, self.start, self.end, self.step)
+SliceBackward0 = defop(
+    "SliceBackward0",
+    params=("dim", "start", "end", "step", "self_sym_sizes"),
+    forward=lambda a, dim, start, end, step, self_sym_sizes: a[
+        (slice(None),) * dim + (slice(start, end, step),)
+    ],
+    vjp={"self": _slice_backward},
+    jvp=LINEAR,
+    view=True,
+)
 
 
 def _slice(input: Tensor, d: int, start: int, end: int, step: int) -> Tensor:
     """The view ``input[..., start:end:step, ...]`` at dim ``d`` (bounds already clamped)."""
     a = input._data
     out = a[(slice(None),) * d + (slice(start, end, step),)]
-    t = record(SliceBackward0, out, (input,))
-    if (node := t.grad_fn or _fw.node) is not None:
-        node.dim, node.start, node.end, node.step = d, start, end, step
-        node.self_sizes = a.shape
-    return _as_view(t, input)
+    return record(SliceBackward0, out, (input,), (d, start, end, step, a.shape))
 
 
+@register("narrow", method=True)
 def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     """The view of ``length`` elements from ``start`` along ``dim``.
 
@@ -1184,20 +1280,26 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
 # -- flip / roll ---------------------------------------------------------------------------
 
 
-class FlipBackward0(Node):
-    __slots__ = ("dims",)
-
-    def backward(self, g):
-        if g.ndim == 0 or not self.dims:
-            return g
-        if _is_arr(g):
-            return np.flip(g, self.dims)
-        return flip(g, self.dims)
-
-    def jvp(self, tangents, inputs):
-        return flip(tangents[0], self.dims)
+def _flip_array(a: np.ndarray, dims: tuple) -> np.ndarray:
+    return np.flip(a, dims).copy() if dims and a.ndim else a.copy()
 
 
+def _flip_backward(g, dims):
+    if g.ndim == 0 or not dims:
+        return g
+    return np.flip(g, dims) if is_raw(g) else flip(g, dims)
+
+
+FlipBackward0 = defop(
+    "FlipBackward0",
+    params=("dims",),
+    forward=_flip_array,
+    vjp={"self": _flip_backward},
+    jvp=LINEAR,
+)
+
+
+@register("flip", method=True)
 def flip(input: Tensor, *dims) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy).
 
@@ -1210,13 +1312,10 @@ def flip(input: Tensor, *dims) -> Tensor:
     dims = _dims_args(dims)
     a = input._data
     nd = normalize_dims(dims, a.ndim)
-    out = np.flip(a, nd).copy() if nd and a.ndim else a.copy()
-    t = record(FlipBackward0, out, (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.dims = nd
-    return t
+    return record(FlipBackward0, _flip_array(a, nd), (input,), (nd,))
 
 
+@register("fliplr", method=True)
 def fliplr(input: Tensor) -> Tensor:
     """Flip dim 1."""
     if input._data.ndim < 2:
@@ -1224,6 +1323,7 @@ def fliplr(input: Tensor) -> Tensor:
     return flip(input, (1,))
 
 
+@register("flipud", method=True)
 def flipud(input: Tensor) -> Tensor:
     """Flip dim 0."""
     if input._data.ndim < 1:
@@ -1231,21 +1331,30 @@ def flipud(input: Tensor) -> Tensor:
     return flip(input, (0,))
 
 
-class RollBackward0(Node):
-    __slots__ = ("shifts", "dims")
-
-    def backward(self, g):
-        neg = tuple(-s for s in self.shifts)
-        if g.ndim == 0:
-            return g
-        if _is_arr(g):
-            return np.roll(g, neg, self.dims) if self.dims is not None else np.roll(g, neg[0])
-        return roll(g, neg, self.dims)
-
-    def jvp(self, tangents, inputs):
-        return roll(tangents[0], self.shifts, self.dims)
+def _roll_array(a: np.ndarray, shifts: tuple, dims) -> np.ndarray:
+    """``a`` rolled by ``shifts`` along ``dims`` (None: the flattened array)."""
+    if dims is None:
+        return np.roll(a, shifts[0])
+    return np.roll(a, shifts, dims) if a.ndim else a.copy()
 
 
+def _roll_backward(g, shifts, dims):
+    if g.ndim == 0:
+        return g
+    back = tuple(-s for s in shifts)
+    return _roll_array(g, back, dims) if is_raw(g) else roll(g, back, dims)
+
+
+RollBackward0 = defop(
+    "RollBackward0",
+    params=("shifts", "dims"),
+    forward=_roll_array,
+    vjp={"self": _roll_backward},
+    jvp=LINEAR,
+)
+
+
+@register("roll", method=True)
 def roll(input: Tensor, shifts, dims=None) -> Tensor:
     """Rotate elements along ``dims`` (or the flattened tensor) by ``shifts`` (a copy).
 
@@ -1263,7 +1372,6 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
         if len(sh) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
         nd = None
-        out = np.roll(a, sh[0])
     else:
         dl = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
         if len(sh) != len(dl):
@@ -1273,19 +1381,22 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
         if a.ndim == 0:
             raise IndexError(f"Dimension specified as {dl[0]} but tensor has no dimensions")
         nd = tuple(normalize_dim(d, a.ndim) for d in dl)
-        out = np.roll(a, sh, nd) if a.ndim else a.copy()
-    t = record(RollBackward0, out, (input,))
-    if (gf := t.grad_fn or _fw.node) is not None:
-        gf.shifts = sh
-        gf.dims = nd
-    return t
+    return record(RollBackward0, _roll_array(a, sh, nd), (input,), (sh, nd))
 
 
 # -- copies and casts ----------------------------------------------------------------------
 
 _CONTIGUOUS = "torch.contiguous_format"
 
+CloneBackward0 = defop(
+    "CloneBackward0",
+    forward=lambda a: a.copy(),
+    vjp={"self": lambda g: g},
+    jvp=LINEAR,
+)
 
+
+@register("clone", method=True)
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own storage (the gradient flows back unchanged).
 
@@ -1300,6 +1411,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     return record(CloneBackward0, a.copy(order=order), (input,))
 
 
+@register("contiguous", method=True, function=False)
 def contiguous(self: Tensor, memory_format=None) -> Tensor:
     """Self if already C-contiguous, else a contiguous copy (CloneBackward0)."""
     if self._data.flags.c_contiguous:
@@ -1307,20 +1419,16 @@ def contiguous(self: Tensor, memory_format=None) -> Tensor:
     return record(CloneBackward0, np.ascontiguousarray(self._data), (self,))
 
 
-class ToCopyBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, g):
-        # The engine casts the gradient back to the input's dtype.
-        return g
-
-    def jvp(self, tangents, inputs):
-        return _cast(tangents[0], self._meta[0][1])
+ToCopyBackward0 = defop(  # the engine casts the gradient back to the input's dtype
+    "ToCopyBackward0",
+    params=("dtype",),
+    forward=lambda a, dtype: a.astype(dtype),
+    vjp={"self": lambda g: g},
+    jvp=LINEAR,
+)
 
 
 def _legacy_dtype(name: str):
-    from .._tensor import _LEGACY_NAMES
-
     for np_name, legacy in _LEGACY_NAMES.items():
         if legacy == name:
             return np.dtype(np_name)
@@ -1354,9 +1462,10 @@ def _cast(self: Tensor, np_dt, copy: bool = False) -> Tensor:
         return self
     from_numpy = _dtype.from_numpy_dtype  # raises for unsupported dtypes
     from_numpy(np_dt)
-    return record(ToCopyBackward0, a.astype(np_dt), (self,))
+    return record(ToCopyBackward0, a.astype(np_dt), (self,), (np_dt,))
 
 
+@register("to", method=True, function=False)
 def to(self: Tensor, *args, **kwargs) -> Tensor:
     """Cast (and "move", ember being CPU-only): ``to(dtype)``, ``to(device[, dtype])``,
     ``to(other)``; returns self when nothing changes unless ``copy=True``.
@@ -1406,6 +1515,7 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
     return _cast(self, target, copy)
 
 
+@register("type_as", method=True, function=False)
 def type_as(self: Tensor, other: Tensor) -> Tensor:
     """``self.to(other.dtype)``."""
     return _cast(self, other._data.dtype)
@@ -1419,86 +1529,10 @@ def _caster(np_dt):
     return method
 
 
-__all__ = [
-    "reshape",
-    "flatten",
-    "ravel",
-    "unflatten",
-    "squeeze",
-    "unsqueeze",
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "transpose",
-    "swapaxes",
-    "swapdims",
-    "permute",
-    "t",
-    "movedim",
-    "moveaxis",
-    "broadcast_to",
-    "broadcast_tensors",
-    "tile",
-    "cat",
-    "concat",
-    "concatenate",
-    "stack",
-    "hstack",
-    "vstack",
-    "row_stack",
-    "dstack",
-    "split",
-    "split_with_sizes",
-    "chunk",
-    "tensor_split",
-    "unbind",
-    "narrow",
-    "flip",
-    "fliplr",
-    "flipud",
-    "roll",
-    "clone",
-]
-
 register_methods(
     {
-        "view": view,
-        "view_as": view_as,
-        "reshape": reshape,
-        "reshape_as": reshape_as,
-        "flatten": flatten,
-        "ravel": ravel,
-        "unflatten": unflatten,
-        "squeeze": squeeze,
-        "unsqueeze": unsqueeze,
-        "transpose": transpose,
-        "swapaxes": transpose,
-        "swapdims": transpose,
-        "permute": permute,
-        "t": t,
         "T": property(_T),
         "mT": property(_mT),
-        "movedim": movedim,
-        "moveaxis": movedim,
-        "expand": expand,
-        "expand_as": expand_as,
-        "broadcast_to": broadcast_to,
-        "repeat": repeat,
-        "tile": tile,
-        "split": split,
-        "split_with_sizes": split_with_sizes,
-        "chunk": chunk,
-        "tensor_split": tensor_split,
-        "unbind": unbind,
-        "narrow": narrow,
-        "flip": flip,
-        "fliplr": fliplr,
-        "flipud": flipud,
-        "roll": roll,
-        "clone": clone,
-        "contiguous": contiguous,
-        "to": to,
-        "type_as": type_as,
         "float": _caster(np.float32),
         "double": _caster(np.float64),
         "half": _caster(np.float16),
