@@ -10,7 +10,6 @@ Example:
             [4.5000, 4.5000]])
 """
 
-from __future__ import annotations
 
 from . import _dtype, _tensor_str
 from ._dtype import (
@@ -38,7 +37,7 @@ from ._dtype import (
     uint8,
 )
 from ._tensor import Size, Tensor, device
-from ._tensor_str import get_printoptions, set_printoptions
+from ._tensor_str import set_printoptions
 from . import autograd, ops  # noqa: E402  (ops attach Tensor methods on import)
 from ._creation import (
     Generator,
@@ -102,18 +101,8 @@ from .autograd.grad_mode import (
 from ._compat import *  # noqa: F403, E402
 
 
-def _public_names() -> dict:
-    names = {}
-    # TEMPORARY: families still listing their public names in __all__ (see ops._legacy).
-    for module in (ops.indexing, ops.linalg, ops.reduction, ops.shape, ops.sorting):
-        for n in getattr(module, "__all__", ()):
-            names[n] = getattr(module, n)
-    names.update(ops._core.namespace("torch"))
-    return names
-
-
-globals().update(_public_names())
-del _public_names
+globals().update(ops._core.namespace("torch"))
+from .ops.reduction import return_types  # noqa: E402
 from .linalg import _top_slogdet as slogdet, det, inverse, logdet  # noqa: E402  (binds ember.linalg)
 
 __version__ = "0.1.0"

@@ -1673,4 +1673,3 @@ def count_nonzero(input, dim=None):
 
 
 # ``torch.return_types`` (the ops above are registered where they are defined).
-__all__ = ["return_types"]
