@@ -105,6 +105,7 @@ FAMILIES = (
     "nn",
     "nn_activation",
     "nn_attention",
+    "nn_rnn",
     "inplace",
     "random",
     "compositions",

@@ -40,6 +40,7 @@ from .module import Module
 from .multihead import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AvgPool2d, MaxPool2d
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
 from .transformer import (
     Transformer,
@@ -51,6 +52,14 @@ from .transformer import (
 
 __all__ = [
     "Module",
+    "GRU",
+    "GRUCell",
+    "LSTM",
+    "LSTMCell",
+    "RNN",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
     "MultiheadAttention",
     "NonDynamicallyQuantizableLinear",
     "Transformer",

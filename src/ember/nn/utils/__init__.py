@@ -1,7 +1,7 @@
 """``ember.nn.utils``: gradient clipping, parameter/vector conversion, weight and spectral
 normalisation, parametrizations and ``functional_call`` (torch.nn.utils)."""
 
-from . import parametrizations, parametrize, stateless
+from . import parametrizations, parametrize, rnn, stateless
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -25,6 +25,7 @@ __all__ = [
     "parametrize",
     "remove_spectral_norm",
     "remove_weight_norm",
+    "rnn",
     "skip_init",
     "spectral_norm",
     "stateless",
