@@ -104,6 +104,7 @@ FAMILIES = (
     "linalg_namespace",
     "nn",
     "nn_activation",
+    "nn_conv",
     "nn_attention",
     "nn_rnn",
     "inplace",

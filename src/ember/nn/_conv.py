@@ -1,20 +1,25 @@
-"""Windowed ops: conv2d, max/avg pooling, unfold/fold (im2col/col2im) and pad.
+"""Windowed ops: 1-, 2- and 3-d convolutions (plain and transposed), max/avg pooling (2-d,
+and 1-d through it as torch does), adaptive pooling, unfold/fold (im2col/col2im) and pad.
 
 Every window op works on a padded copy of the input whose size is exactly what the
-windows cover, seen through one ``as_strided`` view of shape ``(N, C, kh, kw, oh, ow)``.
-Forward passes are one matmul (conv) or a loop over the ``kh * kw`` kernel offsets
-(pools); backward passes scatter back with the same offset loop (col2im). No loop ever
-runs over pixels or batch elements.
+windows cover, seen through one ``as_strided`` view of shape ``(N, C, *k, *out)``.
+Forward passes are one matmul (conv) or a loop over the kernel offsets (pools); backward
+passes scatter back with the same offset loop (col2im). A transposed convolution is the
+adjoint of a plain one: its forward is col2im of ``W^T x``, its backward im2col. Adaptive
+pooling gathers its variable windows (padded to the largest, masked). No loop ever runs
+over pixels or batch elements.
 
 Each op is a ``defop`` declaration: its forward and VJP on arrays, its ``composite`` (the op
-written with unfold, the linear im2col op, and other ember ops) for exact higher orders, and
-its forward mode: unfold, fold, average pooling and padding are linear (their tangent is the
-op on the tangent); conv2d's tangent is conv2d of the tangents (product rule); max pooling's
-is the tangent at each window's recorded maximum (the forward's choice among ties).
+written with unfold/fold, the linear im2col/col2im ops, and other ember ops) for exact
+higher orders, and its forward mode: unfold, fold, average pooling and padding are linear
+(their tangent is the op on the tangent); a convolution's tangent is the product rule; max
+pooling's is the tangent at each window's recorded maximum (the forward's choice among ties).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import operator
 
 import numpy as np
@@ -71,24 +76,27 @@ def _span(out: int, k: int, s: int, d: int) -> int:
 
 
 def _windows(xp: np.ndarray, k: tuple, s: tuple, d: tuple, out: tuple) -> np.ndarray:
-    """A read-only ``(N, C, kh, kw, oh, ow)`` view of the windows of ``xp`` (N, C, H, W)."""
-    n, c = xp.shape[:2]
-    st = xp.strides
+    """A read-only ``(N, C, *k, *out)`` view of the windows of ``xp`` (N, C, *spatial)."""
+    st = xp.strides[2:]
     return as_strided(
         xp,
-        (n, c, k[0], k[1], out[0], out[1]),
-        (st[0], st[1], st[2] * d[0], st[3] * d[1], st[2] * s[0], st[3] * s[1]),
+        xp.shape[:2] + tuple(k) + tuple(out),
+        xp.strides[:2]
+        + tuple(a * dd for a, dd in zip(st, d))
+        + tuple(a * ss for a, ss in zip(st, s)),
         writeable=False,
     )
 
 
 def _offsets(k: tuple, s: tuple, d: tuple, out: tuple):
-    """``(i, j, slice_h, slice_w)`` for each kernel offset: where that tap reads from."""
-    for i in range(k[0]):
-        sh = slice(i * d[0], i * d[0] + (out[0] - 1) * s[0] + 1, s[0])
-        for j in range(k[1]):
-            sw = slice(j * d[1], j * d[1] + (out[1] - 1) * s[1] + 1, s[1])
-            yield i, j, sh, sw
+    """``(tap, slices)`` for each kernel offset ``tap`` (a tuple): where that tap reads from."""
+    for tap in itertools.product(*(range(kk) for kk in k)):
+        yield (
+            tap,
+            tuple(
+                slice(t * dd, t * dd + (o - 1) * ss + 1, ss) for t, ss, dd, o in zip(tap, s, d, out)
+            ),
+        )
 
 
 def _place(src: np.ndarray, shape: tuple, offsets: tuple, fill=0) -> np.ndarray:
@@ -110,25 +118,27 @@ def _place(src: np.ndarray, shape: tuple, offsets: tuple, fill=0) -> np.ndarray:
 
 
 def _pad4(x: np.ndarray, pads: tuple, size: tuple, fill=0) -> np.ndarray:
-    """``x`` (N, C, H, W) padded by ``pads`` = (top, left) to spatial ``size`` (cropping too)."""
-    if pads == (0, 0) and x.shape[2:] == size:
+    """``x`` (N, C, *spatial) padded by ``pads`` (the leading pads of each spatial dim) to
+    spatial ``size`` (cropping too)."""
+    if not any(pads) and x.shape[2:] == tuple(size):
         return x
-    return _place(x, x.shape[:2] + size, (0, 0) + pads, fill)
+    return _place(x, x.shape[:2] + tuple(size), (0, 0) + tuple(pads), fill)
 
 
 def _unpad4(g: np.ndarray, pads: tuple, shape: tuple) -> np.ndarray:
     """The adjoint of ``_pad4``: the part of ``g`` that came from the input."""
-    if pads == (0, 0) and g.shape == shape:
+    if not any(pads) and g.shape == tuple(shape):
         return g
-    return _place(g, shape, (0, 0, -pads[0], -pads[1]))
+    return _place(g, shape, (0, 0) + tuple(-p for p in pads))
 
 
 def _col2im(cols: np.ndarray, size: tuple, k, s, d, out, dtype) -> np.ndarray:
     """Sum window values ``cols`` (N, C, kh, kw, oh, ow) back into an (N, C, *size) array."""
     n, c = cols.shape[:2]
-    res = np.zeros((n, c) + size, dtype=dtype)
-    for i, j, sh, sw in _offsets(k, s, d, out):
-        res[:, :, sh, sw] += cols[:, :, i, j]
+    res = np.zeros((n, c) + tuple(size), dtype=dtype)
+    lead = (slice(None), slice(None))
+    for tap, sl in _offsets(k, s, d, out):
+        res[lead + sl] += cols[lead + tap]
     return res
 
 
@@ -136,10 +146,11 @@ class _Geometry:
     """Sizes of one window op: kernel, stride, dilation, output, top/left pads and the
     exact padded size the windows cover (pads on the bottom/right follow from it)."""
 
-    __slots__ = ("k", "s", "d", "out", "pads", "size", "in_size")
+    __slots__ = ("k", "s", "d", "out", "pads", "size", "in_size", "transposed")
 
-    def __init__(self, in_size, k, s, d, out, pads) -> None:
+    def __init__(self, in_size, k, s, d, out, pads, transposed=False) -> None:
         self.in_size = tuple(in_size)
+        self.transposed = transposed
         self.k, self.s, self.d, self.out = tuple(k), tuple(s), tuple(d), tuple(out)
         self.pads = tuple(pads)
         self.size = tuple(_span(o, kk, ss, dd) for o, kk, ss, dd in zip(out, k, s, d))
@@ -166,24 +177,17 @@ def _batched(fn):
     return run
 
 
-def _unbatched(fn, input: Tensor, *args, **kwargs):
-    out = fn(input.unsqueeze(0), *args, **kwargs)
-    if isinstance(out, tuple):
-        return tuple(o.squeeze(0) for o in out)
-    return out.squeeze(0)
-
-
 # -- unfold / fold ----------------------------------------------------------------------
 
 
 def _unfold_array(x: np.ndarray, geo: _Geometry) -> np.ndarray:
     """im2col: (N, C, H, W) -> (N, C * kh * kw, L), or unbatched (C, H, W) -> (C * kh * kw, L)."""
-    if x.ndim == 3:
+    if x.ndim == len(geo.k) + 1:
         return _unfold_array(x[None], geo)[0]
     xp = _pad4(x, geo.pads, geo.size)
     win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
     n, c = x.shape[:2]
-    return win.reshape(n, c * geo.k[0] * geo.k[1], geo.out[0] * geo.out[1])
+    return win.reshape(n, c * math.prod(geo.k), math.prod(geo.out))
 
 
 def _fold_array(cols: np.ndarray, geo: _Geometry) -> np.ndarray:
@@ -191,7 +195,7 @@ def _fold_array(cols: np.ndarray, geo: _Geometry) -> np.ndarray:
     if cols.ndim == 2:
         return _fold_array(cols[None], geo)[0]
     n = cols.shape[0]
-    c = cols.shape[1] // (geo.k[0] * geo.k[1])
+    c = cols.shape[1] // math.prod(geo.k)
     c6 = cols.reshape((n, c) + geo.k + geo.out)
     xp = _col2im(c6, geo.size, geo.k, geo.s, geo.d, geo.out, cols.dtype)
     return _unpad4(xp, geo.pads, (n, c) + geo.in_size)
@@ -309,58 +313,92 @@ def _check_positive(k, s, d, p) -> None:
         raise RuntimeError("negative padding is not supported")
 
 
-# -- conv2d ---------------------------------------------------------------------------------
+# -- convolution (1-, 2- and 3-d, plain and transposed) -------------------------------------
 
 
 def _conv_forward(x: np.ndarray, w: np.ndarray, b, geo: _Geometry, groups: int):
-    """The convolution and its im2col columns (N, G, C / G * kh * kw, L)."""
+    """The convolution and, for a plain one, its im2col columns (N, G, C / G * prod(k), L).
+
+    A transposed convolution's ``geo`` describes the plain convolution it is the adjoint
+    of: its input ``x`` has that convolution's output size ``geo.out``, its output the
+    size ``geo.in_size``; the output is the columns ``W^T x`` summed back (col2im).
+    """
     n = x.shape[0]
-    o = w.shape[0]
-    kdim = w.shape[1] * w.shape[2] * w.shape[3]
-    cols = _unfold_array(x, geo).reshape(n, groups, kdim, geo.out[0] * geo.out[1])
-    out = np.matmul(w.reshape(groups, o // groups, kdim), cols)
-    out = out.reshape(n, o, geo.out[0], geo.out[1])
+    nd = len(geo.k)
+    lp = math.prod(geo.out)
+    if geo.transposed:
+        cin = x.shape[1]
+        xg = x.reshape(n, groups, cin // groups, lp)
+        wg = w.reshape(groups, cin // groups, -1)
+        cols = np.matmul(wg.transpose(0, 2, 1), xg)  # (N, G, C_out / G * prod(k), L)
+        out = _fold_array(cols.reshape(n, -1, lp), geo)
+        o, cols = out.shape[1], None
+    else:
+        o = w.shape[0]
+        kdim = math.prod(w.shape[1:])
+        cols = _unfold_array(x, geo).reshape(n, groups, kdim, lp)
+        out = np.matmul(w.reshape(groups, o // groups, kdim), cols)
+        out = out.reshape((n, o) + geo.out)
     if b is not None:
-        out += b.reshape(o, 1, 1)
+        out += b.reshape((o,) + (1,) * nd)
     return out, cols
 
 
 def _conv_vjp(g, input, weight, bias, cols, geo, groups, needs_input_grad):
     """All three gradients (they share the reshaped output gradient)."""
-    n, o = g.shape[:2]
-    og = o // groups
-    p = geo.out[0] * geo.out[1]
-    g4 = g.reshape(n, groups, og, p)
+    n = g.shape[0]
+    lp = math.prod(geo.out)
     gx = gw = gb = None
-    if needs_input_grad[0]:
-        gcols = np.matmul(weight.reshape(groups, og, -1).transpose(0, 2, 1), g4)  # (N, G, K, L)
-        c6 = gcols.reshape((n, input.shape[1]) + geo.k + geo.out)
-        gxp = _col2im(c6, geo.size, geo.k, geo.s, geo.d, geo.out, g.dtype)
-        gx = _unpad4(gxp, geo.pads, input.shape)
-    if needs_input_grad[1]:
-        if cols is None:
-            cols = _unfold_array(input, geo).reshape(n, groups, -1, p)
-        gw = np.matmul(g4, cols.transpose(0, 1, 3, 2)).sum(0).reshape(weight.shape)
+    if geo.transposed:
+        # The adjoint of col2im is im2col: the output gradient's columns.
+        cin = input.shape[1]
+        gcols = _unfold_array(g, geo).reshape(n, groups, -1, lp)
+        if needs_input_grad[0]:
+            wg = weight.reshape(groups, cin // groups, -1)
+            gx = np.matmul(wg, gcols).reshape(input.shape)
+        if needs_input_grad[1]:
+            xg = input.reshape(n, groups, cin // groups, lp)
+            gw = np.matmul(xg, gcols.transpose(0, 1, 3, 2)).sum(0).reshape(weight.shape)
+    else:
+        o = g.shape[1]
+        g4 = g.reshape(n, groups, o // groups, lp)
+        if needs_input_grad[0]:
+            wt = weight.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+            gcols = np.matmul(wt, g4)  # (N, G, C / G * prod(k), L)
+            gx = _fold_array(gcols.reshape(n, -1, lp), geo)
+        if needs_input_grad[1]:
+            if cols is None:
+                cols = _unfold_array(input, geo).reshape(n, groups, -1, lp)
+            gw = np.matmul(g4, cols.transpose(0, 1, 3, 2)).sum(0).reshape(weight.shape)
     if bias is not None and needs_input_grad[2]:
-        gb = g.sum(axis=(0, 2, 3))
+        gb = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
     return gx, gw, gb
 
 
 def _conv(x: Tensor, w: Tensor, b, geo: _Geometry, groups: int) -> Tensor:
-    """conv2d on validated (batched) operands, recorded."""
+    """A convolution of validated (batched) operands, recorded."""
     b_data = None if b is None else b._data
     out, cols = _quietly(_conv_forward, x._data, w._data, b_data, geo, groups)
-    keep = (cols,) if w._rg else _NO_COLS
+    # The im2col columns are kept for the weight's gradient (recomputed otherwise).
+    keep = (cols,) if w._rg and cols is not None else _NO_COLS
     return record(ConvolutionBackward0, out, (x, w, b), (geo, groups), keep)
 
 
 def _conv_composite(input, weight, bias, geo, groups):
-    """The convolution written with unfold (im2col) and matmul."""
-    n, o = input.shape[0], weight.shape[0]
-    cols = _unfold(input, geo).reshape(n, groups, -1, geo.out[0] * geo.out[1])
-    out = weight.reshape(groups, o // groups, -1).matmul(cols).reshape(n, o, *geo.out)
+    """The convolution written with unfold (im2col), fold (col2im) and matmul."""
+    n = input.shape[0]
+    lp = math.prod(geo.out)
+    if geo.transposed:
+        cin = input.shape[1]
+        xg = input.reshape(n, groups, cin // groups, lp)
+        wt = weight.reshape(groups, cin // groups, -1).transpose(-1, -2)
+        out = _fold(wt.matmul(xg).reshape(n, -1, lp), geo)
+    else:
+        o = weight.shape[0]
+        cols = _unfold(input, geo).reshape(n, groups, -1, lp)
+        out = weight.reshape(groups, o // groups, -1).matmul(cols).reshape(n, o, *geo.out)
     if bias is not None:
-        out = out + bias.reshape(1, o, 1, 1)
+        out = out + bias.reshape(1, -1, *(1,) * len(geo.k))
     return out
 
 
@@ -373,7 +411,7 @@ def _conv_jvp(t_input, t_weight, t_bias, input, weight, bias, geo, groups):
         term = _conv(input, t_weight, None, geo, groups)
         res = term if res is None else res + term
     if t_bias is not None:
-        term = t_bias.reshape(1, -1, 1, 1)
+        term = t_bias.reshape(1, -1, *(1,) * len(geo.k))
         res = term if res is None else res + term
     return res
 
@@ -388,6 +426,166 @@ ConvolutionBackward0 = defop(
     composite=_conv_composite,
     jvp=_conv_jvp,
 )
+
+_AXES = ("depth", "height", "width")
+
+
+def _conv_operands(name, input, weight, bias, nd):
+    """torch's dtype checks of a convolution's operands; their arrays."""
+    x, w = input._data, weight._data
+    b = None if bias is None else bias._data
+    if x.dtype != w.dtype:
+        raise RuntimeError(
+            f"Input type ({legacy_type_name(x.dtype)}) and weight type "
+            f"({legacy_type_name(w.dtype)}) should be the same or input should be a MKLDNN "
+            "tensor and weight is a dense tensor"
+        )
+    if b is not None and b.dtype != x.dtype:
+        raise RuntimeError(
+            f"Input type ({legacy_type_name(x.dtype)}) and bias type "
+            f"({legacy_type_name(b.dtype)}) should be the same"
+        )
+    if x.dtype.kind not in "fciu":
+        raise NotImplementedError(
+            f"\"slow_conv{nd}d_cpu\" not implemented for '{scalar_name(x.dtype)}'"
+        )
+    return x, w, b
+
+
+def _convolution(
+    name, input, weight, bias, stride, padding, dilation, groups, nd, output_padding=None
+):
+    """Parse and check one ``conv{nd}d`` / ``conv_transpose{nd}d`` call (``output_padding``
+    not None: transposed) and record it."""
+    transposed = output_padding is not None
+    require_tensor(input, name)
+    require_tensor(weight, name, "weight", 2)
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+            f"input of size: {list(input.shape)}"
+        )
+    if transposed and isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    s = _pair(stride, "stride", weight.dim() - 2)
+    d = _pair(dilation, "dilation", weight.dim() - 2)
+    if weight.dim() != nd + 2:
+        if nd == 2 and not isinstance(padding, str):
+            _pair(padding, "padding", weight.dim() - 2)
+        raise RuntimeError(
+            f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional weight "
+            f"{list(weight.shape)}, but got {input.dim()}-dimensional input of size "
+            f"{list(input.shape)} instead"
+        )
+    if input.dim() == nd + 1:
+        args = (weight, bias, stride, padding, dilation, groups, nd, output_padding)
+        return _convolution(name, input.unsqueeze(0), *args).squeeze(0)
+    x, w, b = _conv_operands(name, input, weight, bias, nd)
+    n, c = x.shape[:2]
+    k = w.shape[2:]
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if w.shape[0] % groups != 0:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size [{list(w.shape)}] instead"
+        )
+    if transposed:
+        expect_c, o, what = w.shape[0], w.shape[1] * groups, "transposed=1"
+    else:
+        expect_c, o, what = w.shape[1] * groups, w.shape[0], f"groups={groups}"
+    if c != expect_c:
+        raise RuntimeError(
+            f"Given {what}, weight of size {list(w.shape)}, expected input{list(x.shape)} to "
+            f"have {expect_c} channels, but got {c} channels instead"
+        )
+    if b is not None and (b.ndim != 1 or b.shape[0] != o):
+        raise RuntimeError(
+            f"Given {'transposed=1, ' if transposed else ''}weight of size {list(w.shape)}, "
+            "expected bias to be 1-dimensional "
+            f"with {o} elements, but got bias of size {list(b.shape)} instead"
+        )
+    if min(s) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(d) <= 0:
+        raise RuntimeError("dilation should be greater than zero")
+    spatial = x.shape[2:]
+    if transposed:
+        p = _pair(padding, "padding", nd)
+        op = _pair(output_padding, "output_padding", nd)
+        if min(p) < 0:
+            raise RuntimeError("negative padding is not supported")
+        if min(op) < 0:
+            raise RuntimeError("negative output_padding is not supported")
+        if any(a >= ss and a >= dd for a, ss, dd in zip(op, s, d)):
+            # 1-d convolutions run as 2-d ones in torch: their message has a height.
+            lead = (2 - nd) if nd < 2 else 0
+            axes = _AXES[3 - nd - lead :]
+            full = ((0,) * lead + op, (1,) * lead + s, (1,) * lead + d)
+            parts = [
+                f"{kind}_{axis}: {v}"
+                for kind, vals in zip(("output_padding", "stride", "dilation"), full)
+                for axis, v in zip(axes, vals)
+            ]
+            raise RuntimeError(
+                "output padding must be smaller than either stride or dilation, but got "
+                + " ".join(parts)
+            )
+        out_size = tuple(
+            (i - 1) * ss - 2 * pp + dd * (kk - 1) + a + 1
+            for i, ss, pp, dd, kk, a in zip(spatial, s, p, d, k, op)
+        )
+        if min(out_size) < 0:
+            raise RuntimeError(
+                f"Given input size per channel: {list(spatial)}. Calculated output size per "
+                f"channel: {list(out_size)}. Output size is too small"
+            )
+        geo = _Geometry(out_size, k, s, d, spatial, p, transposed=True)
+    else:
+        if isinstance(padding, str):
+            if padding == "valid":
+                tl = br = (0,) * nd
+            elif padding == "same":
+                if any(ss != 1 for ss in s):
+                    raise RuntimeError("padding='same' is not supported for strided convolutions")
+                totals = [dd * (kk - 1) for dd, kk in zip(d, k)]
+                tl = tuple(t // 2 for t in totals)
+                br = tuple(t - t // 2 for t in totals)
+            else:
+                raise RuntimeError(
+                    f"Invalid padding string: '{padding}', should be one of ['valid', 'same']"
+                )
+        else:
+            tl = br = _pair(padding, "padding", nd)
+            if min(tl) < 0:
+                raise RuntimeError("negative padding is not supported")
+        padded = tuple(i + a + z for i, a, z in zip(spatial, tl, br))
+        eff = tuple(dd * (kk - 1) + 1 for dd, kk in zip(d, k))
+        if any(pp < ee for pp, ee in zip(padded, eff)):
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                f"Kernel size: ({' x '.join(map(str, eff))}). Kernel size can't be greater "
+                "than actual input size"
+            )
+        geo = _conv_geometry(spatial, k, s, d, tl, br)
+    return _conv(input, weight, bias, geo, groups)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """1-D convolution (cross-correlation) of ``input`` (N, C, L) with ``weight``
+    (O, C / groups, k): one im2col view and one matmul.
+
+    ``padding`` is an int, ``'valid'`` or ``'same'`` (stride 1 only).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.conv1d(ember.arange(5.0).reshape(1, 1, 5), ember.ones(1, 1, 2))
+        tensor([[[1., 3., 5., 7.]]])
+    """
+    return _convolution("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
@@ -404,95 +602,74 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
         tensor([[[[4., 4.],
                   [4., 4.]]]])
     """
-    require_tensor(input, "conv2d")
-    require_tensor(weight, "conv2d", "weight", 2)
-    if input.dim() not in (3, 4):
-        raise RuntimeError(
-            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
-            f"{list(input.shape)}"
-        )
-    nk = weight.dim() - 2
-    s, d = _pair(stride, "stride", nk), _pair(dilation, "dilation", nk)
-    if weight.dim() != 4:
-        if not isinstance(padding, str):
-            _pair(padding, "padding", nk)
-        raise RuntimeError(
-            f"weight should have at least three dimensions; conv2d expects 4-D weight, "
-            f"got {weight.dim()}-D weight of size {list(weight.shape)}"
-        )
-    if input.dim() == 3:
-        return _unbatched(conv2d, input, weight, bias, stride, padding, dilation, groups)
-    x, w = input._data, weight._data
-    b = None if bias is None else bias._data
-    if x.dtype != w.dtype:
-        raise RuntimeError(
-            f"Input type ({legacy_type_name(x.dtype)}) and weight type "
-            f"({legacy_type_name(w.dtype)}) should be the same or input should be a MKLDNN "
-            "tensor and weight is a dense tensor"
-        )
-    if b is not None and b.dtype != x.dtype:
-        raise RuntimeError(
-            f"Input type ({legacy_type_name(x.dtype)}) and bias type "
-            f"({legacy_type_name(b.dtype)}) should be the same"
-        )
-    if x.dtype.kind not in "fciu":
-        raise NotImplementedError(
-            f"\"slow_conv2d_cpu\" not implemented for '{scalar_name(x.dtype)}'"
-        )
-    n, c, h, wd = x.shape
-    o, cg, kh, kw = w.shape
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if o % groups != 0:
-        raise RuntimeError(
-            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
-            f"0, but got weight of size [{list(w.shape)}] instead"
-        )
-    if c != cg * groups:
-        raise RuntimeError(
-            f"Given groups={groups}, weight of size {list(w.shape)}, expected input"
-            f"{list(x.shape)} to have {cg * groups} channels, but got {c} channels instead"
-        )
-    if b is not None and (b.ndim != 1 or b.shape[0] != o):
-        raise RuntimeError(
-            f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with "
-            f"{o} elements, but got bias of size {list(b.shape)} instead"
-        )
-    if min(s) <= 0:
-        raise RuntimeError("non-positive stride is not supported")
-    if min(d) <= 0:
-        raise RuntimeError("dilation should be greater than zero")
-    k = (kh, kw)
-    if isinstance(padding, str):
-        if padding == "valid":
-            tl, br = (0, 0), (0, 0)
-        elif padding == "same":
-            if s != (1, 1):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            totals = [dd * (kk - 1) for dd, kk in zip(d, k)]
-            tl = tuple(t // 2 for t in totals)
-            br = tuple(t - t // 2 for t in totals)
-        else:
-            raise RuntimeError(
-                f"Invalid padding string: '{padding}', should be one of ['valid', 'same']"
-            )
-    else:
-        tl = br = _pair(padding, "padding")
-        if min(tl) < 0:
-            raise RuntimeError("negative padding is not supported")
-    padded = (h + tl[0] + br[0], wd + tl[1] + br[1])
-    eff = (d[0] * (kh - 1) + 1, d[1] * (kw - 1) + 1)
-    if padded[0] < eff[0] or padded[1] < eff[1]:
-        raise RuntimeError(
-            f"Calculated padded input size per channel: ({padded[0]} x {padded[1]}). "
-            f"Kernel size: ({eff[0]} x {eff[1]}). Kernel size can't be greater than actual "
-            "input size"
-        )
-    geo = _conv_geometry((h, wd), k, s, d, tl, br)
-    out, cols = _quietly(_conv_forward, x, w, b, geo, groups)
-    # The im2col columns are kept for the weight's gradient (recomputed otherwise).
-    keep = (cols,) if weight._rg else _NO_COLS
-    return record(ConvolutionBackward0, out, (input, weight, bias), (geo, groups), keep)
+    return _convolution("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """3-D convolution (cross-correlation) of ``input`` (N, C, D, H, W) with ``weight``
+    (O, C / groups, kd, kh, kw).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.conv3d(ember.ones(1, 1, 3, 3, 3), ember.ones(1, 1, 2, 2, 2)).shape
+        torch.Size([1, 1, 2, 2, 2])
+    """
+    return _convolution("conv3d", input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+def conv_transpose1d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+) -> Tensor:
+    """1-D transposed convolution of ``input`` (N, C_in, L) with ``weight``
+    (C_in, C_out / groups, k): the adjoint of ``conv1d`` (columns summed back, col2im).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.conv_transpose1d(ember.ones(1, 1, 3), ember.ones(1, 1, 2))
+        tensor([[[1., 2., 2., 1.]]])
+    """
+    return _convolution(
+        "conv_transpose1d", input, weight, bias, stride, padding, dilation, groups, 1,
+        output_padding,
+    )  # fmt: skip
+
+
+def conv_transpose2d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+) -> Tensor:
+    """2-D transposed convolution of ``input`` (N, C_in, H, W) with ``weight``
+    (C_in, C_out / groups, kh, kw): the adjoint of ``conv2d``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.conv_transpose2d(ember.ones(1, 1, 2, 2), ember.ones(1, 1, 2, 2), stride=2).shape
+        torch.Size([1, 1, 4, 4])
+    """
+    return _convolution(
+        "conv_transpose2d", input, weight, bias, stride, padding, dilation, groups, 2,
+        output_padding,
+    )  # fmt: skip
+
+
+def conv_transpose3d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+) -> Tensor:
+    """3-D transposed convolution of ``input`` (N, C_in, D, H, W) with ``weight``
+    (C_in, C_out / groups, kd, kh, kw): the adjoint of ``conv3d``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.conv_transpose3d(ember.ones(1, 1, 2, 2, 2), ember.ones(1, 1, 2, 2, 2)).shape
+        torch.Size([1, 1, 3, 3, 3])
+    """
+    return _convolution(
+        "conv_transpose3d", input, weight, bias, stride, padding, dilation, groups, 3,
+        output_padding,
+    )  # fmt: skip
 
 
 # -- pooling ----------------------------------------------------------------------------------
@@ -570,8 +747,8 @@ def _max_pool_array(x: np.ndarray, geo: _Geometry):
 def _max_pool_vjp_array(g: np.ndarray, arg: np.ndarray, geo: _Geometry) -> np.ndarray:
     gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
     kw = geo.k[1]
-    for i, j, sh, sw in _offsets(geo.k, geo.s, geo.d, geo.out):
-        gxp[:, :, sh, sw] += np.where(arg == i * kw + j, g, 0)
+    for (i, j), sl in _offsets(geo.k, geo.s, geo.d, geo.out):
+        gxp[(slice(None), slice(None)) + sl] += np.where(arg == i * kw + j, g, 0)
     return _unpad4(gxp, geo.pads, g.shape[:2] + geo.in_size)
 
 
@@ -679,8 +856,8 @@ def _avg_pool_array(x: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.nd
 def _avg_pool_vjp_array(g: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
     gq = (g / divisor).astype(g.dtype, copy=False)
     gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
-    for _i, _j, sh, sw in _offsets(geo.k, geo.s, geo.d, geo.out):
-        gxp[:, :, sh, sw] += gq
+    for _tap, sl in _offsets(geo.k, geo.s, geo.d, geo.out):
+        gxp[(slice(None), slice(None)) + sl] += gq
     return _unpad4(gxp, geo.pads, g.shape[:2] + geo.in_size)
 
 
@@ -741,6 +918,340 @@ def avg_pool2d(
     divisor = _avg_divisor(geo, count_include_pad, divisor_override)
     out = _quietly(_avg_pool_array, x, geo, divisor)
     return record(AvgPool2DBackward0, out, (input,), (geo, divisor))
+
+
+# -- 1-d pooling (torch runs the 2-d kernels on an unsqueezed input) ---------------------------
+
+
+def _single(value, name: str) -> int:
+    if isinstance(value, (tuple, list)):
+        if len(value) != 1:
+            raise RuntimeError(
+                f"max_pool1d() {name} must be either a single int, or a tuple of one int"
+            )
+        return int(value[0])
+    return int(value)
+
+
+def max_pool1d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode=False,
+    return_indices=False,
+):
+    """1-D max pooling over ``input`` (N, C, L) or (C, L); padding counts as -inf.
+
+    Recorded as torch records it: the 2-d pooling of ``input.unsqueeze(-2)``, squeezed.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.max_pool1d(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+        tensor([[[3., 2.]]])
+    """
+    require_tensor(input, "max_pool1d")
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{list(input.shape)}"
+        )
+    k = _single(kernel_size, "kernel_size")
+    no_stride = stride is None or (isinstance(stride, (list, tuple)) and not stride)
+    s = k if no_stride else _single(stride, "stride")
+    p, d = _single(padding, "padding"), _single(dilation, "dilation")
+    if k <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(
+            "max_pool1d() padding should be at most half of kernel size, but got "
+            f"padding={p} and kernel_size={k}"
+        )
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    out = _pool_out(input.shape[-1], k, s, p, d, ceil_mode)
+    if out < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+    res = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
+    if return_indices:
+        return res[0].squeeze(-2), res[1].squeeze(-2)
+    return res.squeeze(-2)
+
+
+def _check_1d(input, fname: str) -> None:
+    require_tensor(input, fname)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
+            f"#1 'self' (while checking arguments for {fname})"
+        )
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """1-D average pooling over ``input`` (N, C, L) or (C, L).
+
+    Recorded as torch records it: the 2-d pooling of ``input.unsqueeze(-2)``, squeezed.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.avg_pool1d(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+        tensor([[[2., 1.]]])
+    """
+    _check_1d(input, "avg_pool1d")
+    k = _pair(kernel_size, "kernel_size", 1)[0]
+    no_stride = stride is None or (isinstance(stride, (list, tuple)) and not stride)
+    s = k if no_stride else _pair(stride, "stride", 1)[0]
+    p = _pair(padding, "padding", 1)[0]
+    out = avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad)
+    return out.squeeze(-2)
+
+
+# -- adaptive pooling ------------------------------------------------------------------------
+
+
+def _adaptive_windows(n: int, o: int):
+    """Window positions ``(o, kmax)`` (clipped), their validity mask and sizes: window ``i``
+    covers ``[floor(i * n / o), ceil((i + 1) * n / o))``, as torch's kernels."""
+    i = np.arange(o)
+    start = (i * n) // o
+    end = ((i + 1) * n + o - 1) // o
+    kmax = int((end - start).max()) if o else 0
+    pos = start[:, None] + np.arange(kmax)
+    mask = pos < end[:, None]
+    return np.minimum(pos, max(n - 1, 0)), mask, end - start
+
+
+class _Adaptive:
+    """The windows of one adaptive pooling along the last two dims (H, W)."""
+
+    __slots__ = ("in_size", "out", "idx", "mask", "count")
+
+    def __init__(self, in_size, out) -> None:
+        self.in_size, self.out = tuple(in_size), tuple(out)
+        wins = [_adaptive_windows(n, o) for n, o in zip(in_size, out)]
+        self.idx = tuple(w[0] for w in wins)
+        self.mask = tuple(w[1] for w in wins)
+        self.count = wins[0][2].reshape(-1, 1) * wins[1][2].reshape(1, -1)
+
+    def __repr__(self) -> str:
+        return f"_Adaptive(input={self.in_size}, output={self.out})"
+
+
+def _window_sum(a, axis: int, idx: np.ndarray, mask: np.ndarray):
+    """Sums of ``a`` over the windows ``idx`` (o, kmax) along the negative ``axis``."""
+    v = np.take(a, idx, axis=axis)  # axis -> (o, kmax)
+    m = mask.reshape(mask.shape + (1,) * (-axis - 1))
+    return np.where(m, v, 0).sum(axis=axis)  # the kmax axis, now at ``axis``
+
+
+def _window_sum_adjoint(g, axis: int, idx: np.ndarray, mask: np.ndarray, n: int):
+    rows, taps = np.nonzero(mask)
+    return _scatter_add(np.take(g, rows, axis=axis), idx[rows, taps], n, axis % g.ndim)
+
+
+def _adaptive_avg_array(x: np.ndarray, ad: _Adaptive) -> np.ndarray:
+    s = _window_sum(x, -1, ad.idx[1], ad.mask[1])
+    s = _window_sum(s, -2, ad.idx[0], ad.mask[0])
+    if x.dtype.kind != "f":
+        return np.trunc(s / ad.count).astype(x.dtype)
+    return (s / ad.count).astype(x.dtype, copy=False)
+
+
+def _adaptive_avg_vjp(g: np.ndarray, ad: _Adaptive) -> np.ndarray:
+    gq = (g / ad.count).astype(g.dtype, copy=False)
+    gh = _window_sum_adjoint(gq, -2, ad.idx[0], ad.mask[0], ad.in_size[0])
+    return _window_sum_adjoint(gh, -1, ad.idx[1], ad.mask[1], ad.in_size[1])
+
+
+def _adaptive_avg_composite(self, ad):
+    dt = self._data.dtype
+    for axis, idx, mask in ((-1, ad.idx[1], ad.mask[1]), (-2, ad.idx[0], ad.mask[0])):
+        shape = list(self.shape)
+        shape[axis : (axis + 1) or None] = list(idx.shape)
+        v = self.index_select(axis, _wrap(idx.reshape(-1))).reshape(shape)
+        m = mask.reshape(mask.shape + (1,) * (-axis - 1)).astype(dt)
+        self = (v * _wrap(m)).sum(axis)
+    return self / _wrap(ad.count.astype(dt))
+
+
+AdaptiveAvgPool2DBackward0 = defop(
+    "AdaptiveAvgPool2DBackward0",
+    params=("ad",),
+    forward=_adaptive_avg_array,
+    vjp={"self": lambda g, ad: _adaptive_avg_vjp(g, ad)},
+    composite=_adaptive_avg_composite,
+    jvp=LINEAR,
+)
+
+
+@_batched
+def _adaptive_max_array(x: np.ndarray, ad: _Adaptive):
+    """The window maxima and the flat ``h * W + w`` input index of each."""
+    ih, iw = ad.idx
+    mh, mw = ad.mask
+    win = x[:, :, ih[:, :, None, None], iw[None, None, :, :]]  # (N, C, oh, kh, ow, kw)
+    valid = mh[:, :, None, None] & mw[None, None, :, :]
+    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    win = np.where(valid, win, np.asarray(lowest, dtype=x.dtype))
+    n, c, oh, kh, ow, kw = win.shape
+    flat = win.transpose(0, 1, 2, 4, 3, 5).reshape(n, c, oh, ow, kh * kw)
+    arg = np.argmax(flat, axis=-1)  # the first maximum (a NaN wins), as torch's kernel
+    out = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    rows = np.take_along_axis(ih[None, None, :, None, :], (arg // kw)[..., None], -1)[..., 0]
+    cols = np.take_along_axis(iw[None, None, None, :, :], (arg % kw)[..., None], -1)[..., 0]
+    return out, (rows * x.shape[-1] + cols).astype(np.int64)
+
+
+def _adaptive_max_vjp(g: np.ndarray, indices: np.ndarray, ad: _Adaptive) -> np.ndarray:
+    lead = g.shape[:-2]
+    hw = ad.in_size[0] * ad.in_size[1]
+    gx = np.zeros((math.prod(lead), hw), dtype=g.dtype)
+    rows = np.arange(gx.shape[0]).reshape(-1, 1)
+    np.add.at(gx, (rows, indices.reshape(gx.shape[0], -1)), g.reshape(gx.shape[0], -1))
+    return gx.reshape(lead + ad.in_size)
+
+
+def _take_flat(x: Tensor, indices: np.ndarray) -> Tensor:
+    """``x`` (..., H, W) at the flat ``h * W + w`` ``indices`` (..., oh, ow): linear in ``x``."""
+    idx = _wrap(indices.reshape(indices.shape[:-2] + (-1,)))
+    return x.flatten(-2).gather(-1, idx).reshape(indices.shape)
+
+
+AdaptiveMaxPool2DBackward0 = defop(
+    "AdaptiveMaxPool2DBackward0",
+    params=("ad",),
+    saves=("indices",),
+    forward=_adaptive_max_array,
+    vjp={"self": lambda g, indices, ad: _adaptive_max_vjp(g, indices, ad)},
+    # The maxima are the input's entries at the forward's choice of indices.
+    composite=lambda self, ad: _take_flat(self, _adaptive_max_array(self._data, ad)[1]),
+    jvp=lambda t_self, indices, ad: _take_flat(t_self, indices),
+)
+
+
+def _adaptive_sizes(input, output_size, n: int, fname: str) -> tuple:
+    if isinstance(output_size, Tensor):
+        output_size = output_size.tolist()
+    if isinstance(output_size, (tuple, list)):
+        sizes = list(output_size)
+    else:
+        sizes = [output_size] * n
+    if len(sizes) != n:
+        if n == 1:
+            raise RuntimeError(
+                f"{fname}() argument 'output_size' should contain one int (got {len(sizes)})"
+            )
+        if fname == "adaptive_max_pool2d":
+            raise RuntimeError(
+                "adaptive_max_pool2d(): internal error: output_size.size() must be 2"
+            )
+        raise RuntimeError(f"{fname}: output_size must be 2")
+    spatial = tuple(input.shape[-n:])
+    out = tuple(int(spatial[i]) if v is None else int(v) for i, v in enumerate(sizes))
+    if min(out) < 0:
+        raise RuntimeError(f"{fname}: elements of output_size must be greater than or equal to 0")
+    return out
+
+
+def _adaptive_input(input, fname: str) -> None:
+    require_tensor(input, fname)
+    if input.dim() not in (3, 4):
+        sep = ": " if fname == "adaptive_max_pool2d" else " "
+        raise RuntimeError(f"{fname}(): Expected 3D or 4D tensor, but got{sep}{list(input.shape)}")
+    for i in range(input.dim() - 2, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(
+                f"{fname}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {list(input.shape)} with dimension {i} being empty"
+            )
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """2-D adaptive average pooling to ``output_size`` (int, pair; None keeps a size).
+
+    Window ``i`` covers ``[floor(i * n / o), ceil((i + 1) * n / o))``; a (1, 1) output is
+    ``input.mean((-1, -2), keepdim=True)`` as in torch.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.adaptive_avg_pool2d(ember.arange(16.0).reshape(1, 1, 4, 4), 2)
+        tensor([[[[ 2.5000,  4.5000],
+                  [10.5000, 12.5000]]]])
+    """
+    _adaptive_input(input, "adaptive_avg_pool2d")
+    out = _adaptive_sizes(input, output_size, 2, "adaptive_avg_pool2d")
+    if out == (1, 1):
+        return input.mean((-1, -2), keepdim=True)
+    x = input._data
+    if x.dtype.kind not in "fiu":
+        raise NotImplementedError(
+            f"\"adaptive_avg_pool2d\" not implemented for '{scalar_name(x.dtype)}'"
+        )
+    ad = _Adaptive(x.shape[-2:], out)
+    return record(AdaptiveAvgPool2DBackward0, _quietly(_adaptive_avg_array, x, ad), (input,), (ad,))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """2-D adaptive max pooling to ``output_size``; with ``return_indices`` also the flat
+    ``h * W + w`` index of each maximum.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.adaptive_max_pool2d(ember.arange(16.0).reshape(1, 1, 4, 4), 2)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]])
+    """
+    _adaptive_input(input, "adaptive_max_pool2d")
+    out = _adaptive_sizes(input, output_size, 2, "adaptive_max_pool2d")
+    x = input._data
+    if x.dtype.kind not in "fiu":
+        raise NotImplementedError(
+            f"\"adaptive_max_pool2d\" not implemented for '{scalar_name(x.dtype)}'"
+        )
+    ad = _Adaptive(x.shape[-2:], out)
+    values, indices = _adaptive_max_array(x, ad)
+    t = record(AdaptiveMaxPool2DBackward0, values, (input,), (ad,), (indices,))
+    return (t, _wrap(indices)) if return_indices else t
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """1-D adaptive average pooling of ``input`` (N, C, L) or (C, L) to ``output_size``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.adaptive_avg_pool1d(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+        tensor([[[2., 1.]]])
+    """
+    _check_1d(input, "adaptive_avg_pool1d")
+    (o,) = _adaptive_sizes(input, output_size, 1, "adaptive_avg_pool1d")
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """1-D adaptive max pooling of ``input`` (N, C, L) or (C, L) to ``output_size``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.adaptive_max_pool1d(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+        tensor([[[3., 2.]]])
+    """
+    _check_1d(input, "adaptive_max_pool1d")
+    (o,) = _adaptive_sizes(input, output_size, 1, "adaptive_max_pool1d")
+    values, indices = adaptive_max_pool2d(input.unsqueeze(-2), (1, o), return_indices=True)
+    if return_indices:
+        return values.squeeze(-2), indices.squeeze(-2)
+    return values.squeeze(-2)
 
 
 # -- pad ----------------------------------------------------------------------------------------

@@ -65,7 +65,27 @@ from ._attention import (
     multi_head_attention_forward,
     scaled_dot_product_attention,
 )
-from ._conv import avg_pool2d, conv2d, fold, max_pool2d, pad, unfold
+from ._bag import embedding_bag
+from ._conv import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    fold,
+    max_pool1d,
+    max_pool2d,
+    pad,
+    unfold,
+)
+from ._interp import interpolate
 from ._loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -78,6 +98,19 @@ from ._norm import batch_norm, layer_norm
 
 __all__ = [
     "linear",
+    "conv1d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "max_pool1d",
+    "avg_pool1d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "interpolate",
+    "embedding_bag",
     "scaled_dot_product_attention",
     "multi_head_attention_forward",
     "conv2d",

@@ -31,7 +31,7 @@ from .activation import (
     Threshold,
 )
 from .container import ModuleDict, ModuleList, Sequential
-from .conv import Conv2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .dropout import Dropout
 from .flatten import Flatten
 from .linear import Identity, Linear
@@ -39,9 +39,19 @@ from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss,
 from .module import Module
 from .multihead import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
-from .pooling import AvgPool2d, MaxPool2d
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -52,6 +62,21 @@ from .transformer import (
 
 __all__ = [
     "Module",
+    "Conv1d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "MaxPool1d",
+    "AvgPool1d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "EmbeddingBag",
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
     "GRU",
     "GRUCell",
     "LSTM",

@@ -1,11 +1,21 @@
-"""``MaxPool2d`` and ``AvgPool2d``."""
+"""Pooling layers: max and average (1-d, 2-d) and adaptive average and max (1-d, 2-d)."""
 
 from __future__ import annotations
 
+from .. import _conv
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool2d", "AvgPool2d"]
+__all__ = [
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+]
 
 
 class MaxPool2d(Module):
@@ -97,3 +107,142 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool1d(MaxPool2d):
+    """1-D max pooling over (N, C, L) or (C, L) inputs (``stride`` defaults to
+    ``kernel_size``; padding counts as -inf; ``return_indices``, ``ceil_mode``).
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.MaxPool1d(2)(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]))
+        tensor([[[3., 2.]]])
+    """
+
+    def forward(self, input):
+        return _conv.max_pool1d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
+
+class AvgPool1d(Module):
+    """1-D average pooling over (N, C, L) or (C, L) inputs (``ceil_mode``,
+    ``count_include_pad``).
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.AvgPool1d(3, stride=2)
+        AvgPool1d(kernel_size=(3,), stride=(2,), padding=(0,))
+    """
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input):
+        return _conv.avg_pool1d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+        )
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+def _single(x) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+class _AdaptivePool(Module):
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    """1-D adaptive average pooling to ``output_size`` positions.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.AdaptiveAvgPool1d(2)(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]))
+        tensor([[[2., 1.]]])
+    """
+
+    def forward(self, input):
+        return _conv.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveAvgPool2d(_AdaptivePool):
+    """2-D adaptive average pooling to ``output_size`` (int or pair; None keeps a size).
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.AdaptiveAvgPool2d((1, None))(ember.ones(2, 3, 4, 5)).shape
+        torch.Size([2, 3, 1, 5])
+    """
+
+    def forward(self, input):
+        return _conv.adaptive_avg_pool2d(input, self.output_size)
+
+
+class _AdaptiveMaxPool(_AdaptivePool):
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
+    """1-D adaptive max pooling to ``output_size`` positions (``return_indices``).
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.AdaptiveMaxPool1d(2)(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]))
+        tensor([[[3., 2.]]])
+    """
+
+    def forward(self, input):
+        return _conv.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPool):
+    """2-D adaptive max pooling to ``output_size`` (``return_indices``: also the flat
+    ``h * W + w`` index of each maximum).
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.AdaptiveMaxPool2d(1)(ember.arange(4.0).reshape(1, 1, 2, 2))
+        tensor([[[[3.]]]])
+    """
+
+    def forward(self, input):
+        return _conv.adaptive_max_pool2d(input, self.output_size, self.return_indices)
