@@ -104,6 +104,17 @@ from ._compat import *  # noqa: F403, E402
 globals().update(ops._core.namespace("torch"))
 from .ops.reduction import return_types  # noqa: E402
 from .linalg import _top_slogdet as slogdet, det, inverse, logdet  # noqa: E402  (binds ember.linalg)
+from .nn._layers import (  # noqa: E402  (torch exposes these at the top level too)
+    cdist,
+    channel_shuffle,
+    cosine_similarity,
+    native_channel_shuffle,
+    pairwise_distance,
+    pdist,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
+from .nn.functional import celu, hardshrink, prelu, rrelu, selu, threshold  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -105,6 +105,7 @@ FAMILIES = (
     "nn",
     "nn_activation",
     "nn_conv",
+    "nn_family2",
     "nn_attention",
     "nn_rnn",
     "inplace",

@@ -12,11 +12,14 @@ Example:
 
 from . import attention, functional, init, modules, parallel, utils
 from .modules import *  # noqa: F403  (every layer, listed once in modules.__all__)
+from .modules.lazy import UninitializedBuffer, UninitializedParameter
 from .parallel import DataParallel
 from .parameter import Parameter
 
 __all__ = [
     "DataParallel",
+    "UninitializedBuffer",
+    "UninitializedParameter",
     "Parameter",
     "attention",
     "functional",

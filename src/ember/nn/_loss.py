@@ -1,5 +1,10 @@
 """Loss functions: nll_loss, cross_entropy, mse_loss, l1_loss, binary_cross_entropy and
-binary_cross_entropy_with_logits, all stable at extreme logits (log-sum-exp, softplus).
+binary_cross_entropy_with_logits, all stable at extreme logits (log-sum-exp, softplus); the
+margin, KL, smooth-L1 / Huber, Poisson and Gaussian losses.
+
+smooth_l1 / huber, soft_margin, multi_margin and multilabel_margin are torch's kernels (their
+nodes, closed-form rules on arrays, a ``composite`` for higher orders and forward mode); the
+others are composed of ember ops as torch composes them.
 
 nll_loss is linear in its input (forward mode: the loss of the tangent); mse_loss's rules
 run on arrays and Tensors alike; the binary cross entropies have array-only rules and are
@@ -10,6 +15,7 @@ number, ...).
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -17,6 +23,7 @@ import numpy as np
 from .._dtype import scalar_name
 from .._mode import state as _grad_mode
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from ..ops._core import (
     COMPOSITE,
     ELEMENTWISE,
@@ -33,10 +40,12 @@ from ..ops._core import (
     require_tensor,
 )
 from ..ops.elementwise import abs as _abs
-from ..ops.elementwise import exp, log1p, relu
+from ..ops.elementwise import exp, log1p, minimum, relu, where
 from ..ops.indexing import masked_fill
 from ..ops.reduction import log_softmax
 from ..ops.special import logit
+from ._activation import logsigmoid
+from ._layers import pairwise_distance
 
 _wrap = Tensor._wrap
 _REDUCTIONS = ("none", "mean", "sum")
@@ -862,3 +871,709 @@ def binary_cross_entropy_with_logits(
     finally:
         quiet_reset(token)
     return record(BinaryCrossEntropyWithLogitsBackward0, out, (input, target), params)
+
+
+# -- kl_div ---------------------------------------------------------------------------------
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence ``target * (log(target) - input)`` of log-probabilities
+    ``input`` (``log_target``: ``target`` holds log-probabilities too). ``'batchmean'``
+    divides the sum by the batch size; ``'mean'`` (all elements) warns as torch does.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.kl_div(ember.tensor([[-1.0, -0.5]]), ember.tensor([[0.5, 0.5]]), reduction="sum")
+        tensor(0.0569)
+    """
+    require_tensor(input, "kl_div")
+    require_tensor(target, "kl_div", "target", 2)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=3)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support "
+                "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+                "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+                "major release.",
+                UserWarning,
+                stacklevel=2,
+            )
+        if reduction != "batchmean":
+            _check_reduction(reduction)
+    if input._data.dtype.kind == "c" or target._data.dtype.kind == "c":
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if log_target:
+        output = target.exp() * (target - input)
+    else:
+        output = target.xlogy(target) - target * input
+    reduced = _reduce_tensor(output, "sum" if reduction == "batchmean" else reduction)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.shape[0]
+    return reduced
+
+
+# -- smooth_l1 / huber --------------------------------------------------------------------------
+
+
+def _smooth_forward(a, b, reduction, beta, n, huber):
+    z = np.abs(a - b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if huber:
+            losses = np.where(z < beta, 0.5 * z * z, beta * (z - 0.5 * beta))
+        else:
+            losses = np.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta)
+    return _reduce_array(np.asarray(losses, dtype=np.result_type(a, b)), reduction)
+
+
+def _smooth_vjp(g, self, target, reduction, beta, n, huber, needs_input_grad):
+    d = self - target
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inner = d if huber else d / beta
+    edge = beta if huber else 1.0
+    gd = np.where(d < -beta, -edge, np.where(d > beta, edge, inner))
+    gd = np.asarray(_reduced_grad(g, reduction, n) * gd, dtype=d.dtype)
+    return (gd if needs_input_grad[0] else None), (-gd if needs_input_grad[1] else None)
+
+
+def _smooth_composite(self, target, reduction, beta, n, huber):
+    z = (self - target).abs()
+    if huber:
+        losses = where(z < beta, z * z * 0.5, (z - 0.5 * beta) * beta)
+    else:
+        losses = where(z < beta, z * z * (0.5 / beta), z - 0.5 * beta)
+    return _reduce_tensor(losses, reduction)
+
+
+def _smooth_node(name: str):
+    return defop(
+        name,
+        inputs=("self", "target"),
+        params=("reduction", "beta", "n", "huber"),
+        forward=_smooth_forward,
+        vjp=_smooth_vjp,
+        composite=_smooth_composite,
+        jvp=COMPOSITE,
+    )
+
+
+SmoothL1LossBackward0 = _smooth_node("SmoothL1LossBackward0")
+HuberLossBackward0 = _smooth_node("HuberLossBackward0")
+
+
+def _smooth(cls, input, target, reduction, beta, huber, kernel):
+    y = target
+    shape = _bshape(input, target)
+    if tuple(input.shape) != shape:
+        x = input.expand(shape)
+    else:
+        x = input
+    if tuple(target.shape) != shape:
+        y = target.expand(shape)
+    a, b = _float_pair(x, y, kernel)
+    params = (reduction, beta, a.size if a.ndim else 1, huber)
+    token = quiet_set(QUIET)
+    try:
+        out = _smooth_forward(a, b, *params)
+    finally:
+        quiet_reset(token)
+    return record(cls, out, (x, y), params)
+
+
+def _bshape(input, target) -> tuple:
+    return broadcast_shapes(tuple(input.shape), tuple(target.shape))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """``0.5 d^2 / beta`` where ``|d| < beta``, ``|d| - 0.5 beta`` elsewhere (d = input -
+    target); ``beta=0`` is the L1 loss.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.smooth_l1_loss(ember.tensor([0.5, 3.0]), ember.zeros(2))
+        tensor(1.3125)
+    """
+    require_tensor(input, "smooth_l1_loss")
+    require_tensor(target, "smooth_l1_loss", "target", 2)
+    _broadcast_warning(input, target)
+    reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=3)
+    _check_reduction(reduction)
+    if beta == 0.0:
+        shape = _bshape(input, target)
+        return l1_loss(input.expand(shape), target.expand(shape), reduction=reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return _smooth(SmoothL1LossBackward0, input, target, reduction, beta, False, "smooth_l1")
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """``0.5 d^2`` where ``|d| < delta``, ``delta (|d| - 0.5 delta)`` elsewhere (d = input -
+    target), optionally weighted elementwise.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.huber_loss(ember.tensor([0.5, 3.0]), ember.zeros(2), delta=2.0)
+        tensor(2.0625)
+    """
+    require_tensor(input, "huber_loss")
+    require_tensor(target, "huber_loss", "target", 2)
+    _broadcast_warning(input, target)
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is None:
+        return _smooth(HuberLossBackward0, input, target, reduction, delta, True, "huber")
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    losses = _smooth(HuberLossBackward0, input, target, "none", delta, True, "huber")
+    return _reduce_tensor(losses * weight, reduction)
+
+
+# -- soft margin ---------------------------------------------------------------------------
+
+
+def _soft_margin_forward(x, target, reduction, n):
+    losses = np.log1p(np.exp(-target * x))
+    return _reduce_array(np.asarray(losses, dtype=x.dtype), reduction)
+
+
+def _soft_margin_vjp(g, self, target, reduction, n):
+    z = np.exp(-target * self)
+    return np.asarray(-target * z / (1 + z) * _reduced_grad(g, reduction, n), dtype=self.dtype)
+
+
+def _soft_margin_composite(self, target, reduction, n):
+    return _reduce_tensor((self * _wrap(-target)).exp().log1p(), reduction)
+
+
+SoftMarginLossBackward0 = defop(
+    "SoftMarginLossBackward0",
+    params=("target", "reduction", "n"),
+    forward=_soft_margin_forward,
+    vjp={"self": _soft_margin_vjp},
+    composite=_soft_margin_composite,
+    jvp=COMPOSITE,
+)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Two-class logistic loss ``log(1 + exp(-target * input))`` (targets +-1).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.soft_margin_loss(ember.tensor([0.0]), ember.tensor([1.0]))
+        tensor(0.6931)
+    """
+    reduction = _loss_args("soft_margin_loss", input, target, size_average, reduce, reduction)
+    _no_grad_argument(target, "soft_margin_loss", "target")
+    shape = _bshape(input, target)
+    x = input if tuple(input.shape) == shape else input.expand(shape)
+    a, b = _float_pair(x, target, "soft_margin_loss")
+    b = np.broadcast_to(b, a.shape)
+    params = (b, reduction, a.size)
+    token = quiet_set(QUIET)
+    try:
+        out = _soft_margin_forward(a, *params)
+    finally:
+        quiet_reset(token)
+    return record(SoftMarginLossBackward0, out, (x,), params)
+
+
+# -- margin ranking / hinge embedding / cosine embedding -----------------------------------------
+
+
+def margin_ranking_loss(
+    input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
+):
+    """``max(0, -target * (input1 - input2) + margin)`` (targets +-1).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.margin_ranking_loss(ember.tensor([1.0]), ember.tensor([2.0]), ember.tensor([1.0]))
+        tensor(1.)
+    """
+    require_tensor(input1, "margin_ranking_loss", "input1")
+    require_tensor(input2, "margin_ranking_loss", "input2", 2)
+    require_tensor(target, "margin_ranking_loss", "target", 3)
+    reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=3)
+    _check_reduction(reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} "
+        )
+    output = _scalar_op(AddBackward1, -target * (input1 - input2), margin).clamp_min(0)
+    return _reduce_tensor(output, reduction)
+
+
+def hinge_embedding_loss(
+    input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
+):
+    """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.hinge_embedding_loss(ember.tensor([0.3, 2.0]), ember.tensor([-1.0, 1.0]))
+        tensor(1.3500)
+    """
+    reduction = _loss_args("hinge_embedding_loss", input, target, size_average, reduce, reduction)
+    zeros = input.new_zeros(())
+    margin_clamp = (margin - input).clamp_min(0)
+    output_margin = where(target != 1, margin_clamp, zeros)
+    output_self = where(target != -1, input, zeros)
+    return _reduce_tensor(output_margin + output_self, reduction)
+
+
+_COS_EPS = 1e-12
+
+
+def cosine_embedding_loss(
+    input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
+):
+    """``1 - cos(input1, input2)`` where ``target == 1``, ``max(0, cos - margin)`` where
+    ``target == -1`` (rows of 2-D inputs, or two vectors with a 0-d target).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> a, b = ember.tensor([[1.0, 0.0]]), ember.tensor([[1.0, 1.0]])
+        >>> F.cosine_embedding_loss(a, b, ember.tensor([1.0]))
+        tensor(0.2929)
+    """
+    require_tensor(input1, "cosine_embedding_loss", "input1")
+    require_tensor(input2, "cosine_embedding_loss", "input2", 2)
+    require_tensor(target, "cosine_embedding_loss", "target", 3)
+    reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=3)
+    _check_reduction(reduction)
+    tdim = target.dim()
+    if tdim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if tdim == 1 and (input1.dim() != 2 or input2.dim() != 2):
+        raise RuntimeError(
+            "1D target tensor expects 2D input tensors, but found inputs with sizes "
+            f"{list(input1.shape)} and {list(input2.shape)}."
+        )
+    if tdim == 0 and (input1.dim() != 1 or input2.dim() != 1):
+        raise RuntimeError(
+            "0D target tensor expects 1D input tensors, but found inputs with sizes "
+            f"{list(input1.shape)} and {list(input2.shape)}."
+        )
+    prod_sum = (input1 * input2).sum(tdim)
+    mag1 = (input1 * input1).sum(tdim) + _COS_EPS
+    mag2 = (input2 * input2).sum(tdim) + _COS_EPS
+    cos = prod_sum / (mag1 * mag2).sqrt()
+    zeros = cos.new_zeros(())
+    pos = 1 - cos
+    neg = (cos - margin).clamp_min(0)
+    output = where(target == 1, pos, zeros) + where(target == -1, neg, zeros)
+    return _reduce_tensor(output, reduction)
+
+
+# -- multi-margin / multilabel margin ----------------------------------------------------------
+
+
+def _margin_rows(x):
+    return x.reshape(1, -1) if x.ndim <= 1 else x
+
+
+def _multi_margin_forward(x, target, p, margin, weight, reduction, out_shape):
+    xs = _margin_rows(x)
+    n, c = xs.shape
+    rows = np.arange(n)
+    z = margin - xs[rows, target][:, None] + xs
+    z[rows, target] = 0
+    h = np.maximum(z, 0)
+    if p == 2:
+        h = h * h
+    if weight is not None:
+        h = h * weight[target][:, None]
+    losses = np.asarray(h.sum(axis=1) / c, dtype=x.dtype).reshape(out_shape)
+    return _reduce_array(losses, reduction)
+
+
+def _multi_margin_vjp(g, self, target, p, margin, weight, reduction, out_shape):
+    xs = _margin_rows(self)
+    n, c = xs.shape
+    rows = np.arange(n)
+    z = margin - xs[rows, target][:, None] + xs
+    z[rows, target] = 0
+    dz = (z > 0).astype(xs.dtype) if p == 1 else 2 * np.maximum(z, 0)
+    if weight is not None:
+        dz = dz * weight[target][:, None]
+    if reduction == "none":
+        scale = np.asarray(g, dtype=xs.dtype).reshape(n, 1)
+    else:
+        scale = _reduced_grad(g, reduction, n)
+    dz = dz * scale / c
+    gx = dz.copy()
+    gx[rows, target] -= dz.sum(axis=1)
+    return np.asarray(gx.reshape(self.shape), dtype=self.dtype)
+
+
+def _multi_margin_composite(self, target, p, margin, weight, reduction, out_shape):
+    xs = self.reshape(1, -1) if self.dim() <= 1 else self
+    n, c = xs.shape
+    dt = self._data.dtype
+    picked = xs.gather(1, _wrap(target.reshape(n, 1)))
+    mask = np.ones((n, c), dtype=dt)
+    mask[np.arange(n), target] = 0
+    if weight is not None:
+        mask = mask * weight[target][:, None].astype(dt)
+    h = (xs - picked + margin).clamp_min(0)
+    if p == 2:
+        h = h * h
+    losses = ((h * _wrap(mask)).sum(1) / c).reshape(out_shape)
+    return _reduce_tensor(losses, reduction)
+
+
+MultiMarginLossBackward0 = defop(
+    "MultiMarginLossBackward0",
+    params=("target", "p", "margin", "weight", "reduction", "out_shape"),
+    forward=_multi_margin_forward,
+    vjp={"self": _multi_margin_vjp},
+    composite=_multi_margin_composite,
+    jvp=COMPOSITE,
+)
+
+
+def _margin_input_check(x) -> None:
+    if not ((x.ndim <= 1 and x.size > 0) or (x.ndim == 2 and x.shape[1] != 0)):
+        raise RuntimeError(
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(x.shape)}"
+        )
+
+
+def multi_margin_loss(
+    input,
+    target,
+    p=1,
+    margin=1.0,
+    weight=None,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
+    """Multi-class hinge loss: per sample, ``sum_j w[y] max(0, margin - x[y] + x[j])^p / C``
+    over the classes ``j != y``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.multi_margin_loss(ember.tensor([[0.1, 0.8, 0.4]]), ember.tensor([1]))
+        tensor(0.3000)
+    """
+    reduction = _loss_args("multi_margin_loss", input, target, size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    x = input._data
+    _margin_input_check(x)
+    n = 1 if x.ndim <= 1 else x.shape[0]
+    c = x.size if x.ndim <= 1 else x.shape[1]
+    t = target._data
+    if not (t.ndim <= 1 and t.size == n):
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{n}], but got "
+            f"{list(t.shape)}. Input has shape {list(x.shape)}."
+        )
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    _no_grad_argument(weight, "multi_margin_loss", "weight")
+    if x.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"multi_margin_loss_cpu\" not implemented for '{scalar_name(x.dtype)}'"
+        )
+    _check_target_dtype(target)
+    t = t.reshape(-1).astype(np.int64)
+    if t.size and (t.min() < 0 or t.max() >= c):
+        raise RuntimeError("target out of range")
+    w = None if weight is None else weight._data.astype(x.dtype, copy=False)
+    out_shape = tuple(t.shape) if x.ndim == 2 else tuple(target.shape)
+    params = (t, p, margin, w, reduction, out_shape)
+    token = quiet_set(QUIET)
+    try:
+        out = _multi_margin_forward(x, *params)
+    finally:
+        quiet_reset(token)
+    return record(MultiMarginLossBackward0, out, (input,), params)
+
+
+def _multilabel_mask(t: np.ndarray, c: int, dtype) -> np.ndarray:
+    """(N, C, C) counts: entry [i, a, k] is how often class ``a`` is listed (before the first
+    -1) for sample ``i``, where ``k`` is not a listed class."""
+    n = t.shape[0]
+    listed = np.cumprod(t >= 0, axis=1).astype(bool)
+    counts = np.zeros((n, c), dtype=dtype)
+    rows = np.repeat(np.arange(n), t.shape[1])
+    np.add.at(counts, (rows[listed.reshape(-1)], t.reshape(-1)[listed.reshape(-1)]), 1)
+    return counts[:, :, None] * (counts == 0)[:, None, :]
+
+
+def _multilabel_forward(x, mask, reduction, out_shape):
+    xs = _margin_rows(x)
+    c = xs.shape[1]
+    z = 1 - xs[:, :, None] + xs[:, None, :]
+    losses = (np.maximum(z, 0) * mask).sum(axis=(1, 2)) / c
+    return _reduce_array(np.asarray(losses.reshape(out_shape), dtype=x.dtype), reduction)
+
+
+def _multilabel_vjp(g, self, mask, reduction, out_shape):
+    xs = _margin_rows(self)
+    n, c = xs.shape
+    z = 1 - xs[:, :, None] + xs[:, None, :]
+    h = (z > 0) * mask
+    if reduction == "none":
+        scale = np.asarray(g, dtype=xs.dtype).reshape(n, 1)
+    else:
+        scale = _reduced_grad(g, reduction, n)
+    gx = (h.sum(axis=1) - h.sum(axis=2)) * scale / c
+    return np.asarray(gx.reshape(self.shape), dtype=self.dtype)
+
+
+def _multilabel_composite(self, mask, reduction, out_shape):
+    xs = self.reshape(1, -1) if self.dim() <= 1 else self
+    c = xs.shape[1]
+    z = (xs.unsqueeze(1) - xs.unsqueeze(2) + 1).clamp_min(0)
+    losses = (z * _wrap(mask.astype(self._data.dtype))).sum((1, 2)) / c
+    return _reduce_tensor(losses.reshape(out_shape), reduction)
+
+
+MultilabelMarginLossBackward0 = defop(
+    "MultilabelMarginLossBackward0",
+    params=("mask", "reduction", "out_shape"),
+    forward=_multilabel_forward,
+    vjp={"self": _multilabel_vjp},
+    composite=_multilabel_composite,
+    jvp=COMPOSITE,
+)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss: ``target`` lists each sample's classes (ending at the first
+    -1); every listed class should beat every other class by a margin of 1.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> x = ember.tensor([[0.1, 0.2, 0.4, 0.8]])
+        >>> F.multilabel_margin_loss(x, ember.tensor([[3, 0, -1, 1]]))
+        tensor(0.8500)
+    """
+    reduction = _loss_args("multilabel_margin_loss", input, target, size_average, reduce, reduction)
+    x = input._data
+    _margin_input_check(x)
+    t = target._data
+    if x.ndim <= 1:
+        if not (t.ndim <= 1 and t.size == x.size):
+            raise RuntimeError(
+                f"inconsistent target size: {list(t.shape)} for input of size: {list(x.shape)}"
+            )
+    elif t.shape != x.shape:
+        raise RuntimeError(
+            f"inconsistent target size: {list(t.shape)} for input of size: {list(x.shape)}"
+        )
+    if x.dtype.kind != "f":
+        raise NotImplementedError(
+            f'"multilabel_margin_loss_forward_out_frame" not implemented for '
+            f"'{scalar_name(x.dtype)}'"
+        )
+    _check_target_dtype(target)
+    c = x.size if x.ndim <= 1 else x.shape[1]
+    tr = t.reshape(-1, c).astype(np.int64)
+    if ((tr < -1) | (tr >= c)).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    out_shape = (tr.shape[0],) if x.ndim == 2 else ()
+    params = (_multilabel_mask(tr, c, x.dtype), reduction, out_shape)
+    token = quiet_set(QUIET)
+    try:
+        out = _multilabel_forward(x, *params)
+    finally:
+        quiet_reset(token)
+    return record(MultilabelMarginLossBackward0, out, (input,), params)
+
+
+def multilabel_soft_margin_loss(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
+    """Multi-label one-versus-all logistic loss, averaged over the classes (last dim).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.multilabel_soft_margin_loss(ember.tensor([[0.0, 0.0]]), ember.tensor([[1.0, 0.0]]))
+        tensor(0.6931)
+    """
+    require_tensor(input, "multilabel_soft_margin_loss")
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=3)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    c = input.shape[class_dim]
+    loss = loss.sum(class_dim) / c
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
+
+
+# -- triplet margin ------------------------------------------------------------------------
+
+
+def _same_ndim(anchor, positive, negative) -> None:
+    a, p, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == p and p == n):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {a}D, positive {p}D, and negative {n}D inputs"
+        )
+
+
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin=1.0,
+    p=2,
+    eps=1e-6,
+    swap=False,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with the pairwise
+    ``p``-norm distance (``swap``: the smaller of d(a, n) and d(p, n)).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> a, pos, neg = ember.zeros(1, 2), ember.ones(1, 2), ember.ones(1, 2) * 3
+        >>> F.triplet_margin_loss(a, pos, neg, eps=0.0)
+        tensor(0.)
+    """
+    require_tensor(anchor, "triplet_margin_loss", "anchor")
+    require_tensor(positive, "triplet_margin_loss", "positive", 2)
+    require_tensor(negative, "triplet_margin_loss", "negative", 3)
+    reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=3)
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _same_ndim(anchor, positive, negative)
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    output = (_scalar_op(AddBackward1, dist_pos, margin) - dist_neg).clamp_min(0)
+    return _reduce_tensor(output, reduction)
+
+
+def triplet_margin_with_distance_loss(
+    anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False, reduction="mean"
+):
+    """``triplet_margin_loss`` with any ``distance_function(x, y)`` (default
+    ``pairwise_distance``).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> a, pos, neg = ember.zeros(1, 2), ember.ones(1, 2), ember.ones(1, 2) * 3
+        >>> F.triplet_margin_with_distance_loss(a, pos, neg)
+        tensor(0.)
+    """
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _same_ndim(anchor, positive, negative)
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = minimum(dist_neg, distance_function(positive, negative))
+    loss = (margin + dist_pos - dist_neg).clamp_min(0)
+    return _reduce_tensor(loss, reduction)
+
+
+# -- poisson / gaussian negative log likelihood -----------------------------------------------
+
+
+def poisson_nll_loss(
+    input,
+    target,
+    log_input=True,
+    full=False,
+    size_average=None,
+    eps=1e-8,
+    reduce=None,
+    reduction="mean",
+):
+    """Poisson negative log likelihood: ``exp(input) - target * input`` (``log_input``) or
+    ``input - target * log(input + eps)``; ``full`` adds Stirling's term for targets > 1.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.poisson_nll_loss(ember.tensor([0.0]), ember.tensor([2.0]))
+        tensor(1.)
+    """
+    reduction = _loss_args("poisson_nll_loss", input, target, size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce_tensor(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Gaussian negative log likelihood ``0.5 (log(var) + (input - target)^2 / var)`` with
+    ``var`` clamped below at ``eps`` (its gradient unchanged, as torch).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.gaussian_nll_loss(ember.tensor([1.0]), ember.tensor([0.0]), ember.tensor([1.0]))
+        tensor(0.5000)
+    """
+    require_tensor(input, "gaussian_nll_loss")
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * input.new_ones(input.shape)
+    elif bool((var._data < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif input.dim() == var.dim() and (
+            sum(y for x, y in zip(input.shape, var.shape) if x != y) == 1
+        ):
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with no_grad():  # the clamp does not change var's gradient
+        var.clamp_(min=eps)
+    loss = (var.log() + (input - target) ** 2 / var) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce_tensor(loss, reduction)

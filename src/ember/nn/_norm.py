@@ -1,6 +1,8 @@
-"""batch_norm and layer_norm: one node each (NativeBatchNormBackward0,
-NativeLayerNormBackward0), with the closed-form backward rules on arrays, the op written
-with ember ops (``composite``) for higher orders, and forward mode through that composite.
+"""batch_norm, layer_norm and group_norm: one node each (NativeBatchNormBackward0,
+NativeLayerNormBackward0, NativeGroupNormBackward0), with the closed-form backward rules on
+arrays, the op written with ember ops (``composite``) for higher orders, and forward mode
+through that composite. instance_norm, rms_norm, local_response_norm and normalize are
+composed of ember ops as torch composes them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from .._mode import state as _grad_mode
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from ..ops._core import COMPOSITE, defop, quiet, record, require_tensor
+from ..ops.elementwise import div
+from ..ops.shape import cat
 
 _wrap = Tensor._wrap
 
@@ -313,3 +317,296 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     return record(
         NativeLayerNormBackward0, out, (input, weight, bias), (nshape, eps), (mean, invstd)
     )
+
+
+# -- group_norm --------------------------------------------------------------------------------
+
+
+def _group_stats(x: np.ndarray, group: int, eps):
+    """Per (sample, group) mean and 1 / std of ``x`` (N, C, *), shaped (N, G)."""
+    xg = x.reshape(x.shape[0], group, -1)
+    mean = xg.mean(axis=-1)
+    centered = xg - mean[..., None]
+    var = np.mean(centered * centered, axis=-1)
+    return mean, 1.0 / np.sqrt(var + eps)
+
+
+def _group_xhat(x, mean, rstd, group: int):
+    shape = (x.shape[0], group, -1)
+    return ((x.reshape(shape) - mean[..., None]) * rstd[..., None]).reshape(x.shape)
+
+
+def _group_norm_forward(x, w, b, group, eps):
+    mean, rstd = _group_stats(x, group, eps)
+    out = _group_xhat(x, mean, rstd, group)
+    shape = _bshape(x.ndim, x.shape[1])
+    if w is not None:
+        out = out * w.reshape(shape)
+    if b is not None:
+        out = out + b.reshape(shape)
+    dt = x.dtype
+    return (
+        np.asarray(out, dtype=dt),
+        np.asarray(mean, dtype=dt),
+        np.asarray(rstd, dtype=dt),
+    )
+
+
+def _group_norm_vjp(g, input, weight, bias, mean, rstd, group, eps, needs_input_grad):
+    """Closed-form gradients on arrays (recorded backwards go through the composite)."""
+    x = input
+    shape = _bshape(x.ndim, x.shape[1])
+    xhat = _group_xhat(x, mean, rstd, group)
+    axes = (0,) + tuple(range(2, x.ndim))
+    gx = gw = gb = None
+    if needs_input_grad[0]:
+        gxh = g if weight is None else g * weight.reshape(shape)
+        gg = gxh.reshape(x.shape[0], group, -1)
+        xg = xhat.reshape(gg.shape)
+        gx = rstd[..., None] * (
+            gg - gg.mean(axis=-1, keepdims=True) - xg * (gg * xg).mean(axis=-1, keepdims=True)
+        )
+        gx = gx.reshape(x.shape)
+    if weight is not None and needs_input_grad[1]:
+        gw = (g * xhat).sum(axis=axes)
+    if bias is not None and needs_input_grad[2]:
+        gb = g.sum(axis=axes)
+    return gx, gw, gb
+
+
+def _group_norm_composite(input, weight, bias, group, eps):
+    xg = input.reshape(input.shape[0], group, -1)
+    mean = xg.mean(-1, keepdim=True)
+    centered = xg - mean
+    var = (centered * centered).mean(-1, keepdim=True)
+    y = (centered / (var + eps).sqrt()).reshape(input.shape)
+    shape = _bshape(input.dim(), input.shape[1])
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+NativeGroupNormBackward0 = defop(
+    "NativeGroupNormBackward0",
+    inputs=("input", "weight", "bias"),
+    params=("group", "eps"),
+    saves=("mean", "rstd"),
+    forward=_group_norm_forward,
+    vjp=_group_norm_vjp,
+    composite=_group_norm_composite,
+    jvp=COMPOSITE,
+)
+
+
+def _verify_batch_size(size) -> None:
+    prod = size[0]
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-05):
+    """Normalise each of ``num_groups`` groups of channels of (N, C, *) input per sample
+    (biased variance), then apply the per-channel ``weight`` and ``bias``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.group_norm(ember.tensor([[1.0, 3.0, 0.0, 4.0]]), 2)
+        tensor([[-1.0000,  1.0000, -1.0000,  1.0000]])
+    """
+    require_tensor(input, "group_norm")
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
+        )
+    shape = list(input.shape)
+    n, c = shape[0], shape[1]
+    _verify_batch_size([n * c // num_groups, num_groups] + shape[2:])
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {shape} and num_groups={num_groups}"
+        )
+    for t, name in ((weight, "weight"), (bias, "bias")):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in "
+                f"input, but got {name} of shape {list(t.shape)} and input of shape {shape}"
+            )
+    x = input._data
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"\"GroupNormKernelImpl\" not implemented for '{scalar_name(x.dtype)}'")
+    w = None if weight is None else weight._data
+    b = None if bias is None else bias._data
+    with quiet:
+        out, mean, rstd = _group_norm_forward(x, w, b, num_groups, eps)
+    return record(
+        NativeGroupNormBackward0, out, (input, weight, bias), (num_groups, eps), (mean, rstd)
+    )
+
+
+# -- instance_norm -----------------------------------------------------------------------------
+
+
+def _verify_spatial_size(size) -> None:
+    prod = 1
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size {size}"
+        )
+
+
+def instance_norm(
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-05,
+):
+    """Normalise each channel of each sample of (N, C, *) input over its spatial dims, as
+    torch does it: a batch norm of the (1, N C, *) view, the running statistics (if given)
+    updated with the mean over the batch.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.instance_norm(ember.tensor([[[1.0, 3.0], [0.0, 4.0]]]))
+        tensor([[[-1.0000,  1.0000],
+                 [-1.0000,  1.0000]]])
+    """
+    require_tensor(input, "instance_norm")
+    if use_input_stats:
+        _verify_spatial_size(input.shape)
+    elif running_mean is None or running_var is None:
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
+    shape = tuple(input.shape)
+    b, c = shape[0], shape[1]
+
+    def repeat(t):
+        return None if t is None else t.repeat(b)
+
+    rm, rv = repeat(running_mean), repeat(running_var)
+    flat = input.contiguous().view(1, b * c, *shape[2:])
+    out = batch_norm(flat, rm, rv, repeat(weight), repeat(bias), use_input_stats, momentum, eps)
+    with no_grad():
+        if running_mean is not None:
+            running_mean.copy_(rm.view(b, c).mean(0))
+        if running_var is not None:
+            running_var.copy_(rv.view(b, c).mean(0))
+    return out.view(shape)
+
+
+# -- rms_norm ----------------------------------------------------------------------------------
+
+
+def _check_normalized_shape(x_shape, nshape: tuple, weight) -> None:
+    k = len(nshape)
+    if k == 0 or len(x_shape) < k or tuple(x_shape[len(x_shape) - k :]) != nshape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(nshape)}, expected input with shape "
+            f"[*{', '.join(str(s) for s in nshape)}], but got input of size{list(x_shape)}"
+        )
+    if weight is not None and tuple(weight.shape) != nshape:
+        raise RuntimeError(
+            "Expected weight to be of same shape as normalized_shape, but got weight of "
+            f"shape {list(weight.shape)} and normalized_shape = {list(nshape)}"
+        )
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``input / sqrt(mean(input ** 2) + eps) * weight`` over the trailing
+    ``normalized_shape`` dims (``eps=None``: the dtype's machine epsilon, as torch).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.rms_norm(ember.tensor([[3.0, 4.0]]), (2,), eps=0.0)
+        tensor([[0.8485, 1.1314]])
+    """
+    require_tensor(input, "rms_norm")
+    if not isinstance(normalized_shape, (tuple, list, Size)):
+        raise TypeError(
+            "rms_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+            f"{type(normalized_shape).__name__}"
+        )
+    nshape = tuple(int(s) for s in normalized_shape)
+    _check_normalized_shape(tuple(input.shape), nshape, weight)
+    dt = input._data.dtype
+    if dt.kind != "f":
+        raise RuntimeError(f"\"rms_norm\" not implemented for '{scalar_name(dt)}'")
+    if eps is None:
+        eps = float(np.finfo(dt).eps)
+    dims = tuple(range(input.dim() - len(nshape), input.dim()))
+    rstd = (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    out = input.mul(rstd)
+    if weight is not None:
+        out = out.mul(weight)
+    return out
+
+
+# -- local_response_norm / normalize -----------------------------------------------------------
+
+
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k=1.0):
+    """``input / (k + alpha * mean of input ** 2 over ``size`` neighbouring channels) **
+    beta`` (the window zero-padded, as torch's average pooling).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.local_response_norm(ember.ones(1, 2, 1), 2, alpha=1.0, beta=1.0)
+        tensor([[[0.6667],
+                 [0.5000]]])
+    """
+    require_tensor(input, "local_response_norm")
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(
+            "Expected 3D or higher dimensionality                          input (got "
+            f"{dim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input.mul(input)
+    lo, hi = size // 2, (size - 1) // 2
+    pad_shape = list(input.shape)
+    pads = []
+    for amount in (lo, hi):
+        pad_shape[1] = amount
+        pads.append(input.new_zeros(pad_shape))
+    padded = cat([pads[0], sq, pads[1]], 1)
+    acc = padded.narrow(1, 0, c)
+    for j in range(1, size):
+        acc = acc + padded.narrow(1, j, c)
+    div = (acc / size).mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.normalize(ember.tensor([[3.0, 4.0]]))
+        tensor([[0.6000, 0.8000]])
+    """
+    require_tensor(input, "normalize")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denom
+    return div(input, denom, out=out)

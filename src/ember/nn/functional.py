@@ -86,18 +86,87 @@ from ._conv import (
     unfold,
 )
 from ._interp import interpolate
+from ._layers import (
+    alpha_dropout,
+    bilinear,
+    channel_shuffle,
+    cosine_similarity,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+    native_channel_shuffle,
+    pairwise_distance,
+    pdist,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 from ._loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
+    cosine_embedding_loss,
     cross_entropy,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    huber_loss,
+    kl_div,
     l1_loss,
+    margin_ranking_loss,
     mse_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
     nll_loss,
+    poisson_nll_loss,
+    smooth_l1_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
-from ._norm import batch_norm, layer_norm
+from ._norm import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    local_response_norm,
+    normalize,
+    rms_norm,
+)
 
 __all__ = [
     "linear",
+    "alpha_dropout",
+    "bilinear",
+    "channel_shuffle",
+    "cosine_similarity",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "feature_alpha_dropout",
+    "native_channel_shuffle",
+    "pairwise_distance",
+    "pdist",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "cosine_embedding_loss",
+    "gaussian_nll_loss",
+    "hinge_embedding_loss",
+    "huber_loss",
+    "kl_div",
+    "margin_ranking_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "multilabel_soft_margin_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+    "group_norm",
+    "instance_norm",
+    "local_response_norm",
+    "normalize",
+    "rms_norm",
     "conv1d",
     "conv3d",
     "conv_transpose1d",
@@ -298,23 +367,26 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _KAPPA = 0.044715
 
 
-def _gelu_array(a: np.ndarray, approximate: str) -> np.ndarray:
+def _gelu_array(a: np.ndarray, approximate: str):
+    """``(gelu(a), aux)``: ``aux`` is the normal CDF of ``a`` (or the tanh of the
+    approximation), which the derivative reuses instead of evaluating erf again."""
     if approximate == "tanh":
-        out = 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a)))
+        aux = np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a))
     else:
-        out = 0.5 * a * (1 + _ew.erf_array(a / _SQRT_2))
-    return np.asarray(out, dtype=a.dtype)
+        aux = 0.5 * (1 + _ew.erf_array(a / _SQRT_2))
+        aux = np.asarray(aux, dtype=a.dtype)
+    out = 0.5 * a * (1 + aux) if approximate == "tanh" else a * aux
+    return np.asarray(out, dtype=a.dtype), aux
 
 
-def _gelu_rule(g, self, approximate):
-    """``g * gelu'(x)``: NumPy (SciPy's erf) on arrays, ember ops on Tensors."""
+def _gelu_rule(g, self, aux, approximate):
+    """``g * gelu'(x)``: from the saved CDF (or tanh) on arrays, ember ops on Tensors."""
     x = self
     if approximate == "tanh":
-        inner = (x + x * x * x * _KAPPA) * _SQRT_2_OVER_PI
-        t = np.tanh(inner) if is_raw(x) else _ew.tanh(inner)
+        t = aux if is_raw(x) else _ew.tanh((x + x * x * x * _KAPPA) * _SQRT_2_OVER_PI)
         d = (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * _SQRT_2_OVER_PI * (x * x * (3 * _KAPPA) + 1)
     elif is_raw(x):
-        d = 0.5 * (1 + _ew.erf_array(x / _SQRT_2)) + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+        d = aux + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
     else:
         d = (_ew.erf(x / _SQRT_2) + 1) * 0.5 + x * _ew.exp(x * x * -0.5) * _INV_SQRT_2PI
     res = g * d
@@ -326,6 +398,7 @@ def _gelu_rule(g, self, approximate):
 GeluBackward0 = defop(
     "GeluBackward0",
     params=("approximate",),
+    saves=("aux",),
     forward=_gelu_array,
     vjp={"self": _gelu_rule},
     jvp=ELEMENTWISE,
@@ -352,10 +425,10 @@ def gelu(input, approximate: str = "none"):
         )
     token = quiet_set(QUIET)
     try:
-        out = _gelu_array(a, approximate)
+        out, aux = _gelu_array(a, approximate)
     finally:
         quiet_reset(token)
-    return record(GeluBackward0, out, (input,), (approximate,))
+    return record(GeluBackward0, out, (input,), (approximate,), (aux,))
 
 
 def tanh(input):

@@ -1,4 +1,4 @@
-"""``Identity`` and ``Linear``."""
+"""``Identity``, ``Linear`` and ``Bilinear``."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from ... import _creation
 from ..._tensor import device as _device
 from .. import functional as F
 from .. import init
+from .._layers import bilinear
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "Linear", "Bilinear"]
 
 
 def _factory(device, dtype) -> dict:
@@ -101,4 +102,53 @@ class Linear(Module):
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
+        )
+
+
+class Bilinear(Module):
+    """``y = x1^T W x2 + b`` with ``weight`` (out_features, in1_features, in2_features);
+    weight and bias start as U(-1/sqrt(in1_features), 1/sqrt(in1_features)) (torch).
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> m = nn.Bilinear(2, 3, 4)
+        >>> m
+        Bilinear(in1_features=2, in2_features=3, out_features=4, bias=True)
+        >>> m(ember.ones(5, 2), ember.ones(5, 3)).shape
+        torch.Size([5, 4])
+    """
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        kw = _factory(device, dtype)
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(_creation.empty((out_features, in1_features, in2_features), **kw))
+        _init_bias_param(self, bias, out_features, kw)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Weight and bias from U(-1/sqrt(in1_features), 1/sqrt(in1_features))."""
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
         )

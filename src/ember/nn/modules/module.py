@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ... import _dtype
 from ..._tensor import Tensor, _legacy_type_name, device
-from ...autograd.grad_mode import no_grad
+from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.graph import RemovableHandle
 from ..parameter import Parameter
 
@@ -45,6 +47,139 @@ def _addindent(s_: str, num_spaces: int) -> str:
     first = s.pop(0)
     s = [(num_spaces * " ") + line if line.strip() else "" for line in s]
     return first + "\n" + "\n".join(s)
+
+
+class BackwardHookFunction(Function):
+    """The identity on a module's input or output tensors, whose node carries the module's
+    full backward hooks (torch's ``BackwardHookFunctionBackward``)."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
+        return tuple(a.view_as(a) for a in args)
+
+    @staticmethod
+    def backward(ctx, *args):
+        return args
+
+
+class _BackwardHook:
+    """torch's ``utils.hooks.BackwardHook``: identity nodes on a call's input and output
+    tensors; the output node's hook sees ``grad_output`` (and runs the pre-hooks), the input
+    node's hook sees ``grad_input`` and runs the full backward hooks."""
+
+    def __init__(self, module, user_hooks, user_pre_hooks) -> None:
+        self.module = module
+        self.user_hooks = list(user_hooks.values())
+        self.user_pre_hooks = list(user_pre_hooks.values())
+        self.grad_outputs = None
+        self.n_outputs = -1
+        self.output_tensors_index = None
+        self.n_inputs = -1
+        self.input_tensors_index = None
+
+    @staticmethod
+    def _pack_with_none(indices, values, size) -> tuple:
+        res = [None] * size
+        for idx, val in zip(indices, values):
+            res[idx] = val
+        return tuple(res)
+
+    @staticmethod
+    def _unpack_none(indices, values) -> tuple:
+        return tuple(values[idx] for idx in indices)
+
+    def _set_user_hook(self, grad_fn) -> None:
+        def hook(grad_input, _):
+            if self.grad_outputs is None:
+                return None  # the gradient reached the input without passing the output
+            res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
+            for user_hook in self.user_hooks:
+                out = user_hook(self.module, res, self.grad_outputs)
+                if out is None:
+                    continue
+                if len(out) != len(res):
+                    raise RuntimeError(
+                        "Backward hook returned an invalid number of grad_input, got "
+                        f"{len(out)}, but expected {len(res)}"
+                    )
+                res = out
+            self.grad_outputs = None
+            return self._unpack_none(self.input_tensors_index, res)
+
+        grad_fn.register_hook(hook)
+
+    def _apply_on_tensors(self, fn, args):
+        tensors_idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        tensors = [args[i] for i in tensors_idx]
+        if not (any(t.requires_grad for t in tensors) and is_grad_enabled()):
+            return args, None
+        new_tensors = BackwardHookFunction.apply(*tensors)
+        if not isinstance(new_tensors, tuple):
+            new_tensors = (new_tensors,)
+        grad_fns = [t.grad_fn for t in new_tensors if t.grad_fn is not None]
+        fn(grad_fns[0])
+        arg_list = list(args)
+        for idx, val in zip(tensors_idx, new_tensors):
+            arg_list[idx] = val
+        return tuple(arg_list), tensors_idx
+
+    def setup_input_hook(self, args):
+        res, input_idx = self._apply_on_tensors(self._set_user_hook, args)
+        self.n_inputs = len(args)
+        self.input_tensors_index = input_idx
+        return res
+
+    def setup_output_hook(self, args):
+        def fn(grad_fn):
+            def hook(_, grad_output):
+                self.grad_outputs = self._pack_with_none(
+                    self.output_tensors_index, grad_output, self.n_outputs
+                )
+                expected_len = len(self.grad_outputs)
+                for user_pre_hook in self.user_pre_hooks:
+                    new = user_pre_hook(self.module, self.grad_outputs)
+                    if new is None:
+                        continue
+                    if len(new) != expected_len:
+                        raise RuntimeError(
+                            "Backward pre hook returned an invalid number of grad_output, got "
+                            f"{len(new)}, but expected {expected_len}"
+                        )
+                    self.grad_outputs = new
+                local_grad_outputs = self.grad_outputs
+                if self.input_tensors_index is None:
+                    if self.user_hooks:
+                        warnings.warn(
+                            "Full backward hook is firing when gradients are computed with "
+                            "respect to module outputs since no inputs require gradients. See "
+                            "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                            "#torch.nn.Module.register_full_backward_hook for more details.",
+                            UserWarning,
+                            stacklevel=2,
+                        )
+                    grad_inputs = self._pack_with_none([], [], self.n_inputs)
+                    for user_hook in self.user_hooks:
+                        res = user_hook(self.module, grad_inputs, self.grad_outputs)
+                        if res is not None and not (
+                            isinstance(res, tuple) and all(el is None for el in res)
+                        ):
+                            raise RuntimeError(
+                                "Backward hook for Modules where no input requires gradient "
+                                "should always return None or None for all gradients."
+                            )
+                    self.grad_outputs = None
+                return tuple(local_grad_outputs[i] for i in self.output_tensors_index)
+
+            grad_fn.register_hook(hook)
+
+        is_tuple = isinstance(args, tuple)
+        if not is_tuple:
+            args = (args,)
+        res, output_idx = self._apply_on_tensors(fn, args)
+        self.n_outputs = len(args)
+        self.output_tensors_index = output_idx
+        return res if is_tuple else res[0]
 
 
 def _forward_unimplemented(self, *input: Any) -> None:
@@ -103,6 +238,9 @@ class Module:
         sa("_forward_hooks_with_kwargs", OrderedDict())
         sa("_forward_pre_hooks", OrderedDict())
         sa("_forward_pre_hooks_with_kwargs", OrderedDict())
+        sa("_forward_hooks_always_called", OrderedDict())
+        sa("_backward_hooks", OrderedDict())
+        sa("_backward_pre_hooks", OrderedDict())
         sa("_state_dict_hooks", OrderedDict())
         sa("_state_dict_pre_hooks", OrderedDict())
         sa("_load_state_dict_pre_hooks", OrderedDict())
@@ -340,32 +478,63 @@ class Module:
     # -- calling ----------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if self._forward_pre_hooks:
-            for hook_id, hook in list(self._forward_pre_hooks.items()):
-                if hook_id in self._forward_pre_hooks_with_kwargs:
-                    res = hook(self, args, kwargs)
+        bw_hook = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            bw_hook = _BackwardHook(self, self._backward_hooks, self._backward_pre_hooks)
+        called_always = False
+        try:
+            if self._forward_pre_hooks:
+                for hook_id, hook in list(self._forward_pre_hooks.items()):
+                    if hook_id in self._forward_pre_hooks_with_kwargs:
+                        res = hook(self, args, kwargs)
+                        if res is not None:
+                            if isinstance(res, tuple) and len(res) == 2:
+                                args, kwargs = res
+                            else:
+                                raise RuntimeError(
+                                    "forward pre-hook must return None or a tuple of (new_args, "
+                                    f"new_kwargs), but got {res}."
+                                )
+                    else:
+                        res = hook(self, args)
+                        if res is not None:
+                            args = res if isinstance(res, tuple) else (res,)
+            if bw_hook is not None:
+                args = bw_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            if self._forward_hooks:
+                for hook_id, hook in list(self._forward_hooks.items()):
+                    if hook_id in self._forward_hooks_always_called:
+                        called_always = True
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        res = hook(self, args, kwargs, result)
+                    else:
+                        res = hook(self, args, result)
                     if res is not None:
-                        if isinstance(res, tuple) and len(res) == 2:
-                            args, kwargs = res
+                        result = res
+            if bw_hook is not None:
+                result = bw_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            # torch runs the forward hooks registered with always_call=True even on failure
+            # (once: not again when they already ran).
+            if not called_always:
+                for hook_id, hook in list(self._forward_hooks.items()):
+                    if hook_id not in self._forward_hooks_always_called:
+                        continue
+                    try:
+                        if hook_id in self._forward_hooks_with_kwargs:
+                            hook(self, args, kwargs, None)
                         else:
-                            raise RuntimeError(
-                                "forward pre-hook must return None or a tuple of (new_args, "
-                                f"new_kwargs), but got {res}."
-                            )
-                else:
-                    res = hook(self, args)
-                    if res is not None:
-                        args = res if isinstance(res, tuple) else (res,)
-        result = self.forward(*args, **kwargs)
-        if self._forward_hooks:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_with_kwargs:
-                    res = hook(self, args, kwargs, result)
-                else:
-                    res = hook(self, args, result)
-                if res is not None:
-                    result = res
-        return result
+                            hook(self, args, None)
+                    except Exception as e:  # noqa: BLE001 (reported as torch does)
+                        warnings.warn(
+                            "global module forward hook with ``always_call=True`` raised an "
+                            f"exception that was silenced as another error was raised in "
+                            f"forward: {e}",
+                            stacklevel=2,
+                        )
+            raise
 
     def register_forward_pre_hook(
         self, hook, *, prepend: bool = False, with_kwargs: bool = False
@@ -398,8 +567,50 @@ class Module:
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """Register ``hook(module, grad_output)`` run when the gradients of the module's
+        outputs are known, before those of its inputs; it may return new ``grad_output``.
+
+        Example:
+            >>> import ember
+            >>> from ember import nn
+            >>> m = nn.Identity()
+            >>> h = m.register_full_backward_pre_hook(lambda mod, go: (go[0] * 10,))
+            >>> x = ember.ones(2, requires_grad=True)
+            >>> m(x).sum().backward()
+            >>> x.grad
+            tensor([10., 10.])
+        """
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """Register ``hook(module, grad_input, grad_output)`` run once the gradients of the
+        module's inputs are computed; it may return new ``grad_input``.
+
+        Example:
+            >>> import ember
+            >>> from ember import nn
+            >>> m = nn.Linear(2, 1)
+            >>> seen = []
+            >>> h = m.register_full_backward_hook(lambda mod, gi, go: seen.append(go[0].shape))
+            >>> m(ember.ones(3, 2, requires_grad=True)).sum().backward()
+            >>> seen
+            [torch.Size([3, 1])]
+        """
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
     # -- iteration ---------------------------------------------------------------------------

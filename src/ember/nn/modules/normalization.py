@@ -1,4 +1,5 @@
-"""``BatchNorm1d``, ``BatchNorm2d`` and ``LayerNorm``."""
+"""Normalisation layers: ``BatchNorm1d/2d/3d``, ``LayerNorm``, ``GroupNorm``, ``RMSNorm``,
+``LocalResponseNorm`` (the instance norms are in ``instancenorm``)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,21 @@ import numpy as np
 
 from ... import _creation
 from ..._tensor import Tensor
-from .. import functional as F
 from .. import init
+from .._norm import batch_norm, group_norm, layer_norm, local_response_norm, rms_norm
 from ..parameter import Parameter
 from .linear import _factory, _init_bias_param
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "GroupNorm",
+    "LayerNorm",
+    "LocalResponseNorm",
+    "RMSNorm",
+]
 
 
 def _init_affine_params(module: Module, affine: bool, bias: bool, shape, kw: dict) -> None:
@@ -34,7 +43,9 @@ def _reset_affine_params(module: Module, affine: bool) -> None:
             init.zeros_(module.bias)
 
 
-class _BatchNorm(Module):
+class _NormBase(Module):
+    """What batch and instance norms share: the affine parameters and running statistics."""
+
     _version = 2
 
     def __init__(
@@ -119,6 +130,8 @@ class _BatchNorm(Module):
             error_msgs,
         )
 
+
+class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
@@ -133,7 +146,7 @@ class _BatchNorm(Module):
         else:
             bn_training = (self.running_mean is None) and (self.running_var is None)
         use_stats = not self.training or self.track_running_stats
-        return F.batch_norm(
+        return batch_norm(
             input,
             self.running_mean if use_stats else None,
             self.running_var if use_stats else None,
@@ -183,6 +196,21 @@ class BatchNorm2d(_BatchNorm):
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation over (N, C, D, H, W) inputs, per channel (see ``BatchNorm1d``).
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.BatchNorm3d(2)(ember.randn(3, 2, 2, 2, 2)).shape
+        torch.Size([3, 2, 2, 2, 2])
+    """
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
 class LayerNorm(Module):
     """Normalise over the trailing ``normalized_shape`` dims, with elementwise affine
     ``weight`` (ones) and ``bias`` (zeros).
@@ -221,10 +249,135 @@ class LayerNorm(Module):
         _reset_affine_params(self, self.elementwise_affine)
 
     def forward(self, input):
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (
             "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, "
             "bias={use_bias}".format(**self.__dict__, use_bias=self.bias is not None)
         )
+
+
+class GroupNorm(Module):
+    """Normalise ``num_groups`` groups of channels per sample, with per-channel affine
+    ``weight`` (ones) and ``bias`` (zeros).
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> gn = nn.GroupNorm(2, 4)
+        >>> gn
+        GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
+        >>> gn(ember.randn(3, 4, 5)).shape
+        torch.Size([3, 4, 5])
+    """
+
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device=None,
+        dtype=None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        kw = _factory(device, dtype)
+        if num_channels % num_groups != 0:
+            raise ValueError(
+                f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
+            )
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        _init_affine_params(self, affine, bias, num_channels, kw)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Weight 1, bias 0."""
+        _reset_affine_params(self, self.affine)
+
+    def forward(self, input):
+        return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return "{num_groups}, {num_channels}, eps={eps}, affine={affine}, bias={use_bias}".format(
+            **self.__dict__, use_bias=self.bias is not None
+        )
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the trailing ``normalized_shape`` dims, with an
+    elementwise ``weight`` (ones); ``eps=None`` uses the input dtype's machine epsilon.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.RMSNorm(3)
+        RMSNorm((3,), eps=None, elementwise_affine=True)
+        >>> nn.RMSNorm(2, eps=0.0)(ember.tensor([[3.0, 4.0]]))
+        tensor([[0.8485, 1.1314]], grad_fn=<MulBackward0>)
+    """
+
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        kw = _factory(device, dtype)
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(_creation.empty(self.normalized_shape, **kw))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Weight 1."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(
+            **self.__dict__
+        )
+
+
+class LocalResponseNorm(Module):
+    """Normalise each channel by the activity of ``size`` neighbouring channels.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.LocalResponseNorm(2)
+        LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+        >>> nn.LocalResponseNorm(2)(ember.ones(1, 3, 4)).shape
+        torch.Size([1, 3, 4])
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
