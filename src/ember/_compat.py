@@ -34,6 +34,9 @@ __all__ = [
     "are_deterministic_algorithms_enabled",
     "broadcast_shapes",
     "bucketize",
+    "channels_last",
+    "channels_last_3d",
+    "contiguous_format",
     "e",
     "finfo",
     "get_default_device",
@@ -42,9 +45,11 @@ __all__ = [
     "iinfo",
     "inf",
     "is_deterministic_algorithms_warn_only_enabled",
+    "memory_format",
     "meshgrid",
     "nan",
     "pi",
+    "preserve_format",
     "searchsorted",
     "set_default_device",
     "set_float32_matmul_precision",
@@ -65,6 +70,34 @@ _NO_CUDA = "Torch not compiled with CUDA enabled"
 def _tensor_cuda(self, device=None, non_blocking=False, memory_format=None):
     """``Tensor.cuda()`` fails as on a CPU-only torch build."""
     raise AssertionError(_NO_CUDA)
+
+
+# -- memory formats ------------------------------------------------------------------------
+
+
+class memory_format:
+    """``torch.memory_format``: how a tensor's elements are laid out. ember's arrays are
+    NumPy's (C order unless a view says otherwise); the formats are accepted where torch
+    takes them and compare by identity, as torch's do."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+
+def _tensor_pin_memory(self, device=None):
+    """``Tensor.pin_memory()``: pinned memory needs an accelerator, as on torch's CPU build."""
+    raise RuntimeError("Cannot access accelerator device when none is available.")
 
 
 # -- default device and matmul precision ---------------------------------------------------
@@ -635,6 +668,7 @@ def searchsorted(
 
 _METHODS = {
     "cuda": _tensor_cuda,
+    "pin_memory": _tensor_pin_memory,
     "new_zeros": new_zeros,
     "new_ones": new_ones,
     "new_full": new_full,

@@ -396,6 +396,11 @@ class Tensor:
         return False
 
     @property
+    def is_sparse(self) -> bool:
+        """False: ember tensors are dense NumPy arrays."""
+        return False
+
+    @property
     def layout(self) -> str:
         return "torch.strided"
 

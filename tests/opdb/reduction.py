@@ -12,6 +12,10 @@ def _mask(m, rows):
 
 
 OPS = [
+    # running extremes (random values: no ties, where the picked index is ill-defined)
+    Op("cummax", lambda m, x: m.cummax(x, 1).values, (S(3, 4),)),
+    Op("cummin_dim0", lambda m, x: x.cummin(0).values, (S(3, 4),)),
+    Op("cummax_0d", lambda m, x: m.cummax(x, 0).values, (S(),)),
     # reductions
     Op("sum", lambda m, x: x.sum(), (S(3, 4),)),
     Op("sum_dim", lambda m, x: x.sum(1), (S(3, 4),)),

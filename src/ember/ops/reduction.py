@@ -1672,4 +1672,131 @@ def count_nonzero(input, dim=None):
     )
 
 
+
+# -- running maximum and minimum with their positions ------------------------------------------
+
+
+def _scatter_add_along(g: np.ndarray, idx: np.ndarray, ax: int) -> np.ndarray:
+    """``zeros_like(g).scatter_add(ax, idx, g)`` on arrays (repeated indices sum)."""
+    n = g.shape[ax]
+    gm = np.moveaxis(g, ax, -1).reshape(-1, n)
+    im = np.moveaxis(idx, ax, -1).reshape(-1, n)
+    res = np.zeros_like(gm)
+    np.add.at(res, (np.arange(gm.shape[0])[:, None], im), gm)
+    return np.moveaxis(res.reshape(np.moveaxis(g, ax, -1).shape), -1, ax)
+
+
+def _cum_select_vjp(grads, self, indices, dim):
+    """Each running extreme's gradient goes back to the element it came from (summed)."""
+    g = grads[0]
+    if g is None:
+        return None
+    if not self.shape:
+        return g
+    if is_raw(g):
+        return _scatter_add_along(g, indices, dim)
+    return g.new_zeros(tuple(g.shape)).scatter_add(dim, _wrap(indices), g)
+
+
+def _cum_select_jvp(t_self, indices, dim):
+    if not t_self.shape:
+        return [t_self, None]
+    return [gather(t_self, dim, _wrap(indices)), None]
+
+
+def _cum_select_op(name: str):
+    return defop(
+        name,
+        outputs=("values", "indices_out"),
+        differentiable=(True, False),
+        params=("dim",),
+        saves=("indices",),
+        vjp={"self": lambda grads, self, indices, dim: _cum_select_vjp(grads, self, indices, dim)},
+        jvp=_cum_select_jvp,
+    )
+
+
+CummaxBackward0 = _cum_select_op("CummaxBackward0")
+CumminBackward0 = _cum_select_op("CumminBackward0")
+
+
+def _cum_select(input, dim, fname: str, is_max: bool):
+    _require_tensor(input, fname)
+    a = input._data
+    ax = 0 if a.ndim == 0 else normalize_dim(dim, a.ndim)
+    if a.ndim == 0:
+        values, indices = a.copy(), np.zeros((), np.int64)
+    else:
+        acc = np.maximum.accumulate if is_max else np.minimum.accumulate
+        token = quiet_set(QUIET)
+        try:
+            values = acc(a, axis=ax)
+            # The latest position holding the running extreme (torch takes the later of ties);
+            # a NaN is its own extreme from where it appears.
+            holds = (a == values) | (np.isnan(a) if a.dtype.kind in "fc" else False)
+        finally:
+            quiet_reset(token)
+        shape = [1] * a.ndim
+        shape[ax] = a.shape[ax]
+        positions = np.where(holds, np.arange(a.shape[ax]).reshape(shape), 0)
+        indices = np.maximum.accumulate(positions, axis=ax).astype(np.int64)
+    cls = CummaxBackward0 if is_max else CumminBackward0
+    saved = indices.copy() if needs_grad(input) else indices
+    values_t, indices_t = record_multi(cls, [values, indices], (input,), (ax,), (saved,))
+    rtype = return_types.cummax if is_max else return_types.cummin
+    return rtype((values_t, indices_t))
+
+
+@register("cummax", method=True)
+def cummax(input, dim):
+    """Running maximum along ``dim`` and where each came from (the later of ties).
+
+    Example:
+        >>> import ember
+        >>> ember.cummax(ember.tensor([1.0, 3.0, 2.0]), 0).indices
+        tensor([0, 1, 1])
+    """
+    return _cum_select(input, dim, "cummax", True)
+
+
+@register("cummin", method=True)
+def cummin(input, dim):
+    """Running minimum along ``dim`` and where each came from (the later of ties).
+
+    Example:
+        >>> import ember
+        >>> ember.cummin(ember.tensor([3.0, 1.0, 2.0]), 0).values
+        tensor([3., 1., 1.])
+    """
+    return _cum_select(input, dim, "cummin", False)
+
+
+@register("bincount", method=True)
+def bincount(input, weights=None, minlength=0):
+    """How often each non-negative integer occurs in the 1-d ``input`` (weighted sums with
+    ``weights``); not differentiable, as in torch.
+
+    Example:
+        >>> import ember
+        >>> ember.bincount(ember.tensor([1, 1, 3]))
+        tensor([0, 2, 0, 1])
+    """
+    _require_tensor(input, "bincount")
+    a = input._data
+    if a.dtype.kind not in "iub":
+        raise NotImplementedError(
+            f"\"bincount_cpu\" not implemented for '{_dtype.scalar_name(a.dtype)}'"
+        )
+    if a.ndim != 1 or (a.size and a.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return _wrap(np.bincount(a, minlength=minlength).astype(np.int64))
+    w = weights._data if isinstance(weights, Tensor) else np.asarray(weights)
+    if w.shape != a.shape:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    out_dtype = np.float32 if w.dtype == np.float32 else np.float64
+    return _wrap(np.bincount(a, weights=w, minlength=minlength).astype(out_dtype))
+
 # ``torch.return_types`` (the ops above are registered where they are defined).

@@ -12,7 +12,7 @@ from .._layers import bilinear
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "NonDynamicallyQuantizableLinear"]
 
 
 def _factory(device, dtype) -> dict:
@@ -152,3 +152,18 @@ class Bilinear(Module):
             f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
             f"out_features={self.out_features}, bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A plain :class:`Linear` under another name (torch's type for ``out_proj``).
+
+    Example:
+        >>> from ember.nn.modules.linear import NonDynamicallyQuantizableLinear
+        >>> NonDynamicallyQuantizableLinear(4, 4)
+        NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)
+    """
+
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
+        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)

@@ -7,25 +7,10 @@ from ... import _creation
 from .._attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
 from ..init import constant_, xavier_normal_, xavier_uniform_
 from ..parameter import Parameter
-from .linear import Linear, _factory
+from .linear import NonDynamicallyQuantizableLinear, _factory
 from .module import Module
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A plain :class:`Linear` under another name (torch's type for ``out_proj``).
-
-    Example:
-        >>> from ember.nn.modules.multihead import NonDynamicallyQuantizableLinear
-        >>> NonDynamicallyQuantizableLinear(4, 4)
-        NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)
-    """
-
-    def __init__(
-        self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
-    ) -> None:
-        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
 
 
 class MultiheadAttention(Module):
