@@ -106,6 +106,8 @@ FAMILIES = (
     "nn_activation",
     "nn_conv",
     "nn_family2",
+    "complex",
+    "fft",
     "nn_attention",
     "nn_rnn",
     "inplace",

@@ -1,0 +1,749 @@
+"""``torch.func``: function transforms (``grad``, ``grad_and_value``, ``vjp``, ``jvp``,
+``jacrev``, ``jacfwd``, ``hessian``, ``vmap``, ``functional_call``) with torch's names,
+signatures, results and errors for common misuse.
+
+They are built on ember's autograd rather than on functorch's levels:
+
+- reverse mode (``grad``, ``vjp``, ``jacrev``) runs the function on aliases of the inputs
+  that require grad (``x + 0`` with a leaf zero: the alias keeps any outer graph and forward
+  tangent of ``x``) and calls ``ember.autograd.grad``; the backward is recorded
+  (``create_graph=True``) whenever an outer transform or outer autograd may differentiate the
+  result, so transforms nest (``grad(grad(f))``, ``jacrev(jacfwd(f))``, ``hessian``);
+- forward mode (``jvp``, ``jacfwd``) uses ``ember.autograd.forward_ad`` (one dual level);
+  inside an active level (forward over forward) ``jvp`` is computed by the double-vjp trick
+  (``J v`` is the gradient of ``<J^T u, v>`` with respect to ``u``), which is exact;
+- ``vmap`` is a Python loop over the mapped dimension, calling the function on each slice and
+  stacking the results: correct, not fast. ``randomness="same"`` replays the random state for
+  every slice, ``"different"`` draws anew, ``"error"`` (the default) raises torch's error when
+  the function draws random numbers. ``chunk_size`` is accepted and has no effect.
+
+Inputs and outputs may be pytrees of tuples, lists and dicts of Tensors.
+
+Example:
+    >>> import ember, ember.func
+    >>> x = ember.tensor([1.0, 2.0], dtype=ember.float64)
+    >>> ember.func.grad(lambda x: (x**3).sum())(x)
+    tensor([ 3., 12.], dtype=torch.float64)
+    >>> ember.func.vmap(ember.func.grad(lambda x: (x**2).sum()))(ember.ones(3, 2))
+    tensor([[2., 2.],
+            [2., 2.],
+            [2., 2.]])
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import autograd as _autograd
+from ._tensor import Tensor
+from .autograd import forward_ad as _fwad
+from .autograd.recording import fw as _fw
+
+__all__ = [
+    "functional_call",
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "vjp",
+    "vmap",
+]
+
+_depth = [0]  # how many transforms are running (nested ones must record their backward)
+
+
+# -- pytrees -------------------------------------------------------------------------------------
+
+
+def _flatten(tree):
+    """(leaves, rebuild): the leaves of nested tuples/lists/dicts and how to rebuild them."""
+    if isinstance(tree, (tuple, list)):
+        parts = [_flatten(t) for t in tree]
+        leaves = [leaf for p in parts for leaf in p[0]]
+        kind = type(tree)
+
+        def rebuild(vals):
+            out, i = [], 0
+            for p in parts:
+                n = len(p[0])
+                out.append(p[1](vals[i : i + n]))
+                i += n
+            if kind in (tuple, list):
+                return kind(out)
+            return kind(*out)  # namedtuple
+
+        return leaves, rebuild
+    if isinstance(tree, dict):
+        keys = list(tree)
+        sub_leaves, sub_rebuild = _flatten([tree[k] for k in keys])
+        return sub_leaves, lambda vals: dict(zip(keys, sub_rebuild(vals)))
+    return [tree], lambda vals: vals[0]
+
+
+def _check_tensors(leaves, what="Thing passed to transform API"):
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            raise ValueError(f"{what} must be Tensor, got {type(leaf)}")
+
+
+def _argnums(argnums, n_args):
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    if isinstance(argnums, tuple) and len(argnums) == 0:
+        raise RuntimeError("argnums must be non-empty")
+    for a in nums:
+        if not isinstance(a, int):
+            raise RuntimeError("argnums must be int or Tuple[int, ...], got: " + str(type(argnums)))
+        if not -n_args <= a < n_args:
+            raise RuntimeError(f"Got argnum={a}, but only {n_args} positional inputs")
+    nums = tuple(a % n_args for a in nums)
+    if len(set(nums)) != len(nums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return nums
+
+
+def _alias(x: Tensor) -> Tensor:
+    """``x`` seen through a tensor that requires grad, keeping x's graph and tangent."""
+    if not (x.is_floating_point() or x.is_complex()):
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    from . import zeros_like
+
+    return x + zeros_like(x).detach().requires_grad_(True)
+
+
+def _recording(leaves) -> bool:
+    """Whether the result of a transform may itself be differentiated."""
+    return (
+        _depth[0] > 1
+        or _fw.level >= 0
+        or any(isinstance(t, Tensor) and t.requires_grad for t in leaves)
+    )
+
+
+def _grads(outputs, inputs, grad_outputs, create_graph):
+    from . import zeros_like
+
+    gs = _autograd.grad(
+        outputs,
+        inputs,
+        grad_outputs,
+        retain_graph=True,
+        create_graph=create_graph,
+        allow_unused=True,
+    )
+    return [zeros_like(x) if g is None else g for g, x in zip(gs, inputs)]
+
+
+def _detach_tree(tree, keep: bool):
+    if keep:
+        return tree
+    leaves, rebuild = _flatten(tree)
+    return rebuild([t.detach() if isinstance(t, Tensor) else t for t in leaves])
+
+
+class _Transform:
+    def __enter__(self):
+        _depth[0] += 1
+
+    def __exit__(self, *exc):
+        _depth[0] -= 1
+
+
+def _prepare(args, argnums):
+    """Alias the differentiated arguments: (new args, per argnum (leaves, rebuild), flat)."""
+    nums = _argnums(argnums, len(args))
+    args = list(args)
+    trees, flat = [], []
+    for a in nums:
+        leaves, rebuild = _flatten(args[a])
+        _check_tensors(leaves)
+        aliased = [_alias(t) for t in leaves]
+        args[a] = rebuild(aliased)
+        trees.append((aliased, rebuild))
+        flat.extend(aliased)
+    return args, nums, trees, flat
+
+
+def _regroup(grads, trees, argnums):
+    out, i = [], 0
+    for leaves, rebuild in trees:
+        out.append(rebuild(grads[i : i + len(leaves)]))
+        i += len(leaves)
+    return tuple(out) if isinstance(argnums, tuple) else out[0]
+
+
+# -- reverse mode --------------------------------------------------------------------------------
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """``grad`` that also returns the function's value: ``(grad, value)``, or
+    ``(grad, (value, aux))`` with ``has_aux``.
+
+    Example:
+        >>> import ember, ember.func
+        >>> ember.func.grad_and_value(lambda x: (x**2).sum())(ember.tensor([3.0]))
+        (tensor([6.]), tensor(9.))
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with _Transform(), _autograd.enable_grad():
+            outer = _flatten(list(args))[0]
+            keep = _recording(outer)
+            args2, nums, trees, flat = _prepare(args, argnums)
+            out = func(*args2, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError(
+                        "grad_and_value(f)(*args): output of function f should be a tuple: "
+                        "(output, aux) if has_aux is True"
+                    )
+                out, aux = out
+            if not isinstance(out, Tensor):
+                raise RuntimeError(
+                    "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
+                    f"got {type(out)}"
+                )
+            if out.dim() != 0:
+                raise RuntimeError(
+                    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, "
+                    f"got tensor with {out.dim()} dims. Maybe you wanted to use the vjp or "
+                    "jacrev APIs instead?"
+                )
+            if out.requires_grad:
+                gs = _grads([out], flat, None, keep)
+            else:
+                from . import zeros_like
+
+                gs = [zeros_like(x) for x in flat]
+            g = _detach_tree(
+                _regroup([t if keep else t.detach() for t in gs], trees, argnums), keep
+            )
+            value = out if keep else out.detach()
+            if has_aux:
+                return g, (value, _detach_tree(aux, keep))
+            return g, value
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of a scalar function with respect to the arguments ``argnums`` (an int,
+    or a tuple: a tuple of gradients). ``has_aux``: ``func`` returns ``(output, aux)`` and
+    ``grad`` returns ``(gradient, aux)``.
+
+    Example:
+        >>> import ember, ember.func
+        >>> f = lambda x, y: (x * y).sum()
+        >>> ember.func.grad(f, argnums=(0, 1))(ember.tensor([1.0]), ember.tensor([2.0]))
+        (tensor([2.]), tensor([1.]))
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = grad_and_value(func, argnums, has_aux)(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` returns, as a tuple, the
+    vector-Jacobian product for each primal (and ``(output, vjp_fn, aux)`` with ``has_aux``).
+
+    Example:
+        >>> import ember, ember.func
+        >>> out, fn = ember.func.vjp(lambda x: x * 3, ember.tensor([1.0, 2.0]))
+        >>> fn(ember.tensor([1.0, 1.0]))
+        (tensor([3., 3.]),)
+    """
+    with _Transform(), _autograd.enable_grad():
+        leaves0 = _flatten(list(primals))[0]
+        keep = _recording(leaves0)
+        args2, _, trees, flat = _prepare(primals, tuple(range(len(primals))) or (0,))
+        out = func(*args2)
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError(
+                    "vjp(f, *primals): output of function f should be a tuple: (output, aux) "
+                    "if has_aux is True"
+                )
+            out, aux = out
+        out_leaves, _ = _flatten(out)
+        _check_tensors(
+            out_leaves,
+            "vjp(f, *primals): Expected f to be a function that has "
+            "only Tensors as outputs; output",
+        )
+
+    def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
+        ct_leaves, _ = _flatten(cotangents)
+        if len(ct_leaves) != len(out_leaves):
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as pytree structure "
+                "of outputs to the function"
+            )
+        for c, o in zip(ct_leaves, out_leaves):
+            if tuple(c.shape) != tuple(o.shape):
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[0] has a shape of {c.shape} and "
+                    f"output[0] has a shape of {o.shape}."
+                )
+        with _Transform(), _autograd.enable_grad():
+            cg = keep or _recording(ct_leaves) if create_graph is None else create_graph
+            pairs = [(o, c) for o, c in zip(out_leaves, ct_leaves) if o.requires_grad]
+            if pairs:
+                gs = _grads([p[0] for p in pairs], flat, [p[1] for p in pairs], cg)
+            else:
+                from . import zeros_like
+
+                gs = [zeros_like(x) for x in flat]
+            if not cg:
+                gs = [g.detach() for g in gs]
+            return tuple(_regroup(gs, trees, tuple(range(len(primals)))))
+
+    result = _detach_tree(out, keep)
+    if has_aux:
+        return result, vjp_fn, _detach_tree(aux, keep)
+    return result, vjp_fn
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """The Jacobian by reverse mode: one vector-Jacobian product per output element. The
+    result has the output's shape followed by the input's (a tuple over ``argnums`` tuples,
+    a pytree over pytree outputs).
+
+    Example:
+        >>> import ember, ember.func
+        >>> ember.func.jacrev(lambda x: x**2)(ember.tensor([1.0, 2.0]))
+        tensor([[2., 0.],
+                [0., 4.]])
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from . import stack, zeros
+
+        with _Transform(), _autograd.enable_grad():
+            keep = _recording(_flatten(list(args))[0])
+            args2, nums, trees, flat = _prepare(args, argnums)
+            out = func(*args2, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError(
+                        "jacrev(f, ...)(*args): output of function f should be a tuple: "
+                        "(output, aux) if has_aux is True"
+                    )
+                out, aux = out
+            out_leaves, out_rebuild = _flatten(out)
+            _check_tensors(
+                out_leaves,
+                "jacrev(f, ...)(*args): Expected f to be a function "
+                "that has only Tensors as outputs; output",
+            )
+            per_out = []
+            for o in out_leaves:
+                rows = []
+                flat_o = o.reshape(-1)
+                for i in range(flat_o.shape[0]):
+                    if o.requires_grad:
+                        rows.append(_grads([flat_o[i]], flat, None, keep))
+                    else:
+                        rows.append([zeros(tuple(x.shape), dtype=x.dtype) for x in flat])
+                jacs = []
+                for k, x in enumerate(flat):
+                    if rows:
+                        j = stack([r[k] for r in rows]).reshape(tuple(o.shape) + tuple(x.shape))
+                    else:
+                        j = zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype)
+                    jacs.append(j if keep else j.detach())
+                per_out.append(_regroup(jacs, trees, argnums))
+            res = out_rebuild(per_out)
+            if has_aux:
+                return res, _detach_tree(aux, keep)
+            return res
+
+    return wrapper
+
+
+# -- forward mode --------------------------------------------------------------------------------
+
+
+def _jvp_by_vjp(func, primals, tangents):
+    """J v as the gradient of <J^T u, v> with respect to u (no dual level needed)."""
+    from . import zeros_like
+
+    with _autograd.enable_grad():
+        xs = [_alias(p) for p in primals]
+        out = func(*xs)
+        out_leaves, rebuild = _flatten(out)
+        us = [zeros_like(o).detach().requires_grad_(True) for o in out_leaves]
+        pairs = [(o, u) for o, u in zip(out_leaves, us) if o.requires_grad]
+        if pairs:
+            g = _grads([p[0] for p in pairs], xs, [p[1] for p in pairs], True)
+            inner = sum(((gi * ti).sum() for gi, ti in zip(g, tangents)), 0)
+            if isinstance(inner, Tensor) and inner.requires_grad:
+                jv = _grads([inner], us, None, True)
+            else:
+                jv = [zeros_like(o) for o in out_leaves]
+        else:
+            jv = [zeros_like(o) for o in out_leaves]
+    return out, rebuild(jv)
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product by forward mode.
+
+    Example:
+        >>> import ember, ember.func
+        >>> x = ember.tensor([1.0, 2.0])
+        >>> ember.func.jvp(lambda x: x**2, (x,), (ember.ones(2),))
+        (tensor([1., 4.]), tensor([2., 4.]))
+    """
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be "
+            "valid to call f(*primals)."
+        )
+    if not isinstance(tangents, tuple):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected tangents to be a tuple. E.g. it should be "
+            "valid to call f(*primals)."
+        )
+    p_leaves, p_rebuild = _flatten(list(primals))
+    t_leaves, _ = _flatten(list(tangents))
+    if len(p_leaves) != len(t_leaves):
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals and tangents to have the same "
+            "python structure."
+        )
+    _check_tensors(p_leaves)
+    _check_tensors(t_leaves)
+    for p, t in zip(p_leaves, t_leaves):
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} "
+                f"while the given forward gradient is of size {list(t.shape)}."
+            )
+    aux_box = []
+
+    def call(*xs):
+        out = func(*p_rebuild(list(xs)))
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError(
+                    "jvp(f, primals, tangents): output of function f should be a tuple: "
+                    "(output, aux) if has_aux is True"
+                )
+            out, aux = out
+            aux_box.append(aux)
+        _check_tensors(
+            _flatten(out)[0],
+            "jvp(f, primals, tangents): Expected f(*primals) "
+            "to return only tensors, got unsupported type; output",
+        )
+        return out
+
+    with _Transform():
+        keep = _recording(p_leaves + t_leaves)
+        if _fw.level >= 0:  # forward over forward: by reverse mode
+            out, jv = _jvp_by_vjp(call, p_leaves, t_leaves)
+        else:
+            with _fwad.dual_level():
+                duals = [_fwad.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+                res = call(*duals)
+                leaves, rebuild = _flatten(res)
+                unpacked = [_fwad.unpack_dual(o) for o in leaves]
+                from . import zeros_like
+
+                out = rebuild([u.primal for u in unpacked])
+                jv = rebuild(
+                    [zeros_like(u.primal) if u.tangent is None else u.tangent for u in unpacked]
+                )
+        out, jv = _detach_tree(out, keep), _detach_tree(jv, keep)
+        if has_aux:
+            return out, jv, _detach_tree(aux_box[0], keep)
+        return out, jv
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian by forward mode: one Jacobian-vector product per input element (the
+    output's shape followed by the input's).
+
+    Example:
+        >>> import ember, ember.func
+        >>> ember.func.jacfwd(lambda x: x.sin())(ember.zeros(2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            "Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
+        )
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from . import stack, zeros, zeros_like
+
+        nums = _argnums(argnums, len(args))
+        sel_leaves, sel_rebuilds = [], []
+        for a in nums:
+            leaves, rebuild = _flatten(args[a])
+            _check_tensors(leaves)
+            sel_leaves.append(leaves)
+            sel_rebuilds.append(rebuild)
+        flat = [x for ls in sel_leaves for x in ls]
+        aux_box = []
+
+        def f(*xs):
+            new, i = list(args), 0
+            for a, ls, rb in zip(nums, sel_leaves, sel_rebuilds):
+                new[a] = rb(list(xs[i : i + len(ls)]))
+                i += len(ls)
+            out = func(*new, **kwargs)
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError(
+                        "jacfwd(f, ...)(*args): output of function f should be a tuple: "
+                        "(output, aux) if has_aux is True"
+                    )
+                out, aux = out
+                aux_box[:] = [aux]
+            return out
+
+        columns = []  # per input leaf: list over its elements of flat output-leaf tangents
+        out = None
+        for k, x in enumerate(flat):
+            cols = []
+            for i in range(x.numel()):
+                ts = [zeros_like(y).detach() for y in flat]
+                basis = zeros(x.numel(), dtype=x.dtype)
+                basis[i] = 1
+                ts[k] = basis.reshape(tuple(x.shape))
+                out, jv = jvp(f, tuple(flat), tuple(ts))
+                cols.append(_flatten(jv)[0])
+            columns.append(cols)
+        if out is None:  # no input element: still run once for the output's structure
+            out = f(*flat)
+        out_leaves, out_rebuild = _flatten(out)
+        per_out = []
+        for j, o in enumerate(out_leaves):
+            jacs = []
+            for k, x in enumerate(flat):
+                cols = columns[k]
+                if cols:
+                    jm = stack([c[j].reshape(-1) for c in cols], -1)
+                    jacs.append(jm.reshape(tuple(o.shape) + tuple(x.shape)))
+                else:
+                    jacs.append(zeros(tuple(o.shape) + tuple(x.shape), dtype=o.dtype))
+            i, grouped = 0, []
+            for ls, rb in zip(sel_leaves, sel_rebuilds):
+                grouped.append(rb(jacs[i : i + len(ls)]))
+                i += len(ls)
+            per_out.append(tuple(grouped) if isinstance(argnums, tuple) else grouped[0])
+        res = out_rebuild(per_out)
+        if has_aux:
+            return res, aux_box[0]
+        return res
+
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian: ``jacfwd(jacrev(func, argnums), argnums)``.
+
+    Example:
+        >>> import ember, ember.func
+        >>> ember.func.hessian(lambda x: (x**3).sum())(ember.tensor([1.0, 2.0]))
+        tensor([[ 6.,  0.],
+                [ 0., 12.]])
+    """
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+# -- vmap ------------------------------------------------------------------------------------------
+
+
+def _fname(func) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """``func`` mapped over a dimension of its inputs (``in_dims``: an int, None for an
+    unmapped input, or a pytree matching the inputs), the results stacked along ``out_dims``.
+
+    A Python loop over the mapped dimension (correct, not fast); ``randomness`` as torch's:
+    ``"error"`` raises if ``func`` draws random numbers, ``"same"`` gives every slice the same
+    draws, ``"different"`` independent ones. ``chunk_size`` has no effect.
+
+    Example:
+        >>> import ember, ember.func
+        >>> ember.func.vmap(ember.dot)(ember.ones(3, 2), ember.ones(3, 2))
+        tensor([2., 2., 2.])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            "Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
+        )
+    name = _fname(func)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from . import get_rng_state, set_rng_state, stack
+
+        dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
+        if isinstance(in_dims, tuple) and len(in_dims) != len(args):
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible "
+                "with the structure of `inputs`."
+            )
+        mapped = []  # (arg index, leaf index, leaf, dim)
+        flat_args = []
+        for ai, (a, d) in enumerate(zip(args, dims)):
+            leaves, rebuild = _flatten(a)
+            if isinstance(d, (tuple, list, dict)):
+                d_leaves = _flatten(d)[0]
+                if len(d_leaves) != len(leaves):
+                    raise ValueError(
+                        f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
+                        "compatible with the structure of `inputs`."
+                    )
+            else:
+                d_leaves = [d] * len(leaves)
+            for li, (leaf, dl) in enumerate(zip(leaves, d_leaves)):
+                if dl is None:
+                    continue
+                if not isinstance(dl, int):
+                    raise ValueError(
+                        f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims must be "
+                        f"int or None, got {type(dl)}"
+                    )
+                if not isinstance(leaf, Tensor):
+                    raise ValueError(
+                        f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dl} for "
+                        f"an input but the input is of type {type(leaf)}. We cannot vmap over "
+                        "non-Tensor arguments, please use None as the respective in_dim"
+                    )
+                nd = leaf.dim()
+                if not -nd <= dl < nd:
+                    raise ValueError(
+                        f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dl} for "
+                        f"some input, but that input is a Tensor of dimensionality {nd} so "
+                        f"expected in_dim to satisfy {-max(nd, 1)} <= in_dim < {max(nd, 1)}."
+                    )
+                mapped.append((ai, li, leaf, dl % nd))
+            flat_args.append((leaves, rebuild))
+        if not mapped:
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): at least one input must be "
+                "a Tensor mapped by in_dims (got in_dims all None or no Tensor inputs)."
+            )
+        sizes = [leaf.shape[d] for _, _, leaf, d in mapped]
+        if len(set(sizes)) != 1:
+            raise ValueError(
+                "vmap: Expected all tensors to have the same size in the mapped dimension, "
+                f"got sizes {sizes} for the mapped dimension"
+            )
+        results = []
+        state = get_rng_state()
+        for b in range(sizes[0]):
+            if randomness == "same":
+                set_rng_state(state)
+            new_leaves = [list(ls) for ls, _ in flat_args]
+            for ai, li, leaf, d in mapped:
+                new_leaves[ai][li] = leaf.select(d, b)
+            new_args = [rb(nl) for nl, (_, rb) in zip(new_leaves, flat_args)]
+            before = get_rng_state() if randomness == "error" else None
+            out = func(*new_args, **kwargs)
+            if randomness == "error" and not bool((get_rng_state() == before).all()):
+                raise RuntimeError(
+                    "vmap: called random operation while in randomness error mode. Please "
+                    "either use the 'same' or 'different' randomness flags on vmap or perform "
+                    "the randomness operation out of vmap"
+                )
+            results.append(out)
+        out_leaves0, out_rebuild = _flatten(results[0])
+        o_dims = (
+            _flatten(out_dims)[0]
+            if isinstance(out_dims, (tuple, list))
+            else [out_dims] * len(out_leaves0)
+        )
+        if len(o_dims) != len(out_leaves0):
+            raise ValueError(
+                f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+                "compatible with the structure of `outputs`."
+            )
+        per_b = [_flatten(r)[0] for r in results]
+        stacked = []
+        for j, od in enumerate(o_dims):
+            col = [leaves[j] for leaves in per_b]
+            if od is None:
+                stacked.append(col[0])
+                continue
+            if not isinstance(col[0], Tensor):
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                    f"{type(col[0])}. Did you mean to set out_dims= to None for output?"
+                )
+            nd = col[0].dim() + 1
+            if not -nd <= od < nd:
+                raise IndexError(
+                    f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], "
+                    f"but got {od})"
+                )
+            stacked.append(stack(col, od))
+        return out_rebuild(stacked)
+
+    return wrapper
+
+
+# -- functional_call -------------------------------------------------------------------------------
+
+
+def functional_call(
+    module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False
+):
+    """``module(*args, **kwargs)`` with its parameters and buffers replaced by the given
+    tensors (a dict, or a tuple of dicts with distinct keys), the module left unchanged.
+
+    Example:
+        >>> import ember, ember.func
+        >>> lin = ember.nn.Linear(2, 1)
+        >>> params = {"weight": ember.ones(1, 2), "bias": ember.zeros(1)}
+        >>> ember.func.functional_call(lin, params, (ember.ones(1, 2),))
+        tensor([[2.]])
+    """
+    from .nn.utils.stateless import functional_call as _call
+
+    if isinstance(parameter_and_buffer_dicts, dict):
+        merged = parameter_and_buffer_dicts
+    elif isinstance(parameter_and_buffer_dicts, (tuple, list)):
+        merged = {}
+        seen = {}
+        for d in parameter_and_buffer_dicts:
+            for k in d:
+                seen[k] = seen.get(k, 0) + 1
+        dup = [k for k, c in seen.items() if c > 1]
+        if dup:
+            raise ValueError(
+                f"{dup} appeared in multiple dictionaries; behavior of functional call is ambiguous"
+            )
+        for d in parameter_and_buffer_dicts:
+            merged.update(d)
+    else:
+        raise ValueError(
+            "Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but "
+            f"got {type(parameter_and_buffer_dicts)}"
+        )
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    return _call(module, merged, args, kwargs, tie_weights=tie_weights, strict=strict)
