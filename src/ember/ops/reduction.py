@@ -40,6 +40,7 @@ from ._core import (
     record,
     record_multi,
     register,
+    require_tensor,
     write_out,
 )
 from .elementwise import maximum, minimum, where
@@ -125,13 +126,6 @@ _UNSET = _Unset()
 _scalar_name = _dtype.scalar_name  # imported by nn and linalg
 
 
-def _require_tensor(x, fname: str) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
-        )
-
-
 def _pick(dim, axis, keepdim, keepdims):
     """torch's aliases: ``axis`` for ``dim``, ``keepdims`` for ``keepdim``."""
     if axis is not None:
@@ -197,10 +191,6 @@ def _arr(x, np_dtype=None) -> np.ndarray:
 def _int_to_long(a: np.ndarray, dtype) -> np.ndarray:
     """Without ``dtype=``, integer and bool inputs accumulate in int64 (torch's rule)."""
     return a.astype(np.int64) if dtype is None and a.dtype.kind in "biu" else a
-
-
-def _finish(fname: str, t: Tensor, out):
-    return t if out is None else write_out(fname, t, out)
 
 
 def _check_nonempty(a: np.ndarray, axes: tuple, fname: str, dim_given: bool, sep="()") -> None:
@@ -335,7 +325,7 @@ def sum(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=Non
         >>> ember.sum(x), x.sum(0), x.sum(1, keepdim=True).shape
         (tensor(10.), tensor([4., 6.]), torch.Size([2, 1]))
     """
-    _require_tensor(input, "sum")
+    require_tensor(input, "sum")
     if axis is not None or keepdims is not None:
         dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = input._data if dtype is None else _cast_for(input, dtype)
@@ -382,7 +372,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=No
         >>> ember.nansum(ember.tensor([1.0, float("nan"), 2.0]))
         tensor(3.)
     """
-    _require_tensor(input, "nansum")
+    require_tensor(input, "nansum")
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = _int_to_long(_cast_for(input, dtype), dtype)
     axes = _axes(a.ndim, dim)
@@ -391,7 +381,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=No
         res = _sum_array(a, axes, keepdim, nan=True)
     finally:
         quiet_reset(token)
-    return _finish("nansum", record(NansumBackward0, res, (input,), (axes, keepdim)), out)
+    return write_out("nansum", record(NansumBackward0, res, (input,), (axes, keepdim)), out)
 
 
 def _mean_array(a: np.ndarray, axes, keepdim: bool) -> np.ndarray:
@@ -441,7 +431,7 @@ def mean(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=No
         >>> ember.tensor([[1.0, 2.0], [3.0, 4.0]]).mean(0)
         tensor([2., 3.])
     """
-    _require_tensor(input, "mean")
+    require_tensor(input, "mean")
     if axis is not None or keepdims is not None:
         dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = input._data
@@ -572,7 +562,7 @@ def prod(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=No
         >>> ember.tensor([[1.0, 2.0], [3.0, 4.0]]).prod(1)
         tensor([ 2., 12.])
     """
-    _require_tensor(input, "prod")
+    require_tensor(input, "prod")
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = _int_to_long(_cast_for(input, dtype), dtype)
     if dim is _UNSET:
@@ -581,7 +571,7 @@ def prod(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=No
             res = _prod_array(a, None, False)
         finally:
             quiet_reset(token)
-        return _finish("prod", record(ProdBackward0, res, (input,)), out)
+        return write_out("prod", record(ProdBackward0, res, (input,)), out)
     ax = _single_axis(a.ndim, dim, "prod")
     axes = () if ax is None else (ax,)
     token = quiet_set(QUIET)
@@ -590,7 +580,7 @@ def prod(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=No
     finally:
         quiet_reset(token)
     t = record(ProdBackward1, res, (input,), (0 if ax is None else ax, keepdim))
-    return _finish("prod", t, out)
+    return write_out("prod", t, out)
 
 
 # -- max, min, amax, amin, aminmax, median, argmax, argmin ---------------------------------
@@ -697,7 +687,7 @@ def _minmax_dim(input, dim, keepdim, fname: str, is_max: bool):
 
 def _minmax(input, dim, keepdim, other, axis, keepdims, out, is_max: bool):
     fname = "max" if is_max else "min"
-    _require_tensor(input, fname)
+    require_tensor(input, fname)
     if isinstance(dim, Tensor):
         other, dim = dim, _UNSET
     if other is not None:
@@ -712,7 +702,7 @@ def _minmax(input, dim, keepdim, other, axis, keepdims, out, is_max: bool):
         _check_nonempty(a, (), fname, False)
         res = a.max() if is_max else a.min()
         t = record(MaxBackward1 if is_max else MinBackward1, res, (input,))
-        return _finish(fname, t, out)
+        return write_out(fname, t, out)
     return _minmax_dim(input, dim, keepdim, fname, is_max)
 
 
@@ -764,7 +754,7 @@ AminBackward0 = defop(
 
 def _amaxmin(input, dim, keepdim, axis, keepdims, out, is_max: bool):
     fname = "amax" if is_max else "amin"
-    _require_tensor(input, fname)
+    require_tensor(input, fname)
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = input._data
     given = not (dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0))
@@ -776,7 +766,7 @@ def _amaxmin(input, dim, keepdim, axis, keepdims, out, is_max: bool):
     fn = np.max if is_max else np.min
     res = fn(a, axis=axes, keepdims=keepdim)
     t = record(AmaxBackward0 if is_max else AminBackward0, res, (input,), (axes, keepdim))
-    return _finish(fname, t, out)
+    return write_out(fname, t, out)
 
 
 @register("amax", method=True)
@@ -833,7 +823,7 @@ def aminmax(input, *, dim=None, keepdim=False, axis=None, keepdims=None):
         min=tensor(1.),
         max=tensor(3.))
     """
-    _require_tensor(input, "aminmax")
+    require_tensor(input, "aminmax")
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = input._data
     if dim is None:
@@ -876,7 +866,7 @@ def median(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None):
         >>> ember.tensor([4.0, 1.0, 3.0, 2.0]).median()
         tensor(2.)
     """
-    _require_tensor(input, "median")
+    require_tensor(input, "median")
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = input._data
     if dim is _UNSET:
@@ -907,7 +897,7 @@ def median(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None):
 
 def _argmaxmin(input, dim, keepdim, axis, keepdims, is_max: bool):
     fname = "argmax" if is_max else "argmin"
-    _require_tensor(input, fname)
+    require_tensor(input, fname)
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = input._data
     if dim is not None and not isinstance(dim, (int, np.integer)):
@@ -966,7 +956,7 @@ def _correction(unbiased, correction, fname: str) -> float:
 
 
 def _var_setup(input, dim, unbiased, keepdim, correction, axis, keepdims, fname):
-    _require_tensor(input, fname)
+    require_tensor(input, fname)
     if isinstance(dim, _b.bool):  # std(True): the legacy ``unbiased`` overload
         dim, unbiased = None, dim
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
@@ -1068,7 +1058,7 @@ def var(
         v, _ = _var_array(a, axes, keepdim, params[1], n)
     finally:
         quiet_reset(token)
-    return _finish("var", record(VarBackward0, v, (input,), params), out)
+    return write_out("var", record(VarBackward0, v, (input,), params), out)
 
 
 @register("std", method=True)
@@ -1099,7 +1089,7 @@ def std(
         res = np.sqrt(v)
     finally:
         quiet_reset(token)
-    return _finish("std", record(StdBackward0, res, (input,), params), out)
+    return write_out("std", record(StdBackward0, res, (input,), params), out)
 
 
 def _mean_part(gm, self, dim, keepdim):
@@ -1259,7 +1249,7 @@ def _format_order(p: float) -> str:
 
 def _vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     """``torch.linalg.vector_norm`` (node ``LinalgVectorNormBackward0``)."""
-    _require_tensor(input, "linalg.vector_norm")
+    require_tensor(input, "linalg.vector_norm")
     a = input._data
     if a.dtype.kind not in "fc":
         raise RuntimeError(
@@ -1309,14 +1299,14 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         >>> ember.tensor([[1.0, -2.0]]).norm(p=1, dim=1)
         tensor([3.])
     """
-    _require_tensor(input, "norm")
+    require_tensor(input, "norm")
     if p is None or p == "fro":
         p = 2
     elif isinstance(p, str):
         if p == "nuc":
             raise NotImplementedError("ember: norm(p='nuc') (the nuclear norm) is not supported")
         raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-    return _finish("norm", _vector_norm(input, p, dim, keepdim, dtype=dtype), out)
+    return write_out("norm", _vector_norm(input, p, dim, keepdim, dtype=dtype), out)
 
 
 # -- logsumexp, softmax, log_softmax -------------------------------------------------------
@@ -1354,7 +1344,7 @@ def logsumexp(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None, out
         >>> ember.logsumexp(ember.tensor([1000.0, 1000.0]), 0)
         tensor(1000.6932)
     """
-    _require_tensor(input, "logsumexp")
+    require_tensor(input, "logsumexp")
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     if dim is _UNSET:
         raise _missing_dim("logsumexp")
@@ -1381,7 +1371,7 @@ def logsumexp(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None, out
             quiet_reset(token)
         res = _arr(s if keepdim else np.squeeze(s, axis=axes), a.dtype)
     t = record(LogsumexpBackward0, res, (input,), (axes, keepdim))
-    return _finish("logsumexp", t, out)
+    return write_out("logsumexp", t, out)
 
 
 def _to_copy(input: Tensor, np_dtype) -> Tensor:
@@ -1390,7 +1380,7 @@ def _to_copy(input: Tensor, np_dtype) -> Tensor:
 
 
 def _softmax_input(input, dim, dtype, fname: str):
-    _require_tensor(input, fname)
+    require_tensor(input, fname)
     if dim is _UNSET:
         raise _missing_dim(fname)
     if dtype is not None:
@@ -1575,7 +1565,7 @@ CumprodBackward0 = defop(
 
 
 def _scan(input, dim, dtype, fname: str):
-    _require_tensor(input, fname)
+    require_tensor(input, fname)
     if dim is _UNSET:
         raise _missing_dim(fname)
     a = _int_to_long(_cast_for(input, dtype), dtype)
@@ -1600,7 +1590,7 @@ def cumsum(input, dim=_UNSET, *, dtype=None, axis=None, out=None):
     finally:
         quiet_reset(token)
     t = record(CumsumBackward0, res, (input,), (0 if ax is None else ax,))
-    return _finish("cumsum", t, out)
+    return write_out("cumsum", t, out)
 
 
 @register("cumprod", method=True)
@@ -1621,14 +1611,14 @@ def cumprod(input, dim=_UNSET, *, dtype=None, axis=None, out=None):
     finally:
         quiet_reset(token)
     t = record(CumprodBackward0, _arr(res, a.dtype), (input,), (0 if ax is None else ax,))
-    return _finish("cumprod", t, out)
+    return write_out("cumprod", t, out)
 
 
 # -- all, any, count_nonzero ----------------------------------------------------------------
 
 
 def _logical_reduce(input, dim, keepdim, axis, keepdims, fname, np_fn):
-    _require_tensor(input, fname)
+    require_tensor(input, fname)
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = input._data
     # Unlike sum, an empty dim list reduces nothing here (torch's rule).
@@ -1664,13 +1654,12 @@ def count_nonzero(input, dim=None):
         >>> ember.count_nonzero(ember.tensor([[0.0, 1.0], [2.0, 0.0]]), 0)
         tensor([1, 1])
     """
-    _require_tensor(input, "count_nonzero")
+    require_tensor(input, "count_nonzero")
     a = input._data
     axes = _axes(a.ndim, dim)
     return _wrap(
         _arr(np.count_nonzero(a, axis=axes), np.int64) if a.ndim else np.asarray(a != 0, np.int64)
     )
-
 
 
 # -- running maximum and minimum with their positions ------------------------------------------
@@ -1721,7 +1710,7 @@ CumminBackward0 = _cum_select_op("CumminBackward0")
 
 
 def _cum_select(input, dim, fname: str, is_max: bool):
-    _require_tensor(input, fname)
+    require_tensor(input, fname)
     a = input._data
     ax = 0 if a.ndim == 0 else normalize_dim(dim, a.ndim)
     if a.ndim == 0:
@@ -1781,7 +1770,7 @@ def bincount(input, weights=None, minlength=0):
         >>> ember.bincount(ember.tensor([1, 1, 3]))
         tensor([0, 2, 0, 1])
     """
-    _require_tensor(input, "bincount")
+    require_tensor(input, "bincount")
     a = input._data
     if a.dtype.kind not in "iub":
         raise NotImplementedError(
@@ -1798,5 +1787,6 @@ def bincount(input, weights=None, minlength=0):
         raise RuntimeError("weights should be 1-d and have the same length as input")
     out_dtype = np.float32 if w.dtype == np.float32 else np.float64
     return _wrap(np.bincount(a, weights=w, minlength=minlength).astype(out_dtype))
+
 
 # ``torch.return_types`` (the ops above are registered where they are defined).

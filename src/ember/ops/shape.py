@@ -40,6 +40,7 @@ from ._core import (
     record_multi,
     register,
     register_methods,
+    require_tensor,
     result_type,
     write_out,
 )
@@ -48,13 +49,6 @@ _wrap = Tensor._wrap
 
 
 # -- helpers ------------------------------------------------------------------------
-
-
-def _require_tensor(x, fname: str, what: str = "input") -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(
-            f"{fname}(): argument '{what}' (position 1) must be Tensor, not {type(x).__name__}"
-        )
 
 
 def _int(x, fname: str = "", pos: int = 0) -> int:
@@ -228,7 +222,7 @@ def reshape(input: Tensor, *shape) -> Tensor:
         tensor([[0, 1],
                 [2, 3]])
     """
-    _require_tensor(input, "reshape")
+    require_tensor(input, "reshape")
     size = _infer_shape(_size_args(shape, "reshape"), input._data.size)
     return _reshape(input, size)
 
@@ -267,7 +261,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         >>> ember.flatten(ember.zeros(2, 3, 4), 1).shape
         torch.Size([2, 12])
     """
-    _require_tensor(input, "flatten")
+    require_tensor(input, "flatten")
     a = input._data
     s = normalize_dim(start_dim, a.ndim)
     e = normalize_dim(end_dim, a.ndim)
@@ -286,7 +280,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 @register("ravel", method=True)
 def ravel(input: Tensor) -> Tensor:
     """The elements as a 1-D tensor (``contiguous().view(-1)``)."""
-    _require_tensor(input, "ravel")
+    require_tensor(input, "ravel")
     c = contiguous(input)
     return _view(c, (c._data.size,))
 
@@ -367,7 +361,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         >>> ember.zeros(2, 1, 3).squeeze().shape
         torch.Size([2, 3])
     """
-    _require_tensor(input, "squeeze")
+    require_tensor(input, "squeeze")
     a = input._data
     if dim is None:
         return record(SqueezeBackward0, a.squeeze(), (input,), (a.shape,))
@@ -401,7 +395,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
         >>> ember.zeros(3).unsqueeze(0).shape
         torch.Size([1, 3])
     """
-    _require_tensor(input, "unsqueeze")
+    require_tensor(input, "unsqueeze")
     a = input._data
     d = normalize_dim(dim, a.ndim + 1)
     return record(UnsqueezeBackward0, a.reshape(a.shape[:d] + (1,) + a.shape[d:]), (input,), (d,))
@@ -479,7 +473,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
         >>> ember.zeros(2, 3).transpose(0, 1).shape
         torch.Size([3, 2])
     """
-    _require_tensor(input, "transpose")
+    require_tensor(input, "transpose")
     a = input._data
     d0 = normalize_dim(dim0, a.ndim)
     d1 = normalize_dim(dim1, a.ndim)
@@ -516,7 +510,7 @@ def permute(input: Tensor, *dims) -> Tensor:
         >>> ember.zeros(2, 3, 4).permute(2, 0, 1).shape
         torch.Size([4, 2, 3])
     """
-    _require_tensor(input, "permute")
+    require_tensor(input, "permute")
     a = input._data
     dims = _dims_args(dims)
     if len(dims) != a.ndim:
@@ -549,7 +543,7 @@ def t(input: Tensor) -> Tensor:
         >>> ember.zeros(2, 3).t().shape
         torch.Size([3, 2])
     """
-    _require_tensor(input, "t")
+    require_tensor(input, "t")
     a = input._data
     if a.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
@@ -597,7 +591,7 @@ def movedim(input: Tensor, source, destination) -> Tensor:
         >>> ember.zeros(2, 3, 4).movedim(0, -1).shape
         torch.Size([3, 4, 2])
     """
-    _require_tensor(input, "movedim")
+    require_tensor(input, "movedim")
     nd = input._data.ndim
     src = [source] if not isinstance(source, (tuple, list)) else list(source)
     dst = [destination] if not isinstance(destination, (tuple, list)) else list(destination)
@@ -709,7 +703,7 @@ def broadcast_to(input: Tensor, size) -> Tensor:
         tensor([[1, 2],
                 [1, 2]])
     """
-    _require_tensor(input, "broadcast_to")
+    require_tensor(input, "broadcast_to")
     return expand(input, size)
 
 
@@ -793,7 +787,7 @@ def repeat(self: Tensor, *sizes) -> Tensor:
 @register("tile", method=True)
 def tile(input: Tensor, dims) -> Tensor:
     """``repeat`` with ``dims`` padded with leading ones to the tensor's rank."""
-    _require_tensor(input, "tile")
+    require_tensor(input, "tile")
     dims = _size_args((dims,), "tile")
     nd = input._data.ndim
     if len(dims) < nd:
@@ -1067,7 +1061,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         >>> [p.tolist() for p in ember.arange(5).split(2)]
         [[0, 1], [2, 3], [4]]
     """
-    _require_tensor(tensor, "split", "tensor")
+    require_tensor(tensor, "split", "tensor")
     a = tensor._data
     if a.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -1117,7 +1111,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
         >>> [p.shape[0] for p in ember.zeros(5).chunk(3)]
         [2, 2, 1]
     """
-    _require_tensor(input, "chunk")
+    require_tensor(input, "chunk")
     a = input._data
     if a.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
@@ -1135,7 +1129,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 @register("tensor_split", method=True)
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     """Split into ``sections`` nearly equal pieces, or at the given indices (slices)."""
-    _require_tensor(input, "tensor_split")
+    require_tensor(input, "tensor_split")
     a = input._data
     if a.ndim == 0:
         raise RuntimeError(
@@ -1204,7 +1198,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
         >>> ember.tensor([[1, 2], [3, 4]]).unbind(1)
         (tensor([1, 3]), tensor([2, 4]))
     """
-    _require_tensor(input, "unbind")
+    require_tensor(input, "unbind")
     a = input._data
     if a.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
@@ -1256,7 +1250,7 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
         >>> ember.arange(5).narrow(0, 1, 3)
         tensor([1, 2, 3])
     """
-    _require_tensor(input, "narrow")
+    require_tensor(input, "narrow")
     a = input._data
     if a.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -1308,7 +1302,7 @@ def flip(input: Tensor, *dims) -> Tensor:
         >>> ember.tensor([1, 2, 3]).flip(0)
         tensor([3, 2, 1])
     """
-    _require_tensor(input, "flip")
+    require_tensor(input, "flip")
     dims = _dims_args(dims)
     a = input._data
     nd = normalize_dims(dims, a.ndim)
@@ -1363,7 +1357,7 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
         >>> ember.tensor([1, 2, 3]).roll(1)
         tensor([3, 1, 2])
     """
-    _require_tensor(input, "roll")
+    require_tensor(input, "roll")
     a = input._data
     sh = tuple(
         operator.index(s) for s in (shifts if isinstance(shifts, (tuple, list)) else (shifts,))
@@ -1405,7 +1399,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
         >>> ember.tensor([1.0, 2.0]).clone()
         tensor([1., 2.])
     """
-    _require_tensor(input, "clone")
+    require_tensor(input, "clone")
     a = input._data
     order = "C" if memory_format is not None and str(memory_format) == _CONTIGUOUS else "K"
     return record(CloneBackward0, a.copy(order=order), (input,))
