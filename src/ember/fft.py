@@ -36,9 +36,12 @@ import operator
 import numpy as np
 
 from . import _dtype
+from ._creation import tensor, zeros
 from ._tensor import Tensor, normalize_dim
+from .nn.functional import pad as _pad
 from .ops._core import LINEAR, defop, is_raw, require_tensor, run, write_out
 from .ops.complex import conj, re
+from .ops.shape import cat, roll
 
 __all__ = [
     "fft",
@@ -136,8 +139,6 @@ def _r2c_backward(g, dim, normalization, onesided, self_sym_sizes):
         if is_raw(g):
             g = np.concatenate([g, np.zeros(pad_shape, g.dtype)], axis=last)
         else:
-            from . import cat, zeros
-
             g = cat([g, zeros(pad_shape, dtype=g.dtype)], last)
     return re(_c2c(g, dim, normalization, False))
 
@@ -246,8 +247,6 @@ def _resize(x: Tensor, dims, sizes) -> Tensor:
             pad[2 * (x.dim() - 1 - d) + 1] = s - cur
             must_pad = True
     if must_pad:
-        from .nn.functional import pad as _pad
-
         x = _pad(x, pad)
     return x
 
@@ -314,8 +313,8 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
 
     Example:
         >>> import ember, ember.fft
-        >>> ember.fft.ifft(ember.tensor([4.0, 0.0, 0.0, 0.0]))
-        tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
+        >>> ember.fft.ifft(ember.tensor([4.0, 2.0])).real
+        tensor([3., 1.])
     """
     x = _promote(input, "fft_ifft")
     d, n = _dim1(x, dim, n, "fft_ifft")
@@ -512,7 +511,6 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 
 def _freq_tensor(values: np.ndarray, dtype, requires_grad: bool, out):
-    from . import tensor
 
     d = dtype if dtype is not None else _dtype._default[0]
     res = tensor(values.astype(_dtype.to_numpy_dtype(d)), requires_grad=requires_grad)
@@ -552,7 +550,6 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requir
 
 
 def _shift(input, dim, fname: str, inverse: bool):
-    from . import roll
 
     require_tensor(input, fname)
     if dim is None:

@@ -35,9 +35,12 @@ from __future__ import annotations
 import functools
 
 from . import autograd as _autograd
+from ._creation import get_rng_state, set_rng_state, zeros, zeros_like
 from ._tensor import Tensor
 from .autograd import forward_ad as _fwad
 from .autograd.recording import fw as _fw
+from .nn.utils.stateless import functional_call as _functional_call
+from .ops.shape import stack
 
 __all__ = [
     "functional_call",
@@ -107,7 +110,6 @@ def _alias(x: Tensor) -> Tensor:
     """``x`` seen through a tensor that requires grad, keeping x's graph and tangent."""
     if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
-    from . import zeros_like
 
     return x + zeros_like(x).detach().requires_grad_(True)
 
@@ -122,7 +124,6 @@ def _recording(leaves) -> bool:
 
 
 def _grads(outputs, inputs, grad_outputs, create_graph):
-    from . import zeros_like
 
     gs = _autograd.grad(
         outputs,
@@ -215,8 +216,6 @@ def grad_and_value(func, argnums=0, has_aux=False):
             if out.requires_grad:
                 gs = _grads([out], flat, None, keep)
             else:
-                from . import zeros_like
-
                 gs = [zeros_like(x) for x in flat]
             g = _detach_tree(
                 _regroup([t if keep else t.detach() for t in gs], trees, argnums), keep
@@ -298,8 +297,6 @@ def vjp(func, *primals, has_aux=False):
             if pairs:
                 gs = _grads([p[0] for p in pairs], flat, [p[1] for p in pairs], cg)
             else:
-                from . import zeros_like
-
                 gs = [zeros_like(x) for x in flat]
             if not cg:
                 gs = [g.detach() for g in gs]
@@ -325,7 +322,6 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from . import stack, zeros
 
         with _Transform(), _autograd.enable_grad():
             keep = _recording(_flatten(list(args))[0])
@@ -375,7 +371,6 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 def _jvp_by_vjp(func, primals, tangents):
     """J v as the gradient of <J^T u, v> with respect to u (no dual level needed)."""
-    from . import zeros_like
 
     with _autograd.enable_grad():
         xs = [_alias(p) for p in primals]
@@ -459,7 +454,6 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                 res = call(*duals)
                 leaves, rebuild = _flatten(res)
                 unpacked = [_fwad.unpack_dual(o) for o in leaves]
-                from . import zeros_like
 
                 out = rebuild([u.primal for u in unpacked])
                 jv = rebuild(
@@ -489,7 +483,6 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from . import stack, zeros, zeros_like
 
         nums = _argnums(argnums, len(args))
         sel_leaves, sel_rebuilds = [], []
@@ -596,7 +589,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from . import get_rng_state, set_rng_state, stack
 
         dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
         if isinstance(in_dims, tuple) and len(in_dims) != len(args):
@@ -720,7 +712,6 @@ def functional_call(
         >>> ember.func.functional_call(lin, params, (ember.ones(1, 2),))
         tensor([[2.]])
     """
-    from .nn.utils.stateless import functional_call as _call
 
     if isinstance(parameter_and_buffer_dicts, dict):
         merged = parameter_and_buffer_dicts
@@ -746,4 +737,4 @@ def functional_call(
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    return _call(module, merged, args, kwargs, tie_weights=tie_weights, strict=strict)
+    return _functional_call(module, merged, args, kwargs, tie_weights=tie_weights, strict=strict)

@@ -14,10 +14,11 @@ they are also registered under ``namespace="linalg"``.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from ._dtype import scalar_name
+from ._dtype import cpp_name, scalar_name
 from ._tensor import Tensor, register_methods
 from .ops._core import (
     defop,
@@ -31,10 +32,11 @@ from .ops._core import (
     write_out,
 )
 from .ops.elementwise import where
-from .ops.linalg import _linalg_cross
+from .ops.linalg import _cj, _linalg_cross
 from .ops.reduction import _vector_norm, amax, amin, make_return_type
 from .ops.reduction import sum as _sum
 from .ops.shape import cat
+from .ops.special import nan_to_num
 
 _wrap = Tensor._wrap
 
@@ -172,6 +174,8 @@ def inv(A, *, out=None):
     """
     a = _checks(A, "linalg.inv")
     res = _np_inv(a).astype(a.dtype, copy=False)
+    # LAPACK's layout, as torch's: each matrix column-major (a reshape copies, as torch's).
+    res = np.ascontiguousarray(res.swapaxes(-1, -2)).swapaxes(-1, -2)
     return _out("linalg_inv_ex", record(LinalgInvExBackward0, res, (A,)), out)
 
 
@@ -733,7 +737,1341 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa
     return _vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
-# ``ember.linalg`` is imported after the op families attached their Tensor methods: the four
+# == decompositions and the rest of torch.linalg =================================================
+# Forward passes are NumPy (batched) or SciPy (per matrix) LAPACK calls; derivatives are
+# torch's, written with ``@``, ``.mT``, indexing and this module's ops, so that a recorded
+# backward (``create_graph=True``) differentiates through them.
+
+qr_type = make_return_type("linalg_qr", ("Q", "R"))
+legacy_qr_type = make_return_type("qr", ("Q", "R"))
+eigh_type = make_return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+lstsq_type = make_return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+lu_factor_type = make_return_type("linalg_lu_factor", ("LU", "pivots"))
+lu_factor_ex_type = make_return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+lu_type = make_return_type("linalg_lu", ("P", "L", "U"))
+legacy_svd_type = make_return_type("svd", ("U", "S", "V"))
+inv_ex_type = make_return_type("linalg_inv_ex", ("inverse", "info"))
+cholesky_ex_type = make_return_type("linalg_cholesky_ex", ("L", "info"))
+solve_ex_type = make_return_type("linalg_solve_ex", ("result", "info"))
+
+
+def _scipy_linalg():
+    # SciPy is a runtime dependency imported on first use: ``import scipy.linalg`` is slow.
+    import scipy.linalg
+
+    return scipy.linalg
+
+
+def _triu(x, k=0):
+    return np.triu(x, k) if is_raw(x) else x.triu(k)
+
+
+def _mH(x):
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return _cj(x).mT
+
+
+def _cat(xs, dim):
+    if all(is_raw(x) for x in xs):
+        return np.concatenate(xs, dim)
+    return cat([x if not is_raw(x) else _wrap(x) for x in xs], dim)
+
+
+def _tensors(*xs):
+    """The operands as arrays when all are arrays, else all as Tensors."""
+    if all(is_raw(x) for x in xs):
+        return xs
+    return tuple(_wrap(x) if is_raw(x) else x for x in xs)
+
+
+# -- solve_triangular ---------------------------------------------------------------------------
+
+
+def _tri_part(a, upper: bool, unit: bool):
+    """The triangle of ``a`` the solve reads (the diagonal ones if ``unit``)."""
+    t = np.triu(a) if upper else np.tril(a)
+    if unit:
+        t = t - t.diagonal(0, -2, -1)[..., None] * np.eye(a.shape[-1]) + np.eye(a.shape[-1])
+    return t
+
+
+def _np_solve_triangular(a, b, upper: bool, left: bool, unit: bool):
+    """``A^-1 B`` (``left``) or ``B A^-1`` for triangular A, broadcasting batch dims; a
+    singular A gives inf/nan like torch's ``trsm``."""
+    if not left:
+        return _np_solve_triangular(
+            a.swapaxes(-1, -2), b.swapaxes(-1, -2), not upper, True, unit
+        ).swapaxes(-1, -2)
+    dt = np.result_type(a.dtype, b.dtype)
+    t = _tri_part(a, upper, unit).astype(dt, copy=False)
+    batch = np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
+    t = np.broadcast_to(t, batch + t.shape[-2:])
+    b = np.broadcast_to(b.astype(dt, copy=False), batch + b.shape[-2:])
+    if t.size == 0 or b.size == 0:
+        return np.zeros(batch + b.shape[-2:], dt)
+    with quiet:
+        try:
+            return np.linalg.solve(t, b)
+        except np.linalg.LinAlgError:
+            pass
+        # A zero on the diagonal: back substitution (BLAS trsm) as torch, giving inf/nan.
+        trsm = _scipy_linalg().blas.get_blas_funcs("trsm", (t,))
+        out = np.empty(batch + b.shape[-2:], dt)
+        for i in np.ndindex(*batch):
+            out[i] = trsm(1.0, t[i], b[i], lower=not upper, diag=int(unit))
+        return out
+
+
+def _solve_tri(A, B, upper: bool, left: bool = True, unit: bool = False):
+    A, B = _tensors(A, B)
+    if is_raw(A):
+        return _np_solve_triangular(A, B, upper, left, unit)
+    return solve_triangular(A, B, upper=upper, left=left, unitriangular=unit)
+
+
+def _tri_mask(x, upper: bool, unit: bool):
+    if upper:
+        return _triu(x, 1 if unit else 0)
+    return _tril(x, -1 if unit else 0)
+
+
+def _solve_triangular_vjp(g, A, result, needs_input_grad, upper, left, unitriangular):
+    need_a, need_b = needs_input_grad
+    gb = _solve_tri(_mH(A), g, not upper, left, unitriangular)
+    ga = None
+    if need_a:
+        ga = -(gb @ _mH(result)) if left else -(_mH(result) @ gb)
+        ga = _tri_mask(ga, upper, unitriangular)
+    return ga, (gb if need_b else None)
+
+
+def _solve_triangular_jvp(t_A, t_B, A, result, upper, left, unitriangular):
+    rhs = t_B
+    if t_A is not None:
+        dA = _tri_mask(t_A, upper, unitriangular)
+        prod = dA @ result if left else result @ dA
+        rhs = -prod if rhs is None else rhs - prod
+    if rhs is None:
+        return None
+    return _solve_tri(A, rhs, upper, left, unitriangular)
+
+
+LinalgSolveTriangularBackward0 = defop(
+    "LinalgSolveTriangularBackward0",
+    inputs=("A", "B"),
+    params=("upper", "left", "unitriangular"),
+    vjp=_solve_triangular_vjp,
+    jvp=_solve_triangular_jvp,
+)
+
+
+@register("solve_triangular", namespace="linalg")
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """The solution ``X`` of ``A X = B`` (``X A = B`` if not ``left``) for triangular A.
+
+    Example:
+        >>> import ember
+        >>> A = ember.tensor([[2.0, 1.0], [0.0, 4.0]])
+        >>> ember.linalg.solve_triangular(A, ember.tensor([[3.0], [4.0]]), upper=True)
+        tensor([[1.],
+                [1.]])
+    """
+    a = _checks(A, "linalg.solve_triangular")
+    if not isinstance(B, Tensor):
+        raise TypeError(
+            "linalg_solve_triangular(): argument 'B' (position 2) must be Tensor, not "
+            f"{type(B).__name__}"
+        )
+    b = B._data
+    if b.ndim < 2:
+        raise RuntimeError(
+            "linalg.solve_triangular: The input tensor B must have at least 2 dimensions."
+        )
+    n = a.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        raise RuntimeError(
+            "linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{a.shape[-1]} and "
+            f"{b.shape[-2]}x{b.shape[-1]})"
+        )
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            "linalg.solve_triangular: Expected A and B to have the same dtype, but found A of "
+            f"type {scalar_name(a.dtype)} and B of type {scalar_name(b.dtype)} instead"
+        )
+    x = _np_solve_triangular(a, b, bool(upper), bool(left), bool(unitriangular))
+    t = record(
+        LinalgSolveTriangularBackward0,
+        x.astype(a.dtype, copy=False),
+        (A, B),
+        (bool(upper), bool(left), bool(unitriangular)),
+    )
+    return _out("linalg_solve_triangular", t, out)
+
+
+# -- qr -------------------------------------------------------------------------------------------
+
+_QR_R_MSG = (
+    "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+    "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr."
+)
+_QR_COMPLETE_MSG = (
+    "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+)
+
+
+def _qr_tall_vjp(gQ, gR, Q, R):
+    """``A = Q R`` with Q m x n (m >= n): ``gA = (gQ + Q copyltu(M)) R^-H`` with
+    ``M = R gR^H - gQ^H Q`` (copyltu: the symmetric matrix of M's lower triangle)."""
+    M = None
+    if gR is not None:
+        M = R @ _mH(gR)
+    if gQ is not None:
+        M = -(_mH(gQ) @ Q) if M is None else M - _mH(gQ) @ Q
+    low = _tril(M, -1)
+    gA = Q @ (low + _mH(low) + (_tril(M) - low))
+    if gQ is not None:
+        gA = gA + gQ
+    return _solve_tri(_mH(R), gA, False, left=False)
+
+
+def _qr_vjp(grads, Q, R, mode):
+    gQ, gR = grads
+    if mode == "r":
+        raise RuntimeError(_QR_R_MSG)
+    Q, R = _as_output(Q, 0), _as_output(R, 1)
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError(_QR_COMPLETE_MSG)
+    if m >= n:
+        return _qr_tall_vjp(gQ, gR, Q, R)
+    # A = Q [X | Y] with X square: Y = Q^H A2 feeds back into Q and A2.
+    X, Y = R[..., :m], R[..., m:]
+    gX = None if gR is None else gR[..., :m]
+    gY = None if gR is None else gR[..., m:]
+    if gY is not None:
+        extra = (Q @ Y) @ _mH(gY)
+        gQ = extra if gQ is None else gQ + extra
+    gA1 = _qr_tall_vjp(gQ, gX, Q, X)
+    gA2 = Q @ gY if gY is not None else gA1[..., :1] * 0 * Y[..., :1, :]
+    return _cat([gA1, gA2], -1)
+
+
+def _qr_tall_jvp(dA, Q, R):
+    C = _mH(Q) @ _solve_tri(R, dA, True, left=False)
+    low = _tril(C, -1)
+    upper = C - low + _mH(low)  # dR R^-1
+    dR = upper @ R
+    dQ = _solve_tri(R, dA, True, left=False) - Q @ upper
+    return dQ, dR
+
+
+def _qr_jvp(t_A, Q, R, mode):
+    if mode == "r":
+        raise RuntimeError(_QR_R_MSG)
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError(_QR_COMPLETE_MSG)
+    if m >= n:
+        return list(_qr_tall_jvp(t_A, Q, R))
+    X, Y = R[..., :m], R[..., m:]
+    dQ, dX = _qr_tall_jvp(t_A[..., :m], Q, X)
+    dY = _mH(dQ) @ (Q @ Y) + _mH(Q) @ t_A[..., m:]
+    return [dQ, cat([dX, dY], -1)]
+
+
+LinalgQrBackward0 = defop(
+    "LinalgQrBackward0",
+    inputs=("A",),
+    outputs=("Q", "R"),
+    params=("mode",),
+    vjp={"A": _qr_vjp},
+    jvp=_qr_jvp,
+)
+
+
+def _qr(A, mode: str, fname: str = "linalg.qr"):
+    a = _checks(A, fname, square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+            "'r', or 'complete'"
+        )
+    with quiet:
+        if a.size == 0:
+            m, n = a.shape[-2:]
+            k = m if mode == "complete" else min(m, n)
+            q = np.zeros(a.shape[:-2] + (m, k), a.dtype)
+            q[..., range(min(m, k)), range(min(m, k))] = 1
+            r = np.zeros(a.shape[:-2] + (k, n), a.dtype)
+        elif mode == "r":
+            r = np.linalg.qr(a, mode="r")
+        else:
+            q, r = np.linalg.qr(a, mode=mode)
+    if mode == "r":
+        q = np.zeros((0,), a.dtype)
+    outs = [q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)]
+    return record_multi(LinalgQrBackward0, outs, (A,), (mode,))
+
+
+@register("qr", namespace="linalg")
+def qr(A, mode="reduced", *, out=None):
+    """``A = Q R`` with orthonormal columns in Q and R upper triangular (``mode``: ``'reduced'``,
+    ``'complete'``, or ``'r'``, which returns an empty Q).
+
+    Example:
+        >>> import ember
+        >>> Q, R = ember.linalg.qr(ember.tensor([[3.0, 1.0], [4.0, 2.0]]))
+        >>> (Q @ R).round(decimals=4)
+        tensor([[3., 1.],
+                [4., 2.]])
+    """
+    return qr_type(tuple(_qr(A, mode)))
+
+
+@register("qr")
+def _legacy_qr(input, some=True, *, out=None):
+    """``torch.qr``: ``linalg.qr`` with ``some`` for the reduced mode.
+
+    Example:
+        >>> import ember
+        >>> ember.qr(ember.tensor([[2.0, 0.0], [0.0, 3.0]])).R.abs()
+        tensor([[2., 0.],
+                [0., 3.]])
+    """
+    warnings.warn(
+        "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
+        "PyTorch release.",
+        UserWarning,
+        stacklevel=2,
+    )
+    return legacy_qr_type(tuple(_qr(input, "reduced" if some else "complete")))
+
+
+# -- eigh, eigvalsh -----------------------------------------------------------------------------
+
+
+def _eig_gap(L):
+    """``E[i, j] = L_j - L_i`` with ones on the diagonal."""
+    return L[..., None, :] - L[..., :, None] + _eye_like(L)
+
+
+def _eigh_vjp(grads, eigenvalues, eigenvectors):
+    """torch's ``linalg_eig_backward`` (hermitian): ``gA = V (diag(gL) + skew(V^H gV) / E) V^H``
+    (inf/nan at repeated eigenvalues when gV depends on them, as in torch)."""
+    gL, gV = grads
+    L, V = _as_output(eigenvalues, 0), _as_output(eigenvectors, 1)
+    if gV is None:
+        if gL is None:
+            return None
+        return (V * gL[..., None, :]) @ _mH(V)
+    VhgV = _mH(V) @ gV
+    gA = (0.5 * (VhgV - _mH(VhgV))) / _eig_gap(L)
+    if gL is not None:
+        gA = gA + gL[..., :, None] * _eye_like(L)
+    return V @ (gA @ _mH(V))
+
+
+def _eigh_jvp(t_A, eigenvalues, eigenvectors):
+    L, V = eigenvalues, eigenvectors
+    dP = _mH(V) @ (t_A @ V)
+    dL = dP.diagonal(0, -2, -1)
+    dV = V @ ((dP - dL[..., :, None] * _eye_like(L)) / _eig_gap(L))
+    return [dL, dV]
+
+
+LinalgEighBackward0 = defop(
+    "LinalgEighBackward0",
+    inputs=("A",),
+    outputs=("eigenvalues", "eigenvectors"),
+    vjp={"A": _eigh_vjp},
+    jvp=_eigh_jvp,
+)
+
+
+def _eigh(A, UPLO, fname: str):
+    a = _checks(A, fname)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    with quiet:
+        w, v = np.linalg.eigh(a, UPLO=UPLO)
+    real = np.dtype(a.real.dtype)
+    outs = [w.astype(real, copy=False), v.astype(a.dtype, copy=False)]
+    return record_multi(LinalgEighBackward0, outs, (A,))
+
+
+@register("eigh", namespace="linalg")
+def eigh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending) and eigenvectors of each symmetric (Hermitian) matrix, read
+    from its ``UPLO`` triangle.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.eigh(ember.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
+        tensor([1., 2.])
+    """
+    return eigh_type(tuple(_eigh(A, UPLO, "linalg.eigh")))
+
+
+@register("eigvalsh", namespace="linalg")
+def eigvalsh(A, UPLO="L", *, out=None):
+    """The eigenvalues (ascending) of each symmetric (Hermitian) matrix.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.eigvalsh(ember.tensor([[2.0, 1.0], [1.0, 2.0]]))
+        tensor([1., 3.])
+    """
+    return _out("linalg_eigvalsh", _eigh(A, UPLO, "linalg.eigvalsh")[0], out)
+
+
+# -- pinv, lstsq ---------------------------------------------------------------------------------
+
+
+def _pinv_vjp(g, A, result):
+    """The adjoint of ``d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+``
+    (constant rank)."""
+    P, Ph = result, _mH(result)
+    gh = _mH(g)
+    gA = -(Ph @ g @ Ph)
+    left = gh - (A @ P) @ gh  # (I - A A+) g^H
+    right = gh - gh @ (P @ A)  # g^H (I - A+ A)
+    return gA + left @ (P @ Ph) + (Ph @ P) @ right
+
+
+def _pinv_jvp(t_A, A, result):
+    P, Ph = result, _mH(result)
+    dAh = _mH(t_A)
+    out = -(P @ t_A @ P)
+    out = out + (P @ Ph) @ (dAh - (dAh @ A) @ P)
+    return out + (dAh - (P @ A) @ dAh) @ (Ph @ P)
+
+
+LinalgPinvBackward0 = defop(
+    "LinalgPinvBackward0",
+    inputs=("A",),
+    vjp={"A": _pinv_vjp},
+    jvp=_pinv_jvp,
+)
+
+
+def _tol_array(x, dt):
+    if x is None:
+        return None
+    return np.asarray(x._data if isinstance(x, Tensor) else x, dtype=dt)
+
+
+def _pinv_array(a, atol, rtol, hermitian: bool):
+    real = np.dtype(a.real.dtype)
+    m, n = a.shape[-2:]
+    atol, rtol = _tol_array(atol, real), _tol_array(rtol, real)
+    if rtol is None:
+        rtol = (
+            np.asarray(np.finfo(real).eps * max(m, n), real)
+            if atol is None or np.all(atol <= 0)
+            else np.zeros((), real)
+        )
+    if atol is None:
+        atol = np.zeros((), real)
+    if a.size == 0:
+        return np.zeros(a.shape[:-2] + (n, m), a.dtype)
+    with quiet:
+        if hermitian:
+            w, u = np.linalg.eigh(a)
+            s = np.abs(w)
+            tol = np.maximum(atol[..., None], rtol[..., None] * s.max(-1, keepdims=True))
+            inv_s = np.where(s > tol, 1 / np.where(w == 0, 1, w), 0)
+            res = (u * inv_s[..., None, :]) @ np.conjugate(u).swapaxes(-1, -2)
+        else:
+            u, s, vh = np.linalg.svd(a, full_matrices=False)
+            tol = np.maximum(atol[..., None], rtol[..., None] * s[..., :1])
+            inv_s = np.where(s > tol, 1 / np.where(s == 0, 1, s), 0)
+            v = np.conjugate(vh).swapaxes(-1, -2)
+            res = (v * inv_s[..., None, :]) @ np.conjugate(u).swapaxes(-1, -2)
+    return res.astype(a.dtype, copy=False)
+
+
+@register("pinv", namespace="linalg")
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The Moore-Penrose pseudo-inverse: singular values at most ``max(atol, rtol * s_max)``
+    are treated as zero (``rcond`` is torch's older name for ``rtol``).
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.pinv(ember.tensor([[2.0, 0.0], [0.0, 0.0]]))
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.0000]])
+    """
+    a = _checks(A, "linalg.pinv", square=False)
+    if rcond is not None:
+        rtol = rcond
+    res = _pinv_array(a, atol, rtol, bool(hermitian))
+    return _out("linalg_pinv", record(LinalgPinvBackward0, res, (A,)), out)
+
+
+@register("pinverse")
+def pinverse(input, rcond=1e-15):
+    """``torch.pinverse``: ``linalg.pinv`` with ``rtol=rcond``.
+
+    Example:
+        >>> import ember
+        >>> ember.pinverse(ember.tensor([[4.0]]))
+        tensor([[0.2500]])
+    """
+    return pinv(input, rtol=rcond)
+
+
+def _lstsq_vjp(grads, A, B, solution, needs_input_grad, vector):
+    """torch's ``linalg_lstsq_backward`` (through the pseudo-inverse), plus the squared
+    residuals' gradient ``2 (A X - B)`` at the optimum."""
+    gX, gR = grads[0], grads[1]
+    need_a, need_b = needs_input_grad
+    X, Bm = solution, B
+    if vector:
+        X, Bm = X[..., None], Bm[..., None]
+        gX = None if gX is None else gX[..., None]
+    ga = gb = None
+    if gX is not None:
+        P = pinv(A) if not is_raw(A) else _pinv_array(A, None, None, False)
+        if need_a:
+            ga = _pinv_vjp(gX @ _mH(Bm), A, P)
+        if need_b:
+            gb = _mH(P) @ gX
+    if gR is not None and gR.shape[-1:] == X.shape[-1:] and gR.size != 0:
+        res = A @ X - Bm
+        w = 2 * res * gR[..., None, :]
+        if need_a:
+            ga = w @ _mH(X) if ga is None else ga + w @ _mH(X)
+        if need_b:
+            gb = -w if gb is None else gb - w
+    if vector and gb is not None:
+        gb = gb[..., 0]
+    return ga, gb
+
+
+LinalgLstsqBackward0 = defop(
+    "LinalgLstsqBackward0",
+    inputs=("A", "B"),
+    outputs=("solution", "residuals", "rank", "singular_values"),
+    differentiable=(True, True, False, False),
+    params=("vector",),
+    vjp=_lstsq_vjp,
+)
+
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+@register("lstsq", namespace="linalg")
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution of ``A X = B`` (``torch.return_types.linalg_lstsq``: the
+    residuals, rank and singular values are filled as torch's CPU drivers fill them).
+
+    Example:
+        >>> import ember
+        >>> A = ember.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+        >>> ember.linalg.lstsq(A, ember.tensor([[1.0], [2.0], [3.0]])).solution
+        tensor([[1.],
+                [2.]])
+    """
+    a = _checks(A, "linalg.lstsq", square=False)
+    if not isinstance(B, Tensor):
+        raise TypeError(
+            f"linalg_lstsq(): argument 'b' (position 2) must be Tensor, not {type(B).__name__}"
+        )
+    driver = "gelsy" if driver is None else driver
+    if driver not in _DRIVERS:
+        raise RuntimeError(
+            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
+        )
+    b = B._data
+    vector = b.ndim == a.ndim - 1
+    bm = b[..., None] if vector else b
+    if a.shape[-2] != bm.shape[-2]:
+        raise RuntimeError(
+            "torch.linalg.lstsq: input.size(-2) should match other.size(-2)"
+            if not vector
+            else "torch.linalg.lstsq: input.size(-2) should match other.size(-1)"
+        )
+    if a.dtype != b.dtype:
+        raise RuntimeError(
+            "torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
+            f"input's dtype {cpp_name(a.dtype)} and other's dtype {cpp_name(b.dtype)}"
+        )
+    m, n = a.shape[-2:]
+    real = np.dtype(a.real.dtype)
+    if rcond is None:
+        rcond = float(np.finfo(real).eps) * max(m, n)
+    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    ab = np.broadcast_to(a, batch + a.shape[-2:])
+    bb = np.broadcast_to(bm, batch + bm.shape[-2:])
+    k = bm.shape[-1]
+    x = np.zeros(batch + (n, k), a.dtype)
+    ranks = np.zeros(batch, np.int64)
+    svals = np.zeros(batch + (min(m, n),), real)
+    sl = _scipy_linalg()
+    lapack = "gelsy" if driver == "gels" else driver
+    with quiet:
+        for i in np.ndindex(*batch):
+            if ab[i].size == 0 or bb[i].size == 0:
+                continue
+            sol, _, rk, sv = sl.lstsq(
+                ab[i], bb[i], cond=rcond, lapack_driver=lapack, check_finite=False
+            )
+            x[i], ranks[i] = sol, rk
+            if sv is not None:
+                svals[i] = sv
+    full_rank = bool(np.all(ranks == min(m, n)))
+    if driver != "gelsy" and m > n and full_rank:
+        with quiet:
+            residuals = (np.abs(ab @ x - bb) ** 2).sum(-2).astype(real)
+    else:
+        residuals = np.zeros((0,), real)
+    if driver == "gels":
+        ranks = np.zeros((0,), np.int64)
+    if driver not in ("gelsd", "gelss"):
+        svals = np.zeros((0,), real)
+    if vector:
+        x = x[..., 0]
+    outs = [x, residuals.astype(a.dtype, copy=False), ranks, svals]
+    return lstsq_type(tuple(record_multi(LinalgLstsqBackward0, outs, (A, B), (vector,))))
+
+
+# -- lu_factor, lu, lu_solve ---------------------------------------------------------------------
+
+
+def _np_lu(a):
+    """``(P, L, U, pivots)`` of each matrix (``A = P L U``, pivots 1-based int32)."""
+    sl = _scipy_linalg()
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    P = np.zeros(batch + (m, m), a.dtype)
+    L = np.zeros(batch + (m, k), a.dtype)
+    U = np.zeros(batch + (k, n), a.dtype)
+    piv = np.zeros(batch + (k,), np.int32)
+    with quiet, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SciPy's LinAlgWarning: a zero pivot is ``info``
+        for i in np.ndindex(*batch):
+            if a[i].size == 0:
+                continue
+            lu_, p = sl.lu_factor(a[i], check_finite=False) if m == n else _rect_lu(a[i])
+            piv[i] = p[:k] + 1
+            L[i] = np.tril(lu_[:, :k], -1) + np.eye(m, k, dtype=a.dtype)
+            U[i] = np.triu(lu_[:k])
+            perm = np.arange(m)
+            for j, pj in enumerate(p[:k]):
+                perm[[j, pj]] = perm[[pj, j]]
+            P[i][perm, np.arange(m)] = 1
+    return P, L, U, piv
+
+
+def _rect_lu(a):
+    """LAPACK getrf on a rectangular matrix: the packed factors and 0-based pivots."""
+    getrf = _scipy_linalg().lapack.get_lapack_funcs("getrf", (a,))
+    lu_, p, _info = getrf(a)
+    return lu_, p
+
+
+def _lu_info(U):
+    """getrf's ``info``: the 1-based index of the first zero on U's diagonal, else 0."""
+    d = U.diagonal(0, -2, -1) == 0
+    return np.where(d.any(-1), d.argmax(-1) + 1, 0).astype(np.int32)
+
+
+def _lu_vjp(gL, gU, P, L, U):
+    """torch's ``linalg_lu_backward`` (P fixed): ``gA = P L^-H (L^H gL o 1_L + gU U^H o 1_U)
+    U^-H`` for square A, with the extra blocks of tall and wide factors."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    if m == n:
+        inner = None
+        if gL is not None:
+            inner = _tril(_mH(L) @ gL, -1)
+        if gU is not None:
+            t = _triu(gU @ _mH(U))
+            inner = t if inner is None else inner + t
+        gA = _solve_tri(_mH(U), inner, False, left=False)
+        gA = _solve_tri(_mH(L), gA, True, left=True, unit=True)
+        return P @ gA
+    if m < n:  # wide: U = [U1 | U2] with U2 = L^-1 P^T A2
+        U1 = U[..., :k]
+        low = None if gL is None else _mH(L) @ gL
+        inner = None
+        if gU is not None:
+            low2 = -(gU[..., k:] @ _mH(U[..., k:]))
+            low = low2 if low is None else low + low2
+            inner = _triu(gU[..., :k] @ _mH(U1))
+        low = _tril(low, -1)
+        inner = low if inner is None else inner + low
+        gA1 = _solve_tri(_mH(U1), inner, False, left=False)
+        gA2 = gU[..., k:] if gU is not None else U[..., k:] * 0
+        gA = _cat([gA1, gA2], -1)
+        return P @ _solve_tri(_mH(L), gA, True, left=True, unit=True)
+    # tall: L = [L1; L2]
+    L1 = L[..., :k, :]  # tall: L = [L1; L2] with L2 = A2 U^-1
+    up = None if gU is None else gU @ _mH(U)
+    inner = None
+    if gL is not None:
+        up2 = -(_mH(L[..., k:, :]) @ gL[..., k:, :])
+        up = up2 if up is None else up + up2
+        inner = _tril(_mH(L1) @ gL[..., :k, :], -1)
+    up = _triu(up)
+    inner = up if inner is None else inner + up
+    gA1 = _solve_tri(_mH(L1), inner, True, left=True, unit=True)
+    gA2 = gL[..., k:, :] if gL is not None else L[..., k:, :] * 0
+    gA = _cat([gA1, gA2], -2)
+    return P @ _solve_tri(_mH(U), gA, False, left=False)
+
+
+def _lu_jvp_parts(dA, P, L, U):
+    """Tangents of L and U (square, tall or wide)."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    dA = P.mT @ dA
+    if m >= n:
+        L1, dA1 = L[..., :k, :], dA[..., :k, :]
+    else:
+        L1, dA1 = L, dA
+    U1 = U[..., :k] if m < n else U
+    C = _solve_tri(U1, _solve_tri(L1, dA1[..., :, :k], False, unit=True), True, left=False)
+    dL1 = L1 @ _tril(C, -1)
+    dU1 = _triu(C) @ U1
+    if m == n:
+        return dL1, dU1
+    if m < n:  # dU2 = L^-1 (dA2 - dL U2)
+        dU2 = _solve_tri(L1, dA1[..., k:] - dL1 @ U[..., k:], False, unit=True)
+        return dL1, cat([dU1, dU2], -1)
+    # tall: dL2 = (dA2 - L2 dU) U^-1
+    dL2 = _solve_tri(U1, dA[..., k:, :] - L[..., k:, :] @ dU1, True, left=False)
+    return cat([dL1, dL2], -2), dU1
+
+
+def _lu_node_vjp(grads, P, L, U):
+    P, L, U = (_as_output(x, i) for i, x in enumerate((P, L, U)))
+    return _lu_vjp(grads[1], grads[2], P, L, U)
+
+
+def _lu_node_jvp(t_A, P, L, U):
+    dL, dU = _lu_jvp_parts(t_A, P, L, U)
+    return [P * 0, dL, dU]
+
+
+LinalgLuBackward0 = defop(
+    "LinalgLuBackward0",
+    inputs=("A",),
+    outputs=("P", "L", "U"),
+    differentiable=(False, True, True),
+    vjp={"A": _lu_node_vjp},
+    jvp=_lu_node_jvp,
+)
+
+
+def _unpack(LU, m: int, n: int):
+    k = min(m, n)
+    L = (
+        _tril(LU[..., :, :k], -1) + _wrap(np.eye(m, k, dtype=LU._data.dtype))
+        if not is_raw(LU)
+        else np.tril(LU[..., :, :k], -1) + np.eye(m, k, dtype=LU.dtype)
+    )
+    U = _triu(LU[..., :k, :])
+    return L, U
+
+
+def _lu_factor_vjp(grads, A, LU, pivots_perm):
+    gLU = grads[0]
+    LU = _as_output(LU, 0)
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    L, U = _unpack(LU, m, n)
+    P = pivots_perm if is_raw(LU) else _wrap(pivots_perm)
+    return _lu_vjp(_tril(gLU[..., :, :k], -1), _triu(gLU[..., :k, :]), P, L, U)
+
+
+def _lu_factor_jvp(t_A, LU, pivots_perm):
+    m, n = LU.shape[-2:]
+    L, U = _unpack(LU, m, n)
+    dL, dU = _lu_jvp_parts(t_A, _wrap(pivots_perm), L, U)
+    k = min(m, n)
+    if m >= n:
+        dLU = dL + dU if m == n else cat([dL[..., :k, :] + dU, dL[..., k:, :]], -2)
+    else:
+        dLU = cat([dL + dU[..., :k], dU[..., k:]], -1)
+    return [dLU, None, None]
+
+
+LinalgLuFactorExBackward0 = defop(
+    "LinalgLuFactorExBackward0",
+    inputs=("A",),
+    outputs=("LU", "pivots", "info"),
+    differentiable=(True, False, False),
+    saves=("pivots_perm",),
+    vjp={"A": _lu_factor_vjp},
+    jvp=_lu_factor_jvp,
+)
+
+
+def _lu_factor(A, pivot, fname):
+    a = _checks(A, fname, square=False)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    P, L, U, piv = _np_lu(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    LU = np.zeros(a.shape, a.dtype)
+    LU[..., :, :k] += np.tril(L, -1)
+    LU[..., :k, :] += U
+    info = _lu_info(U)
+    outs = record_multi(LinalgLuFactorExBackward0, [LU, piv, info], (A,), (), (P,))
+    return outs
+
+
+@register("lu_factor_ex", namespace="linalg")
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """``lu_factor`` with ``info`` (the first zero pivot, 1-based; 0 if none) and no error.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.lu_factor_ex(ember.tensor([[0.0, 1.0], [2.0, 3.0]])).pivots
+        tensor([2, 2], dtype=ember.int32)
+    """
+    return lu_factor_ex_type(tuple(_lu_factor(A, pivot, "linalg.lu_factor_ex")))
+
+
+@register("lu_factor", namespace="linalg")
+def lu_factor(A, *, pivot=True, out=None):
+    """The packed LU factorization with partial pivoting (``pivots`` 1-based, LAPACK's).
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.lu_factor(ember.tensor([[0.0, 1.0], [2.0, 3.0]])).LU
+        tensor([[2., 3.],
+                [0., 1.]])
+    """
+    LU, piv, info = _lu_factor(A, pivot, "linalg.lu_factor")
+    bad = info._data.reshape(-1)
+    for bi, i in enumerate(bad):
+        if i:
+            prefix = _batch_prefix(A._data, bi)
+            raise RuntimeError(
+                f"torch.linalg.lu_factor: {prefix}U[{i},{i}] is zero and using it on lu_solve "
+                "would result in a division by zero. If you still want to perform the "
+                "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+                "pivot)"
+            )
+    return lu_factor_type((LU, piv))
+
+
+@register("lu", namespace="linalg")
+def lu(A, *, pivot=True, out=None):
+    """``A = P L U``: the permutation, unit lower- and upper-triangular factors.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.lu(ember.tensor([[0.0, 1.0], [2.0, 3.0]])).P
+        tensor([[0., 1.],
+                [1., 0.]])
+    """
+    a = _checks(A, "linalg.lu", square=False)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    P, L, U, _ = _np_lu(a)
+    return lu_type(tuple(record_multi(LinalgLuBackward0, [P, L, U], (A,))))
+
+
+def _perm_from_pivots(piv: np.ndarray, m: int, dt) -> np.ndarray:
+    batch = piv.shape[:-1]
+    P = np.zeros(batch + (m, m), dt)
+    for i in np.ndindex(*batch):
+        perm = np.arange(m)
+        for j, pj in enumerate(piv[i] - 1):
+            perm[[j, pj]] = perm[[pj, j]]
+        P[i][perm, np.arange(m)] = 1
+    return P
+
+
+def _lu_solve_vjp(g, LU, B, result, needs_input_grad, perm, left, adjoint):
+    """``X = op(A)^-1 B`` with ``A = P L U`` (op: the identity or the adjoint; ``X B^...``
+    when not ``left``): ``gB`` solves the adjoint system; ``gLU`` is ``gA`` pulled back to
+    the packed factors."""
+    need_lu, need_b = needs_input_grad
+    P = perm if is_raw(LU) else _wrap(perm)
+    n = LU.shape[-1]
+    L, U = _unpack(LU, n, n)
+    A = P @ L @ U
+    Aop = _mH(A) if adjoint else A
+    gb = _solve(_mH(Aop), g) if left else _solve(Aop, g.mT).mT
+    ga_op = None
+    if need_lu:
+        ga_op = -(gb @ _mH(result)) if left else -(_mH(result) @ gb)
+    gLU = None
+    if ga_op is not None:
+        gA = _mH(ga_op) if adjoint else ga_op
+        gA = P.mT @ gA
+        gLU = _tril(gA @ _mH(U), -1) + _triu(_mH(L) @ gA)
+    return gLU, (gb if need_b else None)
+
+
+LinalgLuSolveBackward0 = defop(
+    "LinalgLuSolveBackward0",
+    inputs=("LU", "B"),
+    params=("left", "adjoint"),
+    saves=("perm",),
+    vjp=_lu_solve_vjp,
+)
+
+
+@register("lu_solve", namespace="linalg")
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """The solution of ``A X = B`` from ``lu_factor``'s ``(LU, pivots)`` (``X A = B`` if not
+    ``left``; ``A^H`` for A if ``adjoint``).
+
+    Example:
+        >>> import ember
+        >>> LU, piv = ember.linalg.lu_factor(ember.tensor([[2.0, 0.0], [0.0, 4.0]]))
+        >>> ember.linalg.lu_solve(LU, piv, ember.tensor([[2.0], [4.0]]))
+        tensor([[1.],
+                [1.]])
+    """
+    lu_ = _checks(LU, "linalg.lu_solve")
+    b = B._data
+    n = lu_.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        raise RuntimeError(
+            "linalg.lu_solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})"
+        )
+    P = _perm_from_pivots(np.asarray(pivots._data), n, lu_.dtype)
+    L = np.tril(lu_, -1) + np.eye(n, dtype=lu_.dtype)
+    U = np.triu(lu_)
+    with quiet:
+        A = P @ L @ U
+        if adjoint:
+            A = np.conjugate(A).swapaxes(-1, -2)
+        if left:
+            x = (
+                _np_solve_triangular(L, P.swapaxes(-1, -2) @ b, False, True, True)
+                if not adjoint
+                else np.linalg.solve(A, b)
+            )
+            if not adjoint:
+                x = _np_solve_triangular(U, x, True, True, False)
+        else:
+            x = np.linalg.solve(A.swapaxes(-1, -2), b.swapaxes(-1, -2)).swapaxes(-1, -2)
+    t = record(
+        LinalgLuSolveBackward0,
+        x.astype(lu_.dtype, copy=False),
+        (LU, B),
+        (bool(left), bool(adjoint)),
+        (P,),
+    )
+    return _out("linalg_lu_solve", t, out)
+
+
+# -- matrix_exp ----------------------------------------------------------------------------------
+
+
+def _expm_block(A, E):
+    """The upper-right block of ``exp([[A, E], [0, A]])``: the Frechet derivative of exp at A
+    in direction E (a recorded matrix_exp for Tensors)."""
+    n = A.shape[-1]
+    A, E = _tensors(A, E)
+    zero = A * 0
+    top = _cat([A, E], -1)
+    bottom = _cat([zero, A], -1)
+    big = _cat([top, bottom], -2)
+    if is_raw(big):
+        return _np_expm(big)[..., :n, n:]
+    return matrix_exp(big)[..., :n, n:]
+
+
+def _np_expm(a):
+    if a.size == 0:
+        return a.copy()
+    with quiet:
+        return _scipy_linalg().expm(a).astype(a.dtype, copy=False)
+
+
+LinalgMatrixExpBackward0 = defop(
+    "LinalgMatrixExpBackward0",
+    forward=_np_expm,
+    vjp={"self": lambda g, self: _expm_block(_mH(self), g)},
+    jvp=lambda t_self, self: _expm_block(self, t_self),
+)
+
+
+@register("matrix_exp", namespace="linalg")
+def matrix_exp(A):
+    """The matrix exponential of each square matrix.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.matrix_exp(ember.zeros(2, 2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    a = _checks(A, "linalg.matrix_exp")
+    return record(LinalgMatrixExpBackward0, _np_expm(a), (A,))
+
+
+@register("matrix_exp")
+def _top_matrix_exp(input):
+    """``torch.matrix_exp``: ``linalg.matrix_exp``.
+
+    Example:
+        >>> import ember
+        >>> ember.matrix_exp(ember.zeros(1, 1))
+        tensor([[1.]])
+    """
+    return matrix_exp(input)
+
+
+# -- composites: matrix_power, matrix_rank, cond, multi_dot, vecdot, tensorinv, tensorsolve ---
+
+
+@register("matrix_power", namespace="linalg")
+def matrix_power(A, n, *, out=None):
+    """``A^n`` by repeated squaring (``inv(A)^-n`` for negative n, the identity for 0).
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.matrix_power(ember.tensor([[1.0, 1.0], [0.0, 1.0]]), 3)
+        tensor([[1., 3.],
+                [0., 1.]])
+    """
+    if not isinstance(A, Tensor):
+        raise TypeError(
+            f"linalg_matrix_power(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(A).__name__}"
+        )
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError(
+            "linalg.matrix_power: The input tensor A must have at least 2 dimensions."
+        )
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(
+            "linalg.matrix_power: A must be batches of square matrices, but they are "
+            f"{a.shape[-2]} by {a.shape[-1]} matrices"
+        )
+    if n == 0:
+        eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
+        return _out("linalg_matrix_power", _wrap(eye), out)
+    if n < 0:
+        A = inv(A)
+        n = -n
+    result = None
+    base = A
+    while n:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return _out("linalg_matrix_power", result, out)
+
+
+@register("matrix_power")
+def _top_matrix_power(input, n):
+    """``torch.matrix_power``: ``linalg.matrix_power``.
+
+    Example:
+        >>> import ember
+        >>> ember.matrix_power(ember.tensor([[2.0]]), 3)
+        tensor([[8.]])
+    """
+    return matrix_power(input, n)
+
+
+@register("matrix_rank", namespace="linalg")
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The number of singular values above ``max(atol, rtol * s_max)`` (int64).
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.matrix_rank(ember.tensor([[1.0, 2.0], [2.0, 4.0]]))
+        tensor(1)
+    """
+    a = _checks(A, "linalg.matrix_rank", square=bool(hermitian))
+    real = np.dtype(a.real.dtype)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    m, n = a.shape[-2:]
+    atol_a, rtol_a = _tol_array(atol, real), _tol_array(rtol, real)
+    if rtol_a is None:
+        rtol_a = (
+            np.asarray(np.finfo(real).eps * max(m, n), real)
+            if atol_a is None or np.all(atol_a <= 0)
+            else np.zeros((), real)
+        )
+    if atol_a is None:
+        atol_a = np.zeros((), real)
+    if a.size == 0:
+        return _wrap(np.zeros(a.shape[:-2], np.int64))
+    with quiet:
+        s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
+    smax = s.max(-1)
+    tol_v = np.maximum(atol_a, rtol_a * smax)
+    return _out("linalg_matrix_rank", _wrap((s > tol_v[..., None]).sum(-1).astype(np.int64)), out)
+
+
+@register("cond", namespace="linalg")
+def cond(A, p=None, *, out=None):
+    """The condition number in the ``p``-norm (``None``/2: ``s_max / s_min``; -2 its inverse;
+    otherwise ``norm(A, p) * norm(inv(A), p)``).
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.cond(ember.tensor([[2.0, 0.0], [0.0, 0.5]]))
+        tensor(4.)
+    """
+    a = _checks(A, "linalg.cond", square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        big, small = s[..., :1], s[..., -1:]
+        r = (big / small if p != -2 else small / big).squeeze(-1)
+        return _out("linalg_cond", r, out)
+    if p not in ("fro", "nuc", 1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    del a
+    # torch: the product of the norms, NaN (a singular A) mapped to inf by nan_to_num_.
+    r = matrix_norm(A, p) * matrix_norm(inv(A), p)
+    return _out("linalg_cond", nan_to_num(r, math.inf, math.inf, -math.inf), out)
+
+
+@register("multi_dot", namespace="linalg")
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices (the first and last may be vectors), multiplied
+    in the order that costs the fewest scalar multiplications.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.multi_dot([ember.ones(2), ember.eye(2), ember.ones(2)])
+        tensor(2.)
+    """
+    tensors = list(tensors)
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first_vec, last_vec = tensors[0].ndim == 1, tensors[-1].ndim == 1
+    mats = list(tensors)
+    if first_vec:
+        mats[0] = mats[0].unsqueeze(0)
+    if last_vec:
+        mats[-1] = mats[-1].unsqueeze(-1)
+    for i, t in enumerate(mats):
+        if t.ndim != 2:
+            raise RuntimeError(
+                f"multi_dot(): tensor {i} must be 2D but got {tensors[i].ndim}D"
+                if 0 < i < n - 1
+                else f"multi_dot(): the {'first' if i == 0 else 'last'} tensor must be 1D or "
+                f"2D but got {tensors[i].ndim}D"
+            )
+    for i in range(n - 1):
+        if mats[i].shape[1] != mats[i + 1].shape[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes {tuple(tensors[i].shape)} "
+                f"and {tuple(tensors[i + 1].shape)} cannot be multiplied"
+            )
+    dims = [mats[0].shape[0]] + [t.shape[1] for t in mats]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def chain(i, j):
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return chain(i, k) @ chain(k + 1, j)
+
+    r = chain(0, n - 1)
+    if first_vec or last_vec:  # torch views the 2-D product with the vectors' shape
+        r = r.view(tuple(r.shape[1 if first_vec else 0 : 1 if last_vec else 2]))
+    return _out("linalg_multi_dot", r, out)
+
+
+@register("vecdot", namespace="linalg")
+def vecdot(x, y, *, dim=-1, out=None):
+    """``sum(conj(x) * y, dim)`` with broadcasting.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.vecdot(ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0]))
+        tensor(11.)
+    """
+    xc = x.conj() if x._data.dtype.kind == "c" else x
+    return _out("linalg_vecdot", _sum(xc * y, dim), out)
+
+
+@register("tensorinv", namespace="linalg")
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of ``A`` seen as a matrix with the first ``ind`` dims as rows.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.tensorinv(ember.eye(4).reshape(4, 2, 2), ind=1).shape
+        torch.Size([2, 2, 4])
+    """
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shape = tuple(A.shape)
+    rows, cols = shape[:ind], shape[ind:]
+    pr, pc = math.prod(rows), math.prod(cols)
+    if pr != pc:
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+            f"prod(self.shape[:ind]), but got {pc} != {pr}"
+        )
+    return _out("linalg_tensorinv", inv(A.reshape(pr, pc)).reshape(cols + rows), out)
+
+
+@register("tensorsolve", namespace="linalg")
+def tensorsolve(A, B, dims=None, *, out=None):
+    """The ``X`` with ``tensordot(A, X, X.ndim) == B``.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.tensorsolve(ember.eye(4).reshape(2, 2, 4), ember.ones(2, 2)).shape
+        torch.Size([4])
+    """
+    if dims is not None:
+        nd = A.ndim
+        dims = [d % nd for d in dims]
+        rest = [d for d in range(nd) if d not in dims]
+        A = A.permute(*rest, *dims)
+    res_shape = tuple(A.shape[B.ndim :])
+    pb = math.prod(B.shape)
+    pr = math.prod(res_shape)
+    if pb != pr:
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(result_shape) == prod(other.shape), "
+            f"but got {pr} != {pb}"
+        )
+    x = solve(A.reshape(pb, pr), B.reshape(pb))
+    return _out("linalg_tensorsolve", x.reshape(res_shape), out)
+
+
+# -- the _ex variants: an info tensor instead of an error ------------------------------------------
+
+
+def _info_zero(a):
+    return _wrap(np.zeros(a.shape[:-2], np.int32))
+
+
+@register("inv_ex", namespace="linalg")
+def inv_ex(A, *, check_errors=False, out=None):
+    """``(inverse, info)``: info is the first zero pivot (1-based), 0 if A is invertible.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.inv_ex(ember.tensor([[2.0]])).info
+        tensor(0, dtype=ember.int32)
+    """
+    a = _checks(A, "linalg.inv_ex")
+    if check_errors:
+        return inv_ex_type((inv(A), _info_zero(a)))
+    mats = a.reshape((-1,) + a.shape[-2:])
+    with quiet:
+        infos = np.array([_first_zero_pivot(m) for m in mats], np.int32).reshape(a.shape[:-2])
+    if not infos.any():
+        return inv_ex_type((inv(A), _wrap(infos)))
+    with quiet:
+        res = np.linalg.pinv(a) * np.nan  # torch's values are unspecified there
+    return inv_ex_type((record(LinalgInvExBackward0, res.astype(a.dtype), (A,)), _wrap(infos)))
+
+
+@register("cholesky_ex", namespace="linalg")
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """``(L, info)``: info is the order of the first leading minor that is not positive
+    definite, 0 if A is positive definite.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.cholesky_ex(ember.tensor([[4.0]])).L
+        tensor([[2.]])
+    """
+    a = _checks(A, "linalg.cholesky_ex")
+    try:
+        return cholesky_ex_type((cholesky(A, upper=upper), _info_zero(a)))
+    except LinAlgError:
+        if check_errors:
+            raise
+    mats = a.reshape((-1,) + a.shape[-2:])
+    infos = np.zeros(len(mats), np.int32)
+    for bi, m in enumerate(mats):
+        for k in range(1, a.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(m[:k, :k])
+            except np.linalg.LinAlgError:
+                infos[bi] = k
+                break
+    res = np.full(a.shape, np.nan, a.dtype)
+    t = record(LinalgCholeskyExBackward0, res, (A,), (bool(upper),))
+    return cholesky_ex_type((t, _wrap(infos.reshape(a.shape[:-2]))))
+
+
+@register("solve_ex", namespace="linalg")
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """``(result, info)``: ``solve`` with the first zero pivot (0 if none) instead of an
+    error.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.solve_ex(ember.tensor([[2.0]]), ember.tensor([[4.0]])).result
+        tensor([[2.]])
+    """
+    a = _checks(A, "linalg.solve_ex")
+    try:
+        return solve_ex_type((solve(A, B, left=left), _info_zero(a)))
+    except LinAlgError:
+        if check_errors:
+            raise
+    mats = a.reshape((-1,) + a.shape[-2:])
+    infos = np.array([_first_zero_pivot(m) for m in mats], np.int32).reshape(a.shape[:-2])
+    b = B._data
+    vector = left and (b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1]))
+    res = np.full(
+        np.broadcast_shapes(a.shape[:-2], b.shape[: -1 if vector else -2])
+        + b.shape[-1 if vector else -2 :],
+        np.nan,
+        a.dtype,
+    )
+    t = record(LinalgSolveExBackward0, res, (A, B), (bool(left), vector))
+    return solve_ex_type((t, _wrap(infos)))
+
+
+# -- torch.svd (U, S, V) ---------------------------------------------------------------------------
+
+
+@register("svd")
+def _legacy_svd(input, some=True, compute_uv=True, *, out=None):
+    """``torch.svd``: ``(U, S, V)`` with V (not Vh), reduced if ``some``; zero U and V when not
+    ``compute_uv``.
+
+    Example:
+        >>> import ember
+        >>> ember.svd(ember.tensor([[3.0, 0.0], [0.0, -4.0]])).S
+        tensor([4., 3.])
+    """
+    if not compute_uv:
+        s = svdvals(input)
+        m, n = input.shape[-2:]
+        dt = input._data.dtype
+        U = _wrap(np.zeros(input.shape[:-2] + (m, m if some is False else min(m, n)), dt))
+        V = _wrap(np.zeros(input.shape[:-2] + (n, n if some is False else min(m, n)), dt))
+        return legacy_svd_type((U, s, V))
+    U, S, Vh = _svd(input, not some, "linalg.svd")
+    return legacy_svd_type((U, S, Vh.mT))
+
+
+# ``ember.linalg`` is imported after the op families attached their Tensor methods: those
 # that live here are attached now (torch.inverse, torch.det, ... are bound in ember/__init__).
 register_methods(
     {
@@ -741,6 +2079,11 @@ register_methods(
         "det": det,
         "logdet": logdet,
         "slogdet": _top_slogdet,
+        "qr": _legacy_qr,
+        "svd": _legacy_svd,
+        "pinverse": pinverse,
+        "matrix_exp": _top_matrix_exp,
+        "matrix_power": _top_matrix_power,
     }
 )
 

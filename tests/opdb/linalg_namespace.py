@@ -115,3 +115,108 @@ OPS = [
         **_NO_FORWARD_YET,
     ),
 ]
+
+
+def _sym(m, a):
+    """``(a + a^T) / 2``: symmetric, with distinct eigenvalues for standard normal entries."""
+    return (a + a.mT) / 2
+
+
+def _eigh_parts(m, a, uplo="L"):
+    """Sign-invariant functions of eigh: the values and the squared eigenvectors."""
+    L, V = m.linalg.eigh(_sym(m, a), UPLO=uplo)
+    return L, V * V
+
+
+def _lu_parts(m, a):
+    _, L, U = m.linalg.lu(a)
+    return L, U
+
+
+def _lstsq(m, a, b, driver=None):
+    r = m.linalg.lstsq(a, b, driver=driver)
+    return (r.solution, r.residuals) if r.residuals.numel() else r.solution
+
+
+def _lu_solve(m, a, b):
+    LU, piv = m.linalg.lu_factor(_wc(m, a))
+    return m.linalg.lu_solve(LU, piv, b)
+
+
+def _upper(m, a):
+    """An upper triangle with a diagonal well away from zero."""
+    return a.triu() + 3 * m.eye(a.shape[-1], dtype=a.dtype)
+
+
+OPS += [
+    # QR: LAPACK's Householder signs in both libraries, so Q and R are compared as they are.
+    Op("linalg_qr", lambda m, a: m.linalg.qr(a), (S(2, 4, 3),)),
+    Op("linalg_qr_square_complete", lambda m, a: m.linalg.qr(a, "complete"), (S(3, 3),)),
+    Op("linalg_qr_wide", lambda m, a: m.linalg.qr(a), (S(3, 5),)),
+    Op("qr", lambda m, a: m.linalg.qr(a).Q @ m.linalg.qr(a).R, (S(2, 3, 3),)),
+    Op("linalg_eigh", lambda m, a: _eigh_parts(m, a), (S(2, 3, 3),)),
+    Op("linalg_eigh_upper", lambda m, a: _eigh_parts(m, a, "U"), (S(4, 4),)),
+    Op("linalg_eigvalsh", lambda m, a: m.linalg.eigvalsh(_sym(m, a)), (S(2, 3, 3),)),
+    Op("linalg_pinv", lambda m, a: m.linalg.pinv(a), (S(2, 3, 4),)),
+    Op("linalg_pinv_tall", lambda m, a: m.linalg.pinv(a), (S(4, 2),)),
+    Op("linalg_pinv_hermitian", lambda m, a: m.linalg.pinv(_spd(m, a), hermitian=True), (S(3, 3),)),
+    Op("pinverse", lambda m, a: m.pinverse(a), (S(3, 2),)),
+    # torch has no forward mode for lstsq (NotImplementedError); residuals need gelsd.
+    Op("linalg_lstsq", lambda m, a, b: _lstsq(m, a, b), (S(2, 4, 3), S(2, 4, 2)), forward=False),
+    Op(
+        "linalg_lstsq_gelsd",
+        lambda m, a, b: _lstsq(m, a, b, "gelsd"),
+        (S(4, 3), S(4, 2)),
+        forward=False,
+    ),
+    Op(
+        "linalg_solve_triangular",
+        lambda m, a, b: m.linalg.solve_triangular(_upper(m, a), b, upper=True),
+        (S(2, 3, 3), S(2, 3, 2)),
+    ),
+    Op(
+        "linalg_solve_triangular_right_unit",
+        lambda m, a, b: m.linalg.solve_triangular(
+            _upper(m, a).mT, b, upper=False, left=False, unitriangular=True
+        ),
+        (S(3, 3), S(2, 3)),
+    ),
+    Op("linalg_lu", lambda m, a: _lu_parts(m, a), (S(2, 3, 3),)),
+    Op("linalg_lu_wide", lambda m, a: _lu_parts(m, a), (S(3, 4),)),
+    Op("linalg_lu_tall", lambda m, a: _lu_parts(m, a), (S(4, 2),)),
+    Op("linalg_lu_factor", lambda m, a: m.linalg.lu_factor(a).LU, (S(2, 3, 3),)),
+    # torch has no forward mode for lu_solve's LU input (NotImplementedError).
+    Op("linalg_lu_solve", _lu_solve, (S(2, 3, 3), S(2, 3, 2)), forward=False),
+    Op("linalg_matrix_exp", lambda m, a: m.linalg.matrix_exp(a), (S(2, 3, 3),)),
+    Op("matrix_exp", lambda m, a: m.matrix_exp(a), (S(3, 3),)),
+    Op("linalg_matrix_power", lambda m, a: m.linalg.matrix_power(a, 3), (S(2, 3, 3),)),
+    Op("linalg_matrix_power_neg", lambda m, a: m.linalg.matrix_power(_wc(m, a), -2), (S(3, 3),)),
+    Op("linalg_cond", lambda m, a: m.linalg.cond(a), (S(2, 3, 3),), **_NO_FORWARD_YET),
+    # torch's backward of cond(A, 1) fails: it fills linalg.inv's output in place (values
+    # and grad_fn compared; gradients checked in tests/test_linalg_decomp.py).
+    Op("linalg_cond_1", lambda m, a: m.linalg.cond(_wc(m, a), 1), (S(3, 3),), grad=False),
+    Op(
+        "linalg_multi_dot",
+        lambda m, a, b, c: m.linalg.multi_dot([a, b, c]),
+        (S(3), S(3, 4), S(4, 2)),
+    ),
+    Op("linalg_vecdot", lambda m, a, b: m.linalg.vecdot(a, b), (S(2, 3), S(3)), **_NO_FORWARD_YET),
+    Op(
+        "linalg_tensorinv",
+        lambda m, a: m.linalg.tensorinv(_wc(m, a).reshape(2, 2, 4), ind=2),
+        (S(4, 4),),
+    ),
+    Op(
+        "linalg_tensorsolve",
+        lambda m, a, b: m.linalg.tensorsolve(_wc(m, a).reshape(2, 2, 4), b),
+        (S(4, 4), S(2, 2)),
+    ),
+    Op("linalg_inv_ex", lambda m, a: m.linalg.inv_ex(_wc(m, a)).inverse, (S(2, 3, 3),)),
+    Op("linalg_cholesky_ex", lambda m, a: m.linalg.cholesky_ex(_spd(m, a)).L, (S(3, 3),)),
+    Op(
+        "linalg_solve_ex",
+        lambda m, a, b: m.linalg.solve_ex(_wc(m, a), b).result,
+        (S(3, 3), S(3, 2)),
+    ),
+    Op("svd", lambda m, a: m.svd(a).S, (S(2, 4, 3),)),
+]
