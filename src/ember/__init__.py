@@ -10,7 +10,6 @@ Example:
             [4.5000, 4.5000]])
 """
 
-
 from . import _dtype, _tensor_str
 from ._dtype import (
     bool,
