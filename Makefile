@@ -5,20 +5,27 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo tour test lint bench clean
+.PHONY: demo demo-ddp tour test lint bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,oracle]"
+	$(PY) -m pip install --quiet -e ".[dev,oracle,viz,distributed]"
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[demo]"
 	$(PY) examples/digits.py --out-dir runs/digits
+
+# Data-parallel training in 2 MPI processes (Open MPI from the `distributed` extra; the
+# OMPI_* variables let it run as root, --oversubscribe on a machine with fewer cores).
+demo-ddp: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[demo,distributed]"
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 $(VENV)/bin/mpirun --oversubscribe \
+		-n 2 $(PY) examples/digits.py --distributed --epochs 5 --no-progress --out-dir runs/digits-ddp
 
 tour: $(STAMP)
 	$(PY) -m ember.tour
@@ -28,6 +35,9 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src tests benchmarks examples
 
 test: $(STAMP) lint
+	@# Graphviz's `dot` renders ember.viz pictures (a system package, not on PyPI).
+	@command -v dot >/dev/null || (apt-get update -qq && apt-get install -y -qq graphviz) \
+		|| (sudo apt-get update -qq && sudo apt-get install -y -qq graphviz)
 	$(PY) -m pytest
 
 bench: $(STAMP)

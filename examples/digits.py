@@ -10,12 +10,21 @@ loss/accuracy curves.
 
 Needs the ``demo`` extra (scikit-learn, matplotlib, tqdm); the data set ships with
 scikit-learn, nothing is downloaded.
+
+Data-parallel over MPI (the ``distributed`` extra), as one would with torch's DDP::
+
+    mpirun -n 2 python examples/digits.py --distributed --epochs 3
+
+Each process trains a ``DistributedDataParallel`` replica on its ``DistributedSampler``
+share of every epoch, with a per-process batch of ``batch_size // world_size`` (the
+same global batch as a single process); rank 0 prints, saves and plots.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -120,6 +129,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--out-dir", type=Path, default=Path("runs/digits"), help="checkpoint/plot directory"
     )
     p.add_argument("--no-progress", action="store_true", help="disable the tqdm progress bar")
+    p.add_argument(
+        "--distributed",
+        action="store_true",
+        help="data-parallel training over MPI: start with `mpirun -n N python ...`",
+    )
     return p.parse_args(argv)
 
 
@@ -128,19 +142,40 @@ def main(argv=None) -> dict:
     start = time.perf_counter()
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
+    rank, world = 0, 1
+    if args.distributed:
+        import ember.distributed as dist
+
+        dist.init_process_group(backend="mpi")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if rank != 0:  # one process reports
+            args.no_progress = True
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
     train_set, test_set = load_data(args.seed)
-    train_loader = DataLoader(
-        train_set,
-        batch_size=args.batch_size,
-        shuffle=True,
-        generator=torch.Generator().manual_seed(args.seed),
-    )
+    if args.distributed:
+        from ember.utils.data.distributed import DistributedSampler
+
+        sampler = DistributedSampler(train_set, num_replicas=world, rank=rank, seed=args.seed)
+        train_loader = DataLoader(
+            train_set, batch_size=max(1, args.batch_size // world), sampler=sampler
+        )
+    else:
+        train_loader = DataLoader(
+            train_set,
+            batch_size=args.batch_size,
+            shuffle=True,
+            generator=torch.Generator().manual_seed(args.seed),
+        )
     train_eval_loader = DataLoader(train_set, batch_size=512)
     test_loader = DataLoader(test_set, batch_size=512)
 
     model = build_model()
+    if args.distributed:
+        from ember.nn.parallel import DistributedDataParallel
+
+        model = DistributedDataParallel(model)  # rank 0's initial weights everywhere
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     # Cosine decay to zero: large steps early, a settled model at the end.
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs)
@@ -154,6 +189,8 @@ def main(argv=None) -> dict:
 
     history = {"train_loss": [], "train_acc": [], "test_loss": [], "test_acc": []}
     for epoch in range(1, args.epochs + 1):
+        if args.distributed:
+            sampler.set_epoch(epoch)
         model.train()
         running, seen = 0.0, 0
         bar = _progress(train_loader, not args.no_progress, f"epoch {epoch}/{args.epochs}")
@@ -176,6 +213,18 @@ def main(argv=None) -> dict:
             f"train acc {train_acc * 100:6.2f}%  test loss {test_loss:.4f}  "
             f"test acc {test_acc * 100:6.2f}%  ({time.perf_counter() - start:5.1f} s)"
         )
+
+    if args.distributed:
+        model = model.module
+        # every replica applied the same averaged gradients: check they ended equal
+        flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+        ref = flat.clone()
+        dist.broadcast(ref, src=0)
+        if not torch.equal(flat, ref):
+            raise RuntimeError(f"rank {rank}'s replica drifted from rank 0's")
+        if rank != 0:
+            dist.destroy_process_group()
+            return {"rank": rank}
 
     ckpt = args.out_dir / "digits_cnn.safetensors"
     torch.save(model.state_dict(), ckpt)
@@ -201,6 +250,9 @@ def main(argv=None) -> dict:
         "checkpoint": str(ckpt),
         "plot": str(plot),
     }
+    if args.distributed:
+        summary["world_size"] = world
+        dist.destroy_process_group()
     (args.out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"final test accuracy {history['test_acc'][-1] * 100:.2f}% in {elapsed:.1f} s")
     return summary

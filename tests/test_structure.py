@@ -183,6 +183,8 @@ _EXTRAS = {
     "testing",
     "fft",
     "special",
+    # ember's own, asked for by its users: pictures of the graph (torch needs torchviz)
+    "viz",
     # types, dtypes and modes
     "Tensor",
     "Size",

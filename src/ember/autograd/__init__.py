@@ -23,8 +23,11 @@ from .anomaly_mode import (
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
+from . import profiler  # noqa: E402  (torch.autograd.profiler)
+from .explain import explain
 
 __all__ = [
+    "explain",
     "backward",
     "grad",
     "Variable",

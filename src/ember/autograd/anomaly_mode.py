@@ -1,9 +1,25 @@
-"""Anomaly detection: fail at the backward node that produced NaN (torch's API)."""
+"""Anomaly detection: fail at the backward node that produced NaN (torch's API).
+
+While it is on, every node the graph records keeps the Python stack of the forward call
+that created it (``node.metadata["traceback_"]``, as torch), and an error raised while
+running a node in backward is preceded by torch's warning quoting that stack::
+
+    UserWarning: Error detected in SqrtBackward0. Traceback of forward call that caused the error:
+      File "train.py", line 4, in <module>
+        y = torch.sqrt(x)
+
+The recording path pays for this only while the mode is on: ``recording._observe`` is
+non-empty exactly then (one truth test per recorded node otherwise).
+"""
 
 from __future__ import annotations
 
 import functools
+import os
+import traceback
 import warnings
+
+from . import recording
 
 
 class _AnomalyState:
@@ -12,6 +28,48 @@ class _AnomalyState:
 
 
 state = _AnomalyState()
+
+# Frames from files under this directory are ember's own, not the user's forward call.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _capture_stack(node) -> None:
+    """``recording._observe`` callback: keep the user's stack that created ``node``."""
+    if not state.enabled:
+        return
+    frames = traceback.extract_stack()
+    # Drop ember's frames at the top of the stack (the op, record), keep the caller's.
+    while frames and frames[-1].filename.startswith(_PACKAGE_DIR):
+        frames.pop()
+    node.metadata["traceback_"] = traceback.format_list(frames)
+
+
+def _set(enabled: bool, check_nan: bool) -> None:
+    state.enabled = enabled
+    state.check_nan = check_nan
+    if enabled and _capture_stack not in recording._observe:
+        recording._observe.append(_capture_stack)
+    elif not enabled and _capture_stack in recording._observe:
+        recording._observe.remove(_capture_stack)
+
+
+def print_stack(node) -> None:
+    """Warn with the forward traceback of ``node`` (torch's message for a failing node)."""
+    stack = node.__dict__.get("_metadata", {}).get("traceback_")
+    if not stack:
+        warnings.warn(
+            f"Error detected in {node.name()}. No forward pass information available. "
+            "Enable detect anomaly during forward pass for more information.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
+    warnings.warn(
+        f"Error detected in {node.name()}. Traceback of forward call that caused the "
+        "error:\n" + "".join(stack).rstrip("\n"),
+        UserWarning,
+        stacklevel=2,
+    )
 
 
 def is_anomaly_enabled() -> bool:
@@ -41,14 +99,13 @@ class set_detect_anomaly:
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = (state.enabled, state.check_nan)
-        state.enabled = bool(mode)
-        state.check_nan = bool(check_nan)
+        _set(bool(mode), bool(check_nan))
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc) -> None:
-        state.enabled, state.check_nan = self.prev
+        _set(*self.prev)
 
 
 class detect_anomaly:
@@ -65,11 +122,10 @@ class detect_anomaly:
 
     def __enter__(self) -> None:
         self.prev = (state.enabled, state.check_nan)
-        state.enabled = True
-        state.check_nan = self.check_nan
+        _set(True, bool(self.check_nan))
 
     def __exit__(self, *exc) -> None:
-        state.enabled, state.check_nan = self.prev
+        _set(*self.prev)
 
     def __call__(self, func):
         @functools.wraps(func)

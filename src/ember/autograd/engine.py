@@ -37,6 +37,11 @@ from .graph import (
 # buffer list, _accumulate's argument, and getrefcount's own argument.
 _STEAL_REFS = 3
 
+# The profiler's hook on backward nodes: ``[observer]`` while one is on (its ``enter(node)``
+# and ``exit(node, results)`` bracket each node run), else empty. Checked once per backward
+# call (``_Job.plain``): with it empty, the fast path is untouched.
+_observer: list = []
+
 
 def run_backward(
     roots: list,
@@ -125,6 +130,7 @@ class _Job:
             and accumulate_into is None
             and not create_graph
             and not anomaly_mode.state.enabled
+            and not _observer
         )
 
 
@@ -215,7 +221,7 @@ def _execute(job: _Job, deps: dict, root_grads: list) -> None:
                     if not shape and type(g) is not np.ndarray:
                         g = np.asarray(g)  # NumPy gives scalars for 0-d results
                     if g.dtype != dt:
-                        g = g.astype(dt, copy=False)
+                        g = _cast(g, dt)
                 if d == 0 and len(meta) == 1 and nxt not in buffers:
                     # Sole (or last) consumer of a single-output node: no buffer needed.
                     deps[nxt] = 0
@@ -244,13 +250,23 @@ def _fit(g, shape: tuple, np_dtype, as_tensors: bool):
         g = sum_to_shape(g, shape)
     if as_tensors:
         if g._data.dtype != np_dtype:
+            if g._data.dtype.kind == "c" and np_dtype.kind != "c":
+                g = g.real  # torch keeps the real part of a real input's gradient
             g = g.to(np_dtype)
         return g
     if not shape and type(g) is not np.ndarray:
         g = np.asarray(g)  # NumPy gives scalars for 0-d results
     if g.dtype != np_dtype:
-        g = g.astype(np_dtype, copy=False)
+        g = _cast(g, np_dtype)
     return g
+
+
+def _cast(g: np.ndarray, np_dtype) -> np.ndarray:
+    """``g`` in its destination's dtype; a complex gradient of a real input keeps its real
+    part (torch's rule), without NumPy's ComplexWarning."""
+    if g.dtype.kind == "c" and np_dtype.kind != "c":
+        g = g.real
+    return g.astype(np_dtype, copy=False)
 
 
 def _run_special(job: _Job, node, grads):
@@ -266,17 +282,44 @@ def _run_special(job: _Job, node, grads):
         return ()
     if type(node) is AccumulateGrad:
         if job.capture is None and (job.accumulate_into is None or node in job.accumulate_into):
-            _accumulate(node.variable, grads[0], as_tensors)
+            if _observer:
+                _observer[0].enter(node)
+                try:
+                    _accumulate(node.variable, grads[0], as_tensors)
+                finally:
+                    _observer[0].exit(node, ())
+            else:
+                _accumulate(node.variable, grads[0], as_tensors)
         return ()
     if node is job.root:
         return grads
-    results = _call_node(node, grads, as_tensors)
-    if anomaly_mode.state.enabled and anomaly_mode.state.check_nan:
-        anomaly_mode.check_results(node, results)
+    if _observer:  # profiling: bracket the node's run
+        _observer[0].enter(node)
+        results = ()
+        try:
+            results = _run_node(node, grads, as_tensors)
+        finally:
+            _observer[0].exit(node, results)
+    else:
+        results = _run_node(node, grads, as_tensors)
     if hooks is not None and hooks.post:
         results = _run_post_hooks(hooks, results, grads, as_tensors)
     if not job.retain_graph and node._saved:
         node._saved = _FREED
+    return results
+
+
+def _run_node(node: Node, grads: list, as_tensors: bool):
+    """``_call_node``, with anomaly mode's NaN check and forward traceback when it is on."""
+    if not anomaly_mode.state.enabled:
+        return _call_node(node, grads, as_tensors)
+    try:
+        results = _call_node(node, grads, as_tensors)
+        if anomaly_mode.state.check_nan:
+            anomaly_mode.check_results(node, results)
+    except Exception:
+        anomaly_mode.print_stack(node)
+        raise
     return results
 
 

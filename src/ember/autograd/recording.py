@@ -55,6 +55,10 @@ fw = DualState()
 # Non-empty exactly while forward AD is on (a level exists and it is not suspended).
 # ``record`` tests it once per op: the whole cost of forward AD when it is off.
 _on: list = []
+# Callbacks run on each node as it is recorded, ``fn(node)``: anomaly mode's forward
+# traceback capture. Empty unless a tool is on; ``record`` then pays one truth test per
+# node it creates.
+_observe: list = []
 
 
 # -- the recording path ------------------------------------------------------------------
@@ -195,6 +199,9 @@ def record(cls, out: np.ndarray, inputs: tuple, params: tuple = (), extras: tupl
             raise RuntimeError(INFERENCE_SAVE_MSG) from None
         t.grad_fn = node
         t._rg = True
+        if _observe:
+            for fn in _observe:
+                fn(node)
     if cls._view:
         as_view(t, inputs[0])
     return t
@@ -245,6 +252,9 @@ def make_node(cls, edges: tuple, out, inputs: tuple, params: tuple = (), extras:
     else:
         node._saved = saved = cls._save(inputs, edges, out, extras)
         node._versions = _versions(saved)
+    if _observe:
+        for fn in _observe:
+            fn(node)
     return node
 
 

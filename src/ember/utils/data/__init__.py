@@ -10,6 +10,7 @@ Example:
 
 from ._collate import collate, default_collate, default_collate_fn_map, default_convert
 from .dataloader import DataLoader, get_worker_info
+from .distributed import DistributedSampler
 from .dataset import (
     ConcatDataset,
     Dataset,
@@ -28,6 +29,7 @@ from .sampler import (
 )
 
 __all__ = [
+    "DistributedSampler",
     "BatchSampler",
     "ConcatDataset",
     "DataLoader",

@@ -1,0 +1,583 @@
+"""The profiler's core and torch's legacy API (``torch.autograd.profiler``).
+
+What is timed:
+
+- forward ops, by name as torch prints them (``aten::mul``): while a profiler is on, the
+  public op functions (``ember.mul``, ``Tensor.__mul__``, ``ember.nn.functional.linear``,
+  ...) are swapped for timing wrappers, and swapped back when it stops (``ember.profiler``
+  installs that swap: this layer knows no op). Nothing is wrapped while no profiler runs,
+  so profiling costs nothing then. Calls through references taken before profiling began
+  (``from ember import mul``) and ops called inside other ops are not seen;
+- backward nodes, through the engine's observer hook, under torch's two names:
+  ``autograd::engine::evaluate_function: MulBackward0`` wrapping ``MulBackward0`` (and
+  ``torch::autograd::AccumulateGrad`` for leaves);
+- ``record_function("label")`` ranges.
+
+Memory columns count the bytes of the arrays each op returns (its outputs): an op's
+"Self CPU Mem" is its outputs not returned by an op it called, "CPU Mem" adds its children's.
+
+Example:
+    >>> import ember as torch
+    >>> import ember.profiler
+    >>> x = torch.ones(2, 2, requires_grad=True)
+    >>> with torch.autograd.profiler.profile() as prof:
+    ...     (x * 2).sum().backward()
+    >>> sorted({e.name for e in prof.function_events})  # doctest: +NORMALIZE_WHITESPACE
+    ['MulBackward0', 'SumBackward0', 'aten::mul', 'aten::sum',
+     'autograd::engine::evaluate_function: MulBackward0',
+     'autograd::engine::evaluate_function: SumBackward0',
+     'autograd::engine::evaluate_function: torch::autograd::AccumulateGrad',
+     'torch::autograd::AccumulateGrad']
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+import time
+
+import numpy as np
+
+from .._tensor import Tensor
+from . import engine
+from .graph import AccumulateGrad
+
+__all__ = [
+    "profile",
+    "record_function",
+    "EventList",
+    "FunctionEvent",
+    "FunctionEventAvg",
+    "register_op_hooks",
+]
+
+# The recorder of the running profiler: ``[recorder]`` while one records, else empty.
+_active: list = []
+# (install, uninstall) of the forward-op timing wrappers; set by ``ember.profiler``.
+_op_hooks: list = []
+
+
+def register_op_hooks(install, uninstall) -> None:
+    """Give the profiler the functions that swap op timing wrappers in and out."""
+    _op_hooks[:] = [(install, uninstall)]
+
+
+def _now_us() -> float:
+    return time.perf_counter_ns() / 1000.0
+
+
+def _nbytes(out) -> dict:
+    """``{id(array): bytes}`` of the arrays in an op's result (Tensors, arrays, tuples)."""
+    found: dict = {}
+    stack = [out]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Tensor):
+            found[id(x._data)] = x._data.nbytes
+        elif isinstance(x, np.ndarray):
+            found[id(x)] = x.nbytes
+        elif isinstance(x, (tuple, list)):
+            stack.extend(x)
+    return found
+
+
+def _shape_of(x) -> list:
+    if isinstance(x, Tensor):
+        return list(x._data.shape)
+    if isinstance(x, np.ndarray):
+        return list(x.shape)
+    return []
+
+
+class FunctionEvent:
+    """One timed call: an op, a backward node or a ``record_function`` range.
+
+    Times are in microseconds; memory in bytes of the arrays returned.
+    """
+
+    def __init__(self, id, name, thread, start_us, input_shapes=None, is_user_annotation=False):
+        self.id = id
+        self.name = name
+        self.thread = thread
+        self.time_range_start = start_us
+        self.time_range_end = start_us
+        self.input_shapes = input_shapes
+        self.is_user_annotation = is_user_annotation
+        self.cpu_children: list = []
+        self.cpu_parent = None
+        self.own_memory: dict = {}
+        self.count = 1
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def cpu_time_total(self) -> float:
+        return self.time_range_end - self.time_range_start
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
+
+    @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total
+
+    @property
+    def self_cpu_memory_usage(self) -> int:
+        child = set()
+        for c in self.cpu_children:
+            child.update(c.own_memory)
+        return sum(n for k, n in self.own_memory.items() if k not in child)
+
+    @property
+    def cpu_memory_usage(self) -> int:
+        return self.self_cpu_memory_usage + sum(c.cpu_memory_usage for c in self.cpu_children)
+
+    def __repr__(self) -> str:
+        return (
+            f"<FunctionEvent id={self.id} name={self.name} cpu_time={_format_time(self.cpu_time)}"
+            f" input_shapes={self.input_shapes} cpu_memory_usage={self.cpu_memory_usage}>"
+        )
+
+
+class _Recorder:
+    """Collects events while a profiler is on; also the engine's node observer."""
+
+    def __init__(self, record_shapes: bool, profile_memory: bool) -> None:
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.events: list = []
+        self.open: list = []  # the stack of events begun and not yet ended
+        self.thread = threading.get_ident()
+
+    def begin(self, name: str, args=None, user: bool = False) -> FunctionEvent:
+        shapes = None
+        if self.record_shapes:
+            shapes = [_shape_of(a) for a in args] if args is not None else []
+        ev = FunctionEvent(len(self.events), name, self.thread, 0.0, shapes, user)
+        if self.open:
+            ev.cpu_parent = self.open[-1]
+            ev.cpu_parent.cpu_children.append(ev)
+        self.events.append(ev)
+        self.open.append(ev)
+        ev.time_range_start = _now_us()
+        return ev
+
+    def end(self, ev: FunctionEvent, out=None) -> None:
+        ev.time_range_end = _now_us()
+        if self.profile_memory and out is not None:
+            ev.own_memory = _nbytes(out)
+        # Pop it (and anything left open inside it by an exception).
+        while self.open:
+            if self.open.pop() is ev:
+                break
+
+    # -- engine observer: brackets each backward node's run --------------------------------
+
+    def enter(self, node) -> None:
+        name = "torch::autograd::AccumulateGrad" if type(node) is AccumulateGrad else node.name()
+        self.begin("autograd::engine::evaluate_function: " + name)
+        self.begin(name)
+
+    def exit(self, node, results) -> None:
+        inner = self.open[-1] if self.open else None
+        if inner is not None:
+            self.end(inner, results)
+        if self.open:
+            self.end(self.open[-1])
+
+
+def _start(recorder: _Recorder) -> None:
+    if _active:
+        raise RuntimeError("Profiler is already enabled on this thread")
+    _active.append(recorder)
+    engine._observer[:] = [recorder]
+    for install, _ in _op_hooks:
+        install()
+
+
+def _stop(recorder: _Recorder) -> None:
+    for _, uninstall in _op_hooks:
+        uninstall()
+    engine._observer.clear()
+    _active.clear()
+    now = _now_us()
+    for ev in recorder.open:  # ranges still open when profiling stopped
+        ev.time_range_end = now
+    recorder.open.clear()
+
+
+class record_function:
+    """Label a block (or a function, as a decorator) so it appears in the profile.
+
+    Costs one list check when no profiler is running.
+
+    Example:
+        >>> import ember as torch
+        >>> from ember.autograd.profiler import profile, record_function
+        >>> with profile() as prof:
+        ...     with record_function("my_block"):
+        ...         y = torch.ones(3) * 2
+        >>> [e.name for e in prof.function_events if e.is_user_annotation]
+        ['my_block']
+    """
+
+    def __init__(self, name: str, args: str | None = None) -> None:
+        self.name = name
+        self.args = args
+        self._event = None
+        self._recorder = None
+
+    def __enter__(self):
+        if _active:
+            self._recorder = _active[0]
+            self._event = self._recorder.begin(self.name, user=True)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._event is not None and _active and _active[0] is self._recorder:
+            self._recorder.end(self._event)
+        self._event = self._recorder = None
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with record_function(self.name, self.args):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+
+class profile:
+    """torch's legacy profiler: a context manager recording ops and backward nodes.
+
+    Args:
+        enabled: False makes the block a no-op.
+        use_cuda: accepted for compatibility; there is no device time on NumPy.
+        record_shapes: record the shapes of each op's inputs (``Input Shapes`` column).
+        profile_memory: record the bytes each op returns (``CPU Mem`` columns).
+        with_stack: accepted; source locations are not recorded.
+
+    Example:
+        >>> import ember as torch
+        >>> x = torch.ones(4)
+        >>> with torch.autograd.profiler.profile(record_shapes=True) as prof:
+        ...     y = torch.add(x, 1)
+        >>> print(prof.key_averages().table(row_limit=1))  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        enabled: bool = True,
+        *,
+        use_cuda: bool = False,
+        use_device=None,
+        record_shapes: bool = False,
+        with_flops: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+        with_modules: bool = False,
+        use_kineto: bool = False,
+        use_cpu: bool = True,
+        experimental_config=None,
+        acc_events: bool = False,
+        custom_trace_id_callback=None,
+    ) -> None:
+        self.enabled = enabled
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self._recorder = None
+        self._events = None
+
+    def __enter__(self):
+        if self.enabled:
+            self._recorder = _Recorder(self.record_shapes, self.profile_memory)
+            _start(self._recorder)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._recorder is not None:
+            _stop(self._recorder)
+            self._events = EventList(self._recorder.events, profile_memory=self.profile_memory)
+            self._recorder = None
+
+    def _check_finished(self) -> EventList:
+        if self._events is None:
+            raise RuntimeError("Profiler didn't finish running")
+        return self._events
+
+    @property
+    def function_events(self) -> EventList:
+        return self._check_finished()
+
+    def events(self) -> EventList:
+        return self._check_finished()
+
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0):
+        return self._check_finished().key_averages(group_by_input_shape)
+
+    def table(self, sort_by=None, row_limit: int = 100, **kwargs) -> str:
+        return self._check_finished().table(sort_by=sort_by, row_limit=row_limit, **kwargs)
+
+    def export_chrome_trace(self, path: str) -> None:
+        self._check_finished().export_chrome_trace(path)
+
+    def total_average(self):
+        return self._check_finished().total_average()
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        return self._check_finished().self_cpu_time_total
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+class FunctionEventAvg:
+    """The events of one name (and input shapes, when grouped by them), summed."""
+
+    def __init__(self, key: str, input_shapes=None) -> None:
+        self.key = key
+        self.input_shapes = input_shapes
+        self.count = 0
+        self.cpu_time_total = 0.0
+        self.self_cpu_time_total = 0.0
+        self.cpu_memory_usage = 0
+        self.self_cpu_memory_usage = 0
+        self.is_user_annotation = False
+        self.cpu_parent = None
+
+    def add(self, ev) -> FunctionEventAvg:
+        self.count += ev.count
+        self.cpu_time_total += ev.cpu_time_total
+        self.self_cpu_time_total += ev.self_cpu_time_total
+        self.cpu_memory_usage += ev.cpu_memory_usage
+        self.self_cpu_memory_usage += ev.self_cpu_memory_usage
+        self.is_user_annotation = ev.is_user_annotation
+        if self.input_shapes is None:
+            self.input_shapes = ev.input_shapes
+        return self
+
+    @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    def __repr__(self) -> str:
+        return (
+            f"<FunctionEventAvg key={self.key} "
+            f"self_cpu_time={_format_time(self.self_cpu_time_total)}"
+            f" cpu_time={_format_time(self.cpu_time)} input_shapes={self.input_shapes}"
+            f" cpu_memory_usage={self.cpu_memory_usage}>"
+        )
+
+
+class EventList(list):
+    """A list of events, with torch's summaries: ``key_averages``, ``table``, traces."""
+
+    def __init__(self, *args, profile_memory: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._profile_memory = profile_memory
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        return sum(e.self_cpu_time_total for e in self)
+
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0):
+        """One row per op name (and per input shapes when ``group_by_input_shape``)."""
+        groups: dict = {}
+        for ev in self:
+            key = (ev.key, str(ev.input_shapes)) if group_by_input_shape else ev.key
+            avg = groups.get(key)
+            if avg is None:
+                groups[key] = avg = FunctionEventAvg(ev.key, ev.input_shapes)
+            avg.add(ev)
+        return EventList(groups.values(), profile_memory=self._profile_memory)
+
+    def total_average(self) -> FunctionEventAvg:
+        total = FunctionEventAvg("Total")
+        for ev in self:
+            total.add(ev)
+        return total
+
+    def table(
+        self,
+        sort_by=None,
+        row_limit: int = 100,
+        max_src_column_width: int = 75,
+        max_name_column_width: int = 55,
+        max_shapes_column_width: int = 80,
+        header=None,
+        top_level_events_only: bool = False,
+        time_unit=None,
+    ) -> str:
+        """torch's table: one row per event, sorted by ``sort_by`` (e.g.
+        ``"cpu_time_total"``), at most ``row_limit`` rows."""
+        return _build_table(
+            self,
+            sort_by=sort_by,
+            row_limit=row_limit,
+            header=header,
+            max_name_column_width=max_name_column_width,
+            max_shapes_column_width=max_shapes_column_width,
+            profile_memory=self._profile_memory,
+            top_level_events_only=top_level_events_only,
+            time_unit=time_unit,
+        )
+
+    def export_chrome_trace(self, path: str) -> None:
+        """Write the events as a Chrome/Perfetto trace (JSON, one complete event each)."""
+        pid = os.getpid()
+        trace = []
+        for ev in self:
+            if not isinstance(ev, FunctionEvent):
+                continue
+            args = {"External id": ev.id}
+            if ev.input_shapes is not None:
+                args["Input Dims"] = ev.input_shapes
+            trace.append(
+                {
+                    "ph": "X",
+                    "cat": "user_annotation" if ev.is_user_annotation else "cpu_op",
+                    "name": ev.name,
+                    "pid": pid,
+                    "tid": ev.thread,
+                    "ts": ev.time_range_start,
+                    "dur": ev.cpu_time_total,
+                    "args": args,
+                }
+            )
+        with open(path, "w") as f:
+            json.dump(
+                {"schemaVersion": 1, "traceEvents": trace, "displayTimeUnit": "ms"}, f, indent=1
+            )
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+# -- torch's table --------------------------------------------------------------------------
+
+
+def _format_time(time_us: float) -> str:
+    if time_us >= 1e6:
+        return f"{time_us / 1e6:.3f}s"
+    if time_us >= 1e3:
+        return f"{time_us / 1e3:.3f}ms"
+    return f"{time_us:.3f}us"
+
+
+def _format_time_share(time_us: float, total_us: float) -> str:
+    if total_us == 0:
+        return "NaN"
+    return f"{time_us * 100.0 / total_us:.2f}%"
+
+
+def _format_memory(nbytes: int) -> str:
+    kb = 1024
+    mb = 1024 * kb
+    gb = 1024 * mb
+    if abs(nbytes) >= gb:
+        return f"{nbytes * 1.0 / gb:.2f} GB"
+    if abs(nbytes) >= mb:
+        return f"{nbytes * 1.0 / mb:.2f} MB"
+    if abs(nbytes) >= kb:
+        return f"{nbytes * 1.0 / kb:.2f} KB"
+    return str(nbytes) + " B"
+
+
+def _sort_key(sort_by: str):
+    attr = sort_by.replace("cuda", "cpu").replace("device", "cpu")
+    return lambda evt: getattr(evt, attr)
+
+
+def _build_table(
+    events,
+    sort_by=None,
+    header=None,
+    row_limit=100,
+    max_name_column_width=55,
+    max_shapes_column_width=80,
+    profile_memory=False,
+    top_level_events_only=False,
+    time_unit=None,
+) -> str:
+    if len(events) == 0:
+        return ""
+    if sort_by is not None:
+        events = sorted(events, key=_sort_key(sort_by), reverse=True)
+    has_input_shapes = any(e.input_shapes is not None and len(e.input_shapes) > 0 for e in events)
+    name_width = max(len(e.key) for e in events) + 4
+    if max_name_column_width is not None:
+        name_width = min(name_width, max_name_column_width)
+    shapes_width = max(len(str(e.input_shapes)) for e in events) + 4
+    if max_shapes_column_width is not None:
+        shapes_width = min(shapes_width, max_shapes_column_width)
+    headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    if profile_memory:
+        headers += ["CPU Mem", "Self CPU Mem"]
+    headers.append("# of Calls")
+    widths = [name_width] + [12] * (len(headers) - 1)
+    if has_input_shapes:
+        headers.append("Input Shapes")
+        widths.append(shapes_width)
+    row_format = "".join("{: >" + str(w) + "}  " for w in widths)
+    header_sep = "".join("-" * w + "  " for w in widths)
+    line_length = sum(w + 2 for w in widths) - 2
+
+    def fmt_time(t: float) -> str:
+        if time_unit == "s":
+            return f"{t / 1e6:.3f}s"
+        if time_unit == "ms":
+            return f"{t / 1e3:.3f}ms"
+        if time_unit == "us":
+            return f"{t:.3f}us"
+        return _format_time(t)
+
+    result = []
+
+    def append(s: str) -> None:
+        result.append(s)
+        result.append("\n")
+
+    total = sum(e.self_cpu_time_total for e in events)
+    if header is not None:
+        append("=" * line_length)
+        append(header)
+    if top_level_events_only:
+        append("=" * line_length)
+        append("This report only display top-level ops statistics")
+    append(header_sep)
+    append(row_format.format(*headers))
+    append(header_sep)
+    shown = 0
+    for evt in events:
+        if shown == row_limit:
+            break
+        if top_level_events_only and evt.cpu_parent is not None:
+            continue
+        shown += 1
+        name = evt.key
+        if max_name_column_width is not None and len(name) >= max_name_column_width - 3:
+            name = name[: (max_name_column_width - 3)] + "..."
+        row = [
+            name,
+            _format_time_share(evt.self_cpu_time_total, total),
+            fmt_time(evt.self_cpu_time_total),
+            _format_time_share(evt.cpu_time_total, total),
+            fmt_time(evt.cpu_time_total),
+            fmt_time(evt.cpu_time),
+        ]
+        if profile_memory:
+            row += [_format_memory(evt.cpu_memory_usage), _format_memory(evt.self_cpu_memory_usage)]
+        row.append(evt.count)
+        if has_input_shapes:
+            row.append(str(evt.input_shapes)[:shapes_width])
+        append(row_format.format(*row))
+    append(header_sep)
+    append(f"Self CPU time total: {fmt_time(total)}")
+    return "".join(result)

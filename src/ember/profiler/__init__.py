@@ -1,0 +1,33 @@
+"""ember.profiler: torch.profiler's API (``profile``, ``record_function``, ``schedule``).
+
+Example:
+    >>> import ember as torch
+    >>> from ember.profiler import ProfilerActivity, profile, record_function
+    >>> x = torch.ones(8, 8, requires_grad=True)
+    >>> with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+    ...     with record_function("model"):
+    ...         loss = (x @ x).sum()
+    ...     loss.backward()
+    >>> print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=5))  # doctest: +SKIP
+"""
+
+from . import _ops  # noqa: F401  (gives the profiler its op timing wrappers)
+from .profiler import (
+    ProfilerAction,
+    ProfilerActivity,
+    profile,
+    schedule,
+    supported_activities,
+    tensorboard_trace_handler,
+)
+from ..autograd.profiler import record_function
+
+__all__ = [
+    "ProfilerAction",
+    "ProfilerActivity",
+    "profile",
+    "record_function",
+    "schedule",
+    "supported_activities",
+    "tensorboard_trace_handler",
+]
