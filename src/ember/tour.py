@@ -4,8 +4,9 @@ It replays the story of PyTorch's autograd tutorials step by step, printing each
 code (as an interactive session would, ``>>>``) and what it shows: leaf tensors, grad_fn
 and next_functions, ``out.backward()`` giving the 4.5 gradients, the vector-Jacobian
 product, the error for non-scalar outputs, retain_graph and gradient accumulation, indexed
-assignment (CopySlices), no_grad, detach and ``.data``, hooks and ``autograd.grad``, and
-Python control flow. ``import ember as torch`` is all the code needs to run; it prints what
+assignment (CopySlices), no_grad, detach and ``.data``, hooks and ``autograd.grad``,
+Python control flow, and looking inside: ``autograd.explain``, anomaly detection and the
+profiler. ``import ember as torch`` is all the code needs to run; it prints what
 PyTorch prints. The output is deterministic: the random tensors come after
 ``torch.manual_seed(0)``, and object addresses are shown as ``0x...``.
 """
@@ -138,6 +139,26 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
             "    if b.sum() > 0:\n        c = b\n    else:\n        c = b * 100\n    return c",
             "a = torch.randn(size=(), requires_grad=True)\nd = f(a)\nd.backward()",
             "a, a.grad, a.grad == d / a",
+        ],
+    ),
+    (
+        "Looking inside: explain, anomaly detection, the profiler",
+        "autograd.explain walks the backward pass node by node with each op's rule; "
+        "detect_anomaly names the forward line behind a NaN; the profiler times every op.",
+        [
+            "x = torch.ones(2, 2, requires_grad=True)\ny = x + 2\nz = y * y * 3\nout = z.mean()",
+            "torch.autograd.explain(out)",
+            "import warnings\nv = torch.tensor([0.0, 1.0], requires_grad=True)\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    with torch.autograd.detect_anomaly():\n"
+            "        w = torch.sqrt(v)\n"
+            "        try:\n"
+            "            (w * 0).sum().backward()\n"
+            "        except RuntimeError as error:\n"
+            "            print(error)",
+            "with torch.profiler.profile() as prof:\n"
+            "    (torch.ones(64, 64, requires_grad=True) @ torch.ones(64, 64)).sum().backward()\n"
+            "sorted({e.key for e in prof.key_averages()})",
         ],
     ),
 ]
