@@ -110,6 +110,7 @@ FAMILIES = (
     "fft",
     "nn_attention",
     "nn_rnn",
+    "nn_ctc",
     "inplace",
     "random",
     "compositions",

@@ -59,6 +59,7 @@ from ._conv import (
     pad,
     unfold,
 )
+from ._ctc import ctc_loss
 from ._interp import interpolate
 from ._layers import (
     alpha_dropout,
@@ -109,6 +110,7 @@ from ._norm import (
 
 __all__ = [
     "linear",
+    "ctc_loss",
     "alpha_dropout",
     "bilinear",
     "channel_shuffle",

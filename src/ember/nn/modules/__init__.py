@@ -58,6 +58,7 @@ from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
+    CTCLoss,
     CrossEntropyLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
@@ -128,6 +129,7 @@ from .transformer import (
 
 __all__ = [
     "Module",
+    "CTCLoss",
     "ChannelShuffle",
     "ParameterDict",
     "ParameterList",

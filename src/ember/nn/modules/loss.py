@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import _loss as L
 from .. import functional as F
+from .._ctc import ctc_loss
 from .._layers import pairwise_distance
 from .._loss import _legacy_reduction
 from .module import Module
@@ -29,6 +30,7 @@ __all__ = [
     "TripletMarginWithDistanceLoss",
     "PoissonNLLLoss",
     "GaussianNLLLoss",
+    "CTCLoss",
 ]
 
 
@@ -526,4 +528,32 @@ class GaussianNLLLoss(_Loss):
     def forward(self, input, target, var):
         return L.gaussian_nll_loss(
             input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
+        )
+
+
+class CTCLoss(_Loss):
+    """The Connectionist Temporal Classification loss (see ``ember.nn._ctc.ctc_loss``).
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> lp = ember.full((2, 1, 2), 0.5).log()
+        >>> nn.modules.loss.CTCLoss(reduction="sum")(lp, ember.tensor([[1]]), (2,), (1,))
+        tensor(0.2877)
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
         )
