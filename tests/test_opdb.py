@@ -32,6 +32,17 @@ OPS = all_ops()
 PARAMS = [pytest.param(op, id=f"{op.family}:{op.name}") for op in OPS]
 
 
+def _where(*flags: str) -> list:
+    """The entries a generic test applies to: every flag set ("torch" also needs torch
+    installed). Checks an entry declares not applicable are not generated at all."""
+    chosen = []
+    for param in PARAMS:
+        op = param.values[0]
+        if all(getattr(op, f) for f in flags) and ("torch" not in flags or torch is not None):
+            chosen.append(param)
+    return chosen
+
+
 def _lib_fw(lib):
     return importlib.import_module(lib.__name__ + ".autograd.forward_ad")
 
@@ -76,7 +87,7 @@ def _first_grads(lib, op, arrays, cotangent_rng, dtype=np.float64):
 # -- values and graphs ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("op", PARAMS)
+@pytest.mark.parametrize("op", _where("torch"))
 def test_values_dtypes_and_grad_fn_match_torch(op):
     _torch_op(op)
     primals, _ = case(op)
@@ -93,7 +104,7 @@ def test_values_dtypes_and_grad_fn_match_torch(op):
 # -- first derivatives -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("op", PARAMS)
+@pytest.mark.parametrize("op", _where("grad"))
 def test_gradients_match_central_differences(op):
     _grad_op(op)
     primals, _ = case(op)
@@ -111,7 +122,7 @@ def test_gradients_match_central_differences(op):
         np.testing.assert_allclose(g, n, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("op", PARAMS)
+@pytest.mark.parametrize("op", _where("grad", "torch"))
 def test_gradients_match_torch(op):
     _grad_op(op)
     _torch_op(op)
@@ -148,7 +159,7 @@ def _masks(op):
     return [(True,) * len(op.ins), (True,) + (False,) * (len(op.ins) - 1)]
 
 
-@pytest.mark.parametrize("op", PARAMS)
+@pytest.mark.parametrize("op", _where("grad", "forward", "reverse"))
 def test_forward_mode_equals_reverse_mode(op):
     """``<u, J v>`` from forward mode equals ``<J^T u, v>`` from reverse mode."""
     _grad_op(op)
@@ -170,7 +181,7 @@ def test_forward_mode_equals_reverse_mode(op):
     assert jv == pytest.approx(jtu, rel=1e-7, abs=1e-9)
 
 
-@pytest.mark.parametrize("op", PARAMS)
+@pytest.mark.parametrize("op", _where("grad", "forward", "torch"))
 def test_forward_mode_matches_torch(op):
     _grad_op(op)
     if not op.forward:
@@ -210,7 +221,7 @@ def _second_grads(lib, op, arrays, u_seed, v_seed):
     ]
 
 
-@pytest.mark.parametrize("op", PARAMS)
+@pytest.mark.parametrize("op", _where("grad", "double"))
 def test_double_backward(op):
     _grad_op(op)
     if not op.double:
@@ -240,7 +251,7 @@ def test_double_backward(op):
 # -- float32 -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("op", PARAMS)
+@pytest.mark.parametrize("op", _where("grad", "float32", "torch"))
 def test_float32_values_and_gradients(op):
     _grad_op(op)
     if not op.float32:

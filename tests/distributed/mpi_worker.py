@@ -260,7 +260,7 @@ def ddp_matches_full_batch_training(dist, ember, r, n):
     opt = ember.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
     ref_opt = ember.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
     mine = slice(r * 8 // n, (r + 1) * 8 // n)
-    for _ in range(4):
+    for _ in range(20):  # the reference: one process on the concatenated global batch
         opt.zero_grad()
         loss = ((ddp(x[mine]) - y[mine]) ** 2).mean()
         loss.backward()
@@ -270,8 +270,78 @@ def ddp_matches_full_batch_training(dist, ember, r, n):
             _eq(p.grad, q.grad._data, tol=1e-12)
         opt.step()
         ref_opt.step()
+    moved = [np.abs(p._data - q._data).max() for p, q in zip(ddp.parameters(), ref0.parameters())]
+    assert min(moved) > 1e-3, moved  # 20 steps trained every parameter
     for p, q in zip(ddp.parameters(), ref.parameters()):
-        _eq(p, q._data, tol=1e-6)
+        _eq(p, q._data, tol=1e-12)
+
+
+class _LoggingComm:
+    """An MPI communicator that logs each ``Iallreduce`` started on it into ``events``."""
+
+    def __init__(self, comm, events: list) -> None:
+        self._comm, self._events = comm, events
+
+    def Iallreduce(self, *args, **kwargs):  # noqa: N802  (mpi4py's name)
+        self._events.append(("allreduce", args[1].size))
+        return self._comm.Iallreduce(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._comm, name)
+
+
+@check
+def ddp_buckets_overlap_backward(dist, ember, r, n):
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    nn = ember.nn
+    ember.manual_seed(3)
+    model = nn.Sequential(
+        nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 16),
+        nn.Tanh(), nn.Linear(16, 3),
+    ).double()  # fmt: skip
+    events = []
+    pg = dist.new_group()
+    pg._comm = _LoggingComm(pg._comm, events)
+    ddp = DDP(model, process_group=pg, bucket_cap_mb=300 / 2**20)  # 300-byte buckets
+    names = {id(p): k for k, p in model.named_parameters()}
+    for k, p in model.named_parameters():
+        # tensor hooks run when the gradient is computed, before it is accumulated (and
+        # before DDP's post-accumulate hook for that parameter)
+        p.register_hook(lambda g, k=k: events.append(("grad", k)))
+    x = ember.tensor(np.random.default_rng(r).standard_normal((5, 6)))
+    # The 1st backward fills the buckets in reverse registration order, then DDP rebuilds
+    # them in the order the gradients became ready (as torch does); check the 2nd and 3rd.
+    for it in range(3):
+        events.clear()
+        ddp.zero_grad()
+        ddp(x).pow(2).sum().backward()
+        if it == 0:
+            continue
+        nb = len(ddp._buckets)
+        kinds = [e[0] for e in events]
+        assert nb >= 4 and kinds.count("allreduce") == nb and kinds.count("grad") == 8, events
+        first_reduce = kinds.index("allreduce")
+        last_grad = len(kinds) - 1 - kinds[::-1].index("grad")
+        # The first bucket is on the wire while later gradients are still being computed
+        assert first_reduce < last_grad, events
+        # ... and every bucket starts as soon as its last gradient exists, one at a time.
+        grads_before = [kinds[:i].count("grad") for i, k in enumerate(kinds) if k == "allreduce"]
+        assert grads_before == sorted(set(grads_before)) and grads_before[-1] == 8, events
+        assert grads_before[0] < 8, events
+        ready = [e[1] for e in events if e[0] == "grad"]
+        for bucket, launched_after in zip(ddp._buckets, grads_before):
+            assert launched_after == 1 + max(ready.index(names[id(p)]) for p in bucket.params)
+    everyone = [None] * n
+    layout = [[names[id(p)] for p in b.params] for b in ddp._buckets]
+    dist.all_gather_object(everyone, layout)
+    assert everyone == [layout] * n  # the same buckets in the same order on every rank
+    # and the overlapped reduction is still the average
+    grads = [p.grad._data.copy() for p in model.parameters()]
+    dist.all_gather_object(everyone, [g.tolist() for g in grads])
+    for k in range(n):
+        for g, theirs in zip(grads, everyone[k]):
+            _eq(g, np.asarray(theirs), tol=0)
 
 
 @check
@@ -370,6 +440,36 @@ def sampler_from_group(dist, ember, r, n):
     assert set(everyone[0]).isdisjoint(everyone[1][:5])  # only the pad index repeats
 
 
+def die_mid_collective() -> None:
+    """Rank 1 dies (``os._exit(3)``) in the middle of a DDP backward, after its first bucket
+    started; rank 0 is left waiting for the reductions. The launcher must end the job."""
+    import ember
+    import ember.distributed as dist
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group(backend="mpi")
+    r = dist.get_rank()
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(4, 8), ember.nn.Tanh(), ember.nn.Linear(8, 1))
+    ddp = DDP(model, bucket_cap_mb=64 / 2**20)
+    x = ember.randn(6, 4)
+    ddp(x).sum().backward()  # one good step (and the buckets rebuilt)
+    if r == 1:
+
+        def die(p):
+            if any(b.request is not None for b in ddp._buckets):
+                print("rank 1: exiting mid-collective", flush=True)
+                os._exit(3)
+
+        for p in model.parameters():
+            p.register_post_accumulate_grad_hook(die)
+    print(f"rank {r}: second backward", flush=True)
+    dist.barrier()  # rank 0 has printed before rank 1 can die
+    ddp(x).sum().backward()
+    print(f"rank {r}: second backward finished", flush=True)  # must not happen on rank 0
+    dist.destroy_process_group()
+
+
 def main(out_dir: str) -> None:
     import ember
 
@@ -396,4 +496,7 @@ def main(out_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--die-mid-collective":
+        die_mid_collective()
+    else:
+        main(sys.argv[1])

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +65,28 @@ def mpi_results(tmp_path_factory) -> list:
 def test_in_two_mpi_processes(mpi_results, name):
     for rank, results in enumerate(mpi_results):
         assert results[name] == "ok", f"rank {rank}:\n{results[name]}"
+
+
+def test_dead_rank_ends_the_job_instead_of_hanging():
+    """Rank 1 calls os._exit(3) while rank 0 waits in DDP's all-reduces: Open MPI's launcher
+    sees a process exit with non-zero status and terminates the job, naming it."""
+    cmd, env = mpirun_command(NPROC)
+    start = time.monotonic()
+    proc = subprocess.run(
+        [*cmd, sys.executable, str(HERE / "mpi_worker.py"), "--die-mid-collective"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,  # a hang fails the test (subprocess.TimeoutExpired)
+    )
+    elapsed = time.monotonic() - start
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert elapsed < 60
+    assert "rank 0: second backward" in out and "rank 1: exiting mid-collective" in out, out
+    assert "rank 0: second backward finished" not in out, out  # rank 0 never got its result
+    if "prterun" in out or "Open MPI" in out or "mpirun" in out:
+        assert "exited with non-zero status" in out and "Exit code:    3" in out, out
 
 
 # -- without a process group (this process) -------------------------------------------------

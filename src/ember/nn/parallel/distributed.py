@@ -5,9 +5,13 @@ construction the parameters and buffers are broadcast from rank 0. During ``back
 post-accumulate-grad hook on every parameter marks it ready; when all parameters of a
 bucket (about ``bucket_cap_mb`` of gradients, in reverse registration order) are ready the
 bucket's gradients are packed into one flat array and a non-blocking ``MPI_Iallreduce`` is
-started while backward continues. The hook of the last parameter to become ready waits for
-the outstanding reductions and writes the averaged gradients back into ``.grad``, so when
-``loss.backward()`` returns every replica holds the same averaged gradients.
+started while backward continues. As in torch, the buckets are first filled in reverse
+registration order and rebuilt once, after the first synchronized backward, in the order
+the gradients actually became ready (rank 0's order, broadcast), so that later iterations
+start each bucket as soon as its gradients exist. The hook of the last parameter to become
+ready waits for the outstanding reductions and writes the averaged gradients back into
+``.grad``, so when ``loss.backward()`` returns every replica holds the same averaged
+gradients.
 
 Example (``mpirun -n 2 python train.py``)::
 
@@ -158,16 +162,15 @@ class DistributedDataParallel(Module):
         self._world = dist.get_world_size(pg)
 
         self._params = [p for p in module.parameters() if p.requires_grad]
+        self._index = {id(p): i for i, p in enumerate(self._params)}
         self._verify_shapes()
         if init_sync:
             for t in list(module.parameters()) + list(module.buffers()):
                 dist.broadcast(t, src=dist.get_global_rank(pg, 0), group=pg)
 
-        self._buckets = self._make_buckets()
-        self._slot = {}
-        for b, bucket in enumerate(self._buckets):
-            for i, p in enumerate(bucket.params):
-                self._slot[id(p)] = (b, i)
+        self._set_buckets(reversed(self._params))
+        self._ready_order = []
+        self._buckets_rebuilt = False
         self._armed = False
         self._ready = set()
         self._next_bucket = 0
@@ -193,9 +196,10 @@ class DistributedDataParallel(Module):
                     f"dtypes) of this process {mine} differ from those of rank {rank} {theirs}"
                 )
 
-    def _make_buckets(self) -> list:
+    def _set_buckets(self, order) -> None:
+        """Group the parameters, in ``order``, into buckets of about ``bucket_cap_mb``."""
         buckets, current, size = [], [], 0
-        for p in reversed(self._params):
+        for p in order:
             if current and (
                 size + p._data.nbytes > self.bucket_bytes_cap
                 or p._data.dtype != current[0]._data.dtype
@@ -206,7 +210,21 @@ class DistributedDataParallel(Module):
             size += p._data.nbytes
         if current:
             buckets.append(_Bucket(current))
-        return buckets
+        self._buckets = buckets
+        self._slot = {}
+        for b, bucket in enumerate(buckets):
+            for i, p in enumerate(bucket.params):
+                self._slot[id(p)] = (b, i)
+
+    def _rebuild_buckets(self) -> None:
+        """Once, after the first synchronized backward: rebucket in rank 0's ready order."""
+        self._buckets_rebuilt = True
+        pg = self._pg()
+        order = [self._ready_order if dist.get_rank(pg) == 0 else None]
+        self._ready_order = []
+        dist.broadcast_object_list(order, src=dist.get_global_rank(pg, 0), group=pg)
+        if sorted(order[0]) == list(range(len(self._params))):
+            self._set_buckets([self._params[i] for i in order[0]])
 
     # -- forward ---------------------------------------------------------------------------
 
@@ -246,6 +264,8 @@ class DistributedDataParallel(Module):
         self._finish_used_mask()
         self._armed = True
         self._ready = set()
+        if not self._buckets_rebuilt:
+            self._ready_order = []
         self._next_bucket = 0
         for bucket in self._buckets:
             bucket.pending = len(bucket.params)
@@ -280,6 +300,8 @@ class DistributedDataParallel(Module):
                 "function, or 2) Reused parameters in multiple reentrant backward passes."
             )
         self._ready.add(id(p))
+        if not self._buckets_rebuilt:
+            self._ready_order.append(self._index[id(p)])
         b, _ = self._slot[id(p)]
         self._buckets[b].pending -= 1
         # Buckets start in a fixed order on every process, as MPI collectives must.
@@ -326,3 +348,5 @@ class DistributedDataParallel(Module):
                     p.grad = Tensor._wrap(avg.copy())
         self._armed = False
         self._ready = set()
+        if not self._buckets_rebuilt:
+            self._rebuild_buckets()
