@@ -43,6 +43,8 @@ test: $(STAMP) lint
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
 	$(PY) benchmarks/run.py --out benchmarks/last-run.md
+	$(PY) benchmarks/w8_gpt.py
+	$(PY) benchmarks/w9_lstm.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
