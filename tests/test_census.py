@@ -1,6 +1,6 @@
-"""Every ``torch.nn.*``, ``torch.optim.*`` and ``Tensor.*`` name that at least two of 746
-real PyTorch programs use (the project's API census; the rows are copied into
-tests/data from ../shared/api-census.tsv) exists in ember, except the names below."""
+"""Every torch name that at least two of 746 real PyTorch programs use (the project's API
+census, copied into tests/data from ../shared/api-census.tsv) exists in ember, except the
+names below, each with the reason."""
 
 import csv
 import importlib
@@ -10,11 +10,34 @@ import pytest
 
 import ember
 
-CENSUS = pathlib.Path(__file__).parent / "data" / "api-census-nn-optim-tensor.tsv"
+CENSUS = pathlib.Path(__file__).parent / "data" / "api-census.tsv"
 
 # What a CPU/NumPy build cannot have, and why.
 CANNOT_EXIST = {
     "Tensor.to_sparse": "ember has no sparse tensors (dense NumPy arrays only)",
+    "torch.sparse_coo_tensor": "ember has no sparse tensors (dense NumPy arrays only)",
+    "torch.jagged": "nested (jagged) tensors: ragged layouts NumPy arrays cannot hold",
+    "torch.nested": "nested (jagged) tensors: ragged layouts NumPy arrays cannot hold",
+    "torch.nested.nested_tensor": "nested (jagged) tensors",
+}
+
+# Not built yet: each belongs to an open issue.
+NOT_YET = {
+    "torch.bfloat16": "the bfloat16 decision (issue 12: ml_dtypes as a dependency or not)",
+    "torch.fx": "explicit graphs (issue 14)",
+    "torch.fx.symbolic_trace": "explicit graphs (issue 14)",
+    "torch.fx.GraphModule": "explicit graphs (issue 14)",
+    "torch.fx.Node": "explicit graphs (issue 14)",
+    "torch.fx.Graph": "explicit graphs (issue 14)",
+    "torch.fx.Proxy": "explicit graphs (issue 14)",
+    "torch.fx.Tracer": "explicit graphs (issue 14)",
+    "torch.fx.proxy.GraphAppendingTracer": "explicit graphs (issue 14)",
+    "torch.fx.node.map_arg": "explicit graphs (issue 14)",
+    "torch.compile": "the compiler (issue 14)",
+    "torch.quasirandom": "SobolEngine (issue 12)",
+    "torch.quasirandom.SobolEngine": "SobolEngine (issue 12)",
+    "torch.utils.tensorboard": "TensorBoard writer (no issue yet)",
+    "torch.utils.tensorboard.SummaryWriter": "TensorBoard writer (no issue yet)",
 }
 
 # Instance attributes: checked on an instance, not on the class.
@@ -55,15 +78,17 @@ def _resolve(name: str) -> bool:
 
 
 def test_census_rows_are_there():
-    assert len(_rows()) > 250
+    assert len(_rows()) > 450
 
 
-@pytest.mark.parametrize("name", [n for n, _ in _rows() if n not in CANNOT_EXIST])
+@pytest.mark.parametrize(
+    "name", [n for n, _ in _rows() if n not in CANNOT_EXIST and n not in NOT_YET]
+)
 def test_census_name_exists(name):
     assert _resolve(name), f"{name} is used by real programs and missing from ember"
 
 
-@pytest.mark.parametrize("name", sorted(CANNOT_EXIST))
+@pytest.mark.parametrize("name", sorted({**CANNOT_EXIST, **NOT_YET}))
 def test_skipped_names_are_still_missing(name):
     # If one of these appears, it must leave the skip-list (and get tests of its own).
     assert not _resolve(name)

@@ -203,3 +203,17 @@ _EXTRAS = {
 def test_no_internals_in_the_namespace():
     leaked = {"np", "math", "record", "Node", "register_methods", "sum_to_shape", "defop"}
     assert leaked & set(dir(ember)) == set()
+
+
+def test_import_ember_stays_light():
+    """``import ember`` loads NumPy only: SciPy (special functions), mpi4py (distributed),
+    graphviz (viz) and torch are imported when first used, never at import."""
+    code = (
+        "import sys, ember\n"
+        "heavy = [m for m in ('scipy', 'mpi4py', 'graphviz', 'torch') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=60
+    )
+    assert out.stdout.strip() == ""
