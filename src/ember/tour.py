@@ -141,6 +141,11 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
             "a, a.grad, a.grad == d / a",
         ],
     ),
+]
+
+# ember's own tools on the same example: torch has no explain, so these steps are not
+# compared with torch (the sections above are).
+EMBER_SECTIONS: list[tuple[str, str, list[str]]] = [
     (
         "Looking inside: explain, anomaly detection, the profiler",
         "autograd.explain walks the backward pass node by node with each op's rule; "
@@ -158,7 +163,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
             "            print(error)",
             "with torch.profiler.profile() as prof:\n"
             "    (torch.ones(64, 64, requires_grad=True) @ torch.ones(64, 64)).sum().backward()\n"
-            "sorted({e.key for e in prof.key_averages()})",
+            "for key in sorted({e.key for e in prof.key_averages()}):\n    print(key)",
         ],
     ),
 ]
@@ -198,7 +203,7 @@ def main() -> None:
     torch.manual_seed(0)
     namespace: dict = {"torch": torch, "__name__": "__tour__"}
     print("Autograd with ember, a guided tour (import ember as torch; addresses shown as 0x...)")
-    for number, (title, text, steps) in enumerate(SECTIONS, 1):
+    for number, (title, text, steps) in enumerate(SECTIONS + EMBER_SECTIONS, 1):
         heading = f"== {number}. {title} "
         print()
         print(heading + "=" * max(0, WIDTH - len(heading)))
