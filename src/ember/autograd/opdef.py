@@ -507,12 +507,9 @@ def _compile(lines: list, fn_name: str, env: dict, op: str):
 
 def _describe(decl: _Declaration) -> str:
     """The declaration in words, as the class docstring (shown by ``help(grad_fn)``)."""
+    # The rules' source is not read here (inspect at import costs 0.1 s for all ops):
+    # ``rule_text`` and ``ember.autograd.explain`` show it on demand.
     lines = [f"Backward node of an op on ({', '.join(decl.inputs)})."]
-    if decl.combined is not None:
-        lines.append(f"vjp: {_rule_text(decl.combined[0])}")
-    for k, rule in decl.rules.items():
-        if rule is not None:
-            lines.append(f"grad_{k} = {_rule_text(rule[0])}")
     kind = decl.jvp if isinstance(decl.jvp, str) or decl.jvp is None else "explicit rule"
     lines.append(f"forward mode: {kind}")
     return "\n".join(lines)
