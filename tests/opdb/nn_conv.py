@@ -7,7 +7,7 @@ every float input (weights, per-sample weights) is differentiated.
 
 import numpy as np
 
-from . import Op, S
+from . import Op, P, S
 
 
 def F(m):
@@ -176,5 +176,81 @@ OPS = [
         lambda m, w: F(m).embedding_bag(_long(m, [[0, 2, 1], [1, 1, 3]]), w, mode="sum"),
         (S(4, 3),),
         forward=False,
+    ),
+]
+
+
+# -- 3-d pooling, max unpooling, Lp pooling, 3-d adaptive pooling -----------------------------
+
+
+def _P(m, name):
+    """``F.<name>``; ember's from ``ember.nn._conv`` until ``nn.functional`` re-exports it."""
+    f = F(m)
+    return getattr(f, name) if hasattr(f, name) else getattr(m.nn._conv, name)
+
+
+def _pool_indices(m, shape, nd, **kw):
+    """Max-pooling indices of a fixed tie-free array (constants: not differentiated)."""
+    a = np.random.default_rng(0).permutation(int(np.prod(shape))).reshape(shape).astype(float)
+    pool = {1: "max_pool1d", 2: "max_pool2d", 3: "max_pool3d"}[nd]
+    return _P(m, pool)(m.tensor(a), return_indices=True, **kw)[1]
+
+
+OPS += [
+    Op(
+        "max_pool3d",
+        lambda m, x: tuple(
+            _P(m, "max_pool3d")(
+                x, (2, 3, 2), (1, 2, 2), (1, 1, 0), (1, 1, 2), ceil_mode=True, return_indices=True
+            )
+        ),
+        (S(2, 2, 4, 5, 6),),
+    ),
+    Op("max_pool3d_unbatched", lambda m, x: _P(m, "max_pool3d")(x, 2), (S(2, 4, 4, 5),)),
+    Op(
+        "avg_pool3d",
+        lambda m, x: _P(m, "avg_pool3d")(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+        (S(2, 2, 5, 4, 6),),
+    ),
+    Op(
+        "avg_pool3d_divisor",
+        lambda m, x: _P(m, "avg_pool3d")(x, (2, 1, 2), padding=(1, 0, 1), divisor_override=3),
+        (S(2, 3, 4, 5),),
+    ),
+    Op(
+        "max_unpool1d",
+        lambda m, x: _P(m, "max_unpool1d")(x, _pool_indices(m, (2, 3, 8), 1, kernel_size=2), 2),
+        (S(2, 3, 4),),
+    ),
+    Op(
+        "max_unpool2d",
+        # Non-overlapping windows: overlapping ones may pick one input twice (ill-defined).
+        lambda m, x: _P(m, "max_unpool2d")(
+            x, _pool_indices(m, (2, 2, 5, 7), 2, kernel_size=2), 2, output_size=(5, 7)
+        ),
+        (S(2, 2, 2, 3),),
+    ),
+    Op(
+        "max_unpool3d",
+        lambda m, x: _P(m, "max_unpool3d")(x, _pool_indices(m, (2, 4, 4, 6), 3, kernel_size=2), 2),
+        (S(2, 2, 2, 3),),
+    ),
+    Op("lp_pool1d", lambda m, x: _P(m, "lp_pool1d")(x, 2.0, 3, 2), (P(2, 3, 8),)),
+    Op("lp_pool2d", lambda m, x: _P(m, "lp_pool2d")(x, 3, (2, 3), ceil_mode=True), (P(2, 5, 7),)),
+    Op("lp_pool3d", lambda m, x: _P(m, "lp_pool3d")(x, 1.5, 2), (P(1, 2, 4, 4, 5),)),
+    Op(
+        "adaptive_avg_pool3d",
+        lambda m, x: _P(m, "adaptive_avg_pool3d")(x, (3, None, 2)),
+        (S(2, 2, 5, 4, 7),),
+    ),
+    Op(
+        "adaptive_max_pool3d",
+        lambda m, x: tuple(_P(m, "adaptive_max_pool3d")(x, (3, 2, 4), return_indices=True)),
+        (S(2, 2, 5, 4, 7),),
+    ),
+    Op(
+        "adaptive_max_pool3d_unbatched",
+        lambda m, x: _P(m, "adaptive_max_pool3d")(x, 2),
+        (S(2, 3, 5, 4),),
     ),
 ]

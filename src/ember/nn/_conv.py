@@ -1509,3 +1509,719 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     if mode == "circular":
         return _circular_pad(input, pad)
     return _index_pad(input, pad, mode)
+
+
+# -- 3-d pooling, max unpooling, Lp pooling, 3-d adaptive pooling ----------------------------
+#
+# The 2-d kernels above hard-code two spatial dims; these run on any number ``n`` of them
+# (the windows view and the offsets loop are already n-d): a loop over kernel taps, never
+# over pixels.
+
+
+def _tap_index(tap: tuple, k: tuple) -> int:
+    return int(np.ravel_multi_index(tap, k))
+
+
+def _batched_nd(nd: int):
+    """Like ``_batched`` for ``nd`` spatial dims: unbatched inputs gain and lose a batch dim."""
+
+    def wrap(fn):
+        def run(x, *args):
+            if x.ndim == nd + 2:
+                return fn(x, *args)
+            res = fn(x[None], *args)
+            return tuple(r[0] for r in res) if isinstance(res, tuple) else res[0]
+
+        run.__name__ = run.__qualname__ = fn.__name__
+        run.__doc__ = fn.__doc__
+        return run
+
+    return wrap
+
+
+def _triple(value, fname: str, name: str, what: str) -> tuple:
+    if isinstance(value, Tensor):
+        value = value.tolist()
+    if isinstance(value, (tuple, list)):
+        if len(value) == 1:
+            return (int(value[0]),) * 3
+        if len(value) != 3:
+            raise RuntimeError(f"{fname}: {name} {what}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * 3
+
+
+def _pool3d_setup(input, kernel_size, stride, padding, dilation, ceil_mode, fname) -> _Geometry:
+    if fname == "max_pool3d":
+        what = "must either be a single int, or a tuple of three ints"
+    else:
+        what = "must be a single int, or a tuple of three ints"
+    k = _triple(kernel_size, fname, "kernel_size", what)
+    no_stride = stride is None or (isinstance(stride, (list, tuple)) and not stride)
+    s_what = what.replace("a single", "omitted, a single")
+    s = k if no_stride else _triple(stride, fname, "stride", s_what)
+    p = _triple(padding, fname, "padding", what)
+    d = _triple(dilation, fname, "dilation", what)
+    if input.dim() not in (4, 5) or 0 in input.shape[-4:]:
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    if min(s) <= 0:
+        raise RuntimeError("stride should not be zero")
+    if min(k) <= 0:
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got kT: {k[0]} kH: {k[1]} kW: {k[2]}"
+        )
+    if min(d) <= 0:
+        raise RuntimeError(
+            f"dilation should be greater than zero, but got dilationT: {d[0]} dilationH: {d[1]} "
+            f"dilationW: {d[2]}"
+        )
+    for kk, pp, dd in zip(k, p, d):
+        if pp < 0 or pp > (dd * (kk - 1) + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={pp}, "
+                f"kernel_size={kk} and dilation={dd}"
+            )
+    c = input.shape[-4]
+    spatial = tuple(input.shape[-3:])
+    if fname == "avg_pool3d" and any(n < kk for n, kk in zip(spatial, k)):
+        t, h, w = spatial
+        raise RuntimeError(
+            f"input image (T: {t} H: {h} W: {w}) smaller than kernel size "
+            f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})"
+        )
+    out = tuple(
+        _pool_out(n, kk, ss, pp, dd, ceil_mode) for n, kk, ss, pp, dd in zip(spatial, k, s, p, d)
+    )
+    if min(out) < 1:
+        sizes = "x".join(str(v) for v in (c,) + spatial)
+        outs = "x".join(str(v) for v in (c,) + out)
+        raise RuntimeError(
+            f"Given input size: ({sizes}). Calculated output size: ({outs}). "
+            "Output size is too small"
+        )
+    return _Geometry(spatial, k, s, d, out, p)
+
+
+@_batched_nd(3)
+def _max_pool3d_array(x: np.ndarray, geo: _Geometry):
+    """The window maxima and, per output, the flat (row-major) kernel tap of the maximum."""
+    nd = len(geo.k)
+    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = _pad4(x, geo.pads, geo.size, lowest)
+    win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
+    lead = (slice(None), slice(None))
+    out = win[lead + (0,) * nd].copy()
+    arg = np.zeros(out.shape, dtype=np.int64)
+    for tap in itertools.product(*(range(kk) for kk in geo.k)):
+        if not any(tap):
+            continue
+        v = win[lead + tap]
+        # torch's rule: a strictly larger value or a NaN takes over.
+        m = ((v > out) | np.isnan(v)) if v.dtype.kind == "f" else v > out
+        np.copyto(out, v, where=m)
+        arg[m] = _tap_index(tap, geo.k)
+    return out, arg
+
+
+@_batched_nd(3)
+def _max_pool3d_vjp_array(g: np.ndarray, arg: np.ndarray, geo: _Geometry) -> np.ndarray:
+    gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
+    for tap, sl in _offsets(geo.k, geo.s, geo.d, geo.out):
+        gxp[(slice(None), slice(None)) + sl] += np.where(arg == _tap_index(tap, geo.k), g, 0)
+    return _unpad4(gxp, geo.pads, g.shape[:2] + geo.in_size)
+
+
+def _window_entries_nd(x: Tensor, arg: np.ndarray, geo: _Geometry) -> Tensor:
+    """The entry of ``x`` at each window's tap ``arg``: linear in ``x``, recorded."""
+    nd = len(geo.k)
+    if x.dim() == nd + 1:
+        return _window_entries_nd(x.unsqueeze(0), arg[None], geo).squeeze(0)
+    n, c = x.shape[:2]
+    cols = _unfold(x, geo).reshape(n, c, math.prod(geo.k), -1)
+    idx = _wrap(arg.astype(np.int64).reshape(n, c, 1, -1))
+    return cols.gather(2, idx).reshape(n, c, *geo.out)
+
+
+def _max_pool3d_composite(self, geo):
+    return _window_entries_nd(self, _max_pool3d_array(self._data, geo)[1], geo)
+
+
+MaxPool3DWithIndicesBackward0 = defop(
+    "MaxPool3DWithIndicesBackward0",
+    params=("geo",),
+    saves=("arg",),
+    forward=_max_pool3d_array,
+    vjp={"self": lambda g, arg, geo: _max_pool3d_vjp_array(g, arg, geo)},
+    composite=_max_pool3d_composite,
+    # The tangent at each window's recorded maximum (the forward's choice among ties).
+    jvp=lambda t_self, arg, geo: _window_entries_nd(t_self, arg, geo),
+)
+
+
+def _flat_indices(arg: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """The flat input index (over the spatial dims) of each window's tap ``arg``."""
+    nd = len(geo.k)
+    taps = np.unravel_index(arg, geo.k)
+    flat = np.zeros(arg.shape, dtype=np.int64)
+    for axis in range(nd):
+        shape = [1] * nd
+        shape[axis] = -1
+        start = (np.arange(geo.out[axis]) * geo.s[axis] - geo.pads[axis]).reshape(shape)
+        pos = start + taps[axis].astype(np.int64) * geo.d[axis]
+        flat = flat * geo.in_size[axis] + pos
+    return flat
+
+
+def max_pool3d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode=False,
+    return_indices=False,
+):
+    """3-D max pooling over ``input`` (N, C, D, H, W) or (C, D, H, W); padding counts as -inf.
+
+    With ``return_indices=True`` also returns the flat ``(d * H + h) * W + w`` index of each
+    maximum.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.max_pool3d(ember.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+        tensor([[[[[7.]]]]])
+    """
+    require_tensor(input, "max_pool3d")
+    geo = _pool3d_setup(input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool3d")
+    x = input._data
+    if x.dtype.kind not in "fiu":
+        raise NotImplementedError(f"\"max_pool3d\" not implemented for '{scalar_name(x.dtype)}'")
+    out, arg = _max_pool3d_array(x, geo)
+    t = record(MaxPool3DWithIndicesBackward0, out, (input,), (geo,), (arg,))
+    return (t, _wrap(_flat_indices(arg, geo))) if return_indices else t
+
+
+def _avg_divisor_nd(geo: _Geometry, count_include_pad: bool, divisor_override) -> np.ndarray:
+    if divisor_override is not None:
+        return np.asarray(float(divisor_override))
+    nd = len(geo.k)
+    div = np.ones((1,) * nd, dtype=np.int64)
+    for axis in range(nd):
+        n, k, s, p = geo.in_size[axis], geo.k[axis], geo.s[axis], geo.pads[axis]
+        start = np.arange(geo.out[axis]) * s - p
+        end = np.minimum(start + k, n + p)
+        size = end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
+        shape = [1] * nd
+        shape[axis] = -1
+        div = div * size.reshape(shape)
+    return np.maximum(div, 1)
+
+
+@_batched_nd(3)
+def _avg_pool3d_array(x: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
+    xp = _pad4(x, geo.pads, geo.size)
+    win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
+    acc = np.zeros(x.shape[:2] + geo.out, dtype=x.dtype if x.dtype.kind == "f" else np.int64)
+    for tap in itertools.product(*(range(kk) for kk in geo.k)):
+        acc += win[(slice(None), slice(None)) + tap]
+    if x.dtype.kind == "f":
+        return (acc / divisor).astype(x.dtype, copy=False)
+    return np.trunc(acc / divisor).astype(x.dtype)
+
+
+@_batched_nd(3)
+def _avg_pool3d_vjp_array(g: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
+    gq = (g / divisor).astype(g.dtype, copy=False)
+    gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
+    for _tap, sl in _offsets(geo.k, geo.s, geo.d, geo.out):
+        gxp[(slice(None), slice(None)) + sl] += gq
+    return _unpad4(gxp, geo.pads, g.shape[:2] + geo.in_size)
+
+
+def _avg_pool3d_composite(self, geo, divisor):
+    nd = len(geo.k)
+    cols = _unfold(self, geo)
+    lead = tuple(self.shape[:-nd])
+    summed = cols.reshape(*lead, math.prod(geo.k), -1).sum(-2).reshape(*lead, *geo.out)
+    return summed / _wrap(divisor.astype(self._data.dtype))
+
+
+AvgPool3DBackward0 = defop(
+    "AvgPool3DBackward0",
+    params=("geo", "divisor"),
+    forward=_avg_pool3d_array,
+    vjp={
+        "self": lambda g, geo, divisor: (
+            _avg_pool3d_vjp_array(g, geo, divisor)
+            if is_raw(g)
+            else _avg_pool3d_vjp_tensor(g, geo, divisor)
+        )
+    },
+    composite=_avg_pool3d_composite,
+    jvp=LINEAR,
+)
+
+
+def _avg_pool3d_vjp_tensor(g: Tensor, geo: _Geometry, divisor: np.ndarray) -> Tensor:
+    """The VJP on Tensors: fold of the gradient spread over each window (linear in ``g``)."""
+    nd = len(geo.k)
+    unbatched = g.dim() == nd + 1
+    if unbatched:
+        g = g.unsqueeze(0)
+    n, c = g.shape[:2]
+    gq = g / _wrap(np.asarray(divisor, dtype=g._data.dtype))
+    cols = gq.reshape(n, c, 1, -1).expand(n, c, math.prod(geo.k), math.prod(geo.out))
+    res = _fold(cols.reshape(n, c * math.prod(geo.k), -1), geo)
+    return res.squeeze(0) if unbatched else res
+
+
+def avg_pool3d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """3-D average pooling over ``input`` (N, C, D, H, W) or (C, D, H, W).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.avg_pool3d(ember.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+        tensor([[[[[3.5000]]]]])
+    """
+    require_tensor(input, "avg_pool3d")
+    geo = _pool3d_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool3d")
+    x = input._data
+    if x.dtype.kind not in "fiu":
+        raise NotImplementedError(f"\"avg_pool3d\" not implemented for '{scalar_name(x.dtype)}'")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    divisor = _avg_divisor_nd(geo, count_include_pad, divisor_override)
+    out = _quietly(_avg_pool3d_array, x, geo, divisor)
+    return record(AvgPool3DBackward0, out, (input,), (geo, divisor))
+
+
+# -- max unpooling -------------------------------------------------------------------------------
+
+
+def _unpool_array(x: np.ndarray, indices: np.ndarray, size: tuple) -> np.ndarray:
+    """Scatter ``x`` (..., *in) into zeros (..., *size) at the flat spatial ``indices``."""
+    nd = len(size)
+    lead = x.shape[:-nd]
+    m = math.prod(lead)
+    out = np.zeros((m, math.prod(size)), dtype=x.dtype)
+    rows = np.arange(m).reshape(-1, 1)
+    out[rows, indices.reshape(m, -1)] = x.reshape(m, -1)
+    return out.reshape(lead + tuple(size))
+
+
+def _unpool_vjp(g, indices: np.ndarray, size: tuple):
+    """The gradient at each input: ``g`` read at its index (a gather, linear in ``g``)."""
+    nd = len(size)
+    shape = indices.shape
+    flat = indices.reshape(shape[: len(shape) - nd] + (-1,))
+    if is_raw(g):
+        gf = g.reshape(g.shape[:-nd] + (-1,))
+        return np.take_along_axis(gf, flat, axis=-1).reshape(shape)
+    return g.flatten(-nd).gather(-1, _wrap(flat)).reshape(shape)
+
+
+def _unpool_node(name: str):
+    return defop(
+        name,
+        params=("indices", "size"),
+        forward=_unpool_array,
+        vjp={"self": _unpool_vjp},
+        jvp=LINEAR,
+    )
+
+
+MaxUnpool2DBackward0 = _unpool_node("MaxUnpool2DBackward0")
+MaxUnpool3DBackward0 = _unpool_node("MaxUnpool3DBackward0")
+
+
+def _unpool_output_size(input, k, s, p, output_size) -> tuple:
+    nd = len(k)
+    default = [(input.shape[-nd + i] - 1) * s[i] + k[i] - 2 * p[i] for i in range(nd)]
+    if output_size is None:
+        ret = default
+    else:
+        if isinstance(output_size, Tensor):
+            output_size = output_size.tolist()
+        if len(output_size) == nd + 2:
+            output_size = output_size[2:]
+        if len(output_size) != nd:
+            raise ValueError(
+                "output_size should be a sequence containing "
+                f"{nd} or {nd + 2} elements, but it has a length of '{len(output_size)}'"
+            )
+        for i in range(nd):
+            lo, hi = default[i] - s[i], default[i] + s[i]
+            if not (lo < output_size[i] < hi):
+                raise ValueError(
+                    f'invalid output_size "{output_size}" (dim {i} must be between {lo} and {hi})'
+                )
+        ret = output_size
+    for i in range(nd):
+        if ret[i] < 0:
+            raise ValueError(
+                "max_unpooling: output_size must contain non-negative spatial "
+                f"dimensions, but got output_size[{i}]={ret[i]}"
+            )
+    return tuple(int(v) for v in ret)
+
+
+def _max_unpool(input, indices, size: tuple, node) -> Tensor:
+    nd = len(size)
+    fname = f"max_unpooling{nd}d"
+    require_tensor(input, fname)
+    require_tensor(indices, fname)
+    if indices._data.dtype != np.int64:
+        raise RuntimeError(
+            f"elements in indices should be type int64 but got: {scalar_name(indices._data.dtype)}"
+        )
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Input to {fname} should be a {nd + 1}d or {nd + 2}d Tensor, but got a tensor with "
+            f"{input.dim()} dimensions."
+        )
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(
+            "Expected shape of indices to be same as that of the input tensor "
+            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}"
+        )
+    idx = indices._data
+    total = math.prod(size)
+    bad = (idx < 0) | (idx >= total)
+    if bad.any():
+        sizes = "x".join(str(v) for v in size)
+        raise RuntimeError(
+            f"Found an invalid max index: {int(idx[bad].flat[0])} (output volumes are of size "
+            f"{sizes}"
+            ")"
+        )
+    out = _unpool_array(input._data, idx, size)
+    return record(node, out, (input,), (idx, size))
+
+
+def _unpool_args(kernel_size, stride, padding, nd: int) -> tuple:
+    k = _pair(kernel_size, "kernel_size", nd)
+    s = k if stride is None else _pair(stride, "stride", nd)
+    return k, s, _pair(padding, "padding", nd)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """A partial inverse of ``max_pool1d``: ``input`` scattered at ``indices``, zeros elsewhere.
+
+    Recorded as torch records it: the 2-d unpooling of ``input.unsqueeze(-1)``, squeezed.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> out, idx = F.max_pool1d(ember.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2, return_indices=True)
+        >>> F.max_unpool1d(out, idx, 2)
+        tensor([[[0., 3., 2., 0.]]])
+    """
+    k, s, p = _unpool_args(kernel_size, stride, padding, 1)
+    size = _unpool_output_size(input, k, s, p, output_size) + (1,)
+    return _max_unpool(
+        input.unsqueeze(-1), indices.unsqueeze(-1), size, MaxUnpool2DBackward0
+    ).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """A partial inverse of ``max_pool2d``: ``input`` scattered at ``indices``, zeros elsewhere.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> out, idx = F.max_pool2d(ember.arange(4.0).reshape(1, 1, 2, 2), 2, return_indices=True)
+        >>> F.max_unpool2d(out, idx, 2)
+        tensor([[[[0., 0.],
+                  [0., 3.]]]])
+    """
+    k, s, p = _unpool_args(kernel_size, stride, padding, 2)
+    size = _unpool_output_size(input, k, s, p, output_size)
+    return _max_unpool(input, indices, size, MaxUnpool2DBackward0)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """A partial inverse of ``max_pool3d``: ``input`` scattered at ``indices``, zeros elsewhere.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> x = ember.arange(8.0).reshape(1, 1, 2, 2, 2)
+        >>> out, idx = F.max_pool3d(x, 2, return_indices=True)
+        >>> F.max_unpool3d(out, idx, 2).flatten().tolist()
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0]
+    """
+    k, s, p = _unpool_args(kernel_size, stride, padding, 3)
+    size = _unpool_output_size(input, k, s, p, output_size)
+    return _max_unpool(input, indices, size, MaxUnpool3DBackward0)
+
+
+# -- Lp pooling (composed as torch composes it) -------------------------------------------------
+
+
+def _lp_finish(out: Tensor, norm_type, numel: int) -> Tensor:
+    return (out.sign() * out.abs().relu()).mul(numel).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """1-D power-average pooling: ``(sum over each window of x**p) ** (1/p)``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.lp_pool1d(ember.tensor([[[3.0, 4.0, 0.0, 0.0]]]), 2, 2)
+        tensor([[[5., 0.]]])
+    """
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool1d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool1d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, norm_type, kernel_size)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-D power-average pooling: ``(sum over each window of x**p) ** (1/p)``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.lp_pool2d(ember.tensor([[[[3.0, 4.0], [0.0, 0.0]]]]), 2, 2)
+        tensor([[[[5.]]]])
+    """
+    kw, kh = _pair(kernel_size, "kernel_size")
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool2d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool2d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, norm_type, kw * kh)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3-D power-average pooling: ``(sum over each window of x**p) ** (1/p)``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.lp_pool3d(ember.ones(1, 1, 2, 2, 2), 1, 2)
+        tensor([[[[[8.]]]]])
+    """
+    kd, kw, kh = _pair(kernel_size, "kernel_size", 3)
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool3d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool3d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool3d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, norm_type, kd * kw * kh)
+
+
+# -- 3-d adaptive pooling -----------------------------------------------------------------------
+
+
+class _Adaptive3:
+    """The windows of one adaptive pooling along the last three dims (D, H, W)."""
+
+    __slots__ = ("in_size", "out", "idx", "mask", "count")
+
+    def __init__(self, in_size, out) -> None:
+        self.in_size, self.out = tuple(in_size), tuple(out)
+        wins = [_adaptive_windows(n, o) for n, o in zip(in_size, out)]
+        self.idx = tuple(w[0] for w in wins)
+        self.mask = tuple(w[1] for w in wins)
+        d, h, w = (w[2] for w in wins)
+        self.count = d.reshape(-1, 1, 1) * h.reshape(1, -1, 1) * w.reshape(1, 1, -1)
+
+    def __repr__(self) -> str:
+        return f"_Adaptive3(input={self.in_size}, output={self.out})"
+
+
+def _adaptive_avg3d_array(x: np.ndarray, ad: _Adaptive3) -> np.ndarray:
+    s = x
+    for axis in (-1, -2, -3):
+        s = _window_sum(s, axis, ad.idx[axis], ad.mask[axis])
+    if x.dtype.kind != "f":
+        return np.trunc(s / ad.count).astype(x.dtype)
+    return (s / ad.count).astype(x.dtype, copy=False)
+
+
+def _adaptive_avg3d_vjp(g: np.ndarray, ad: _Adaptive3) -> np.ndarray:
+    g = (g / ad.count).astype(g.dtype, copy=False)
+    for axis in (-3, -2, -1):
+        g = _window_sum_adjoint(g, axis, ad.idx[axis], ad.mask[axis], ad.in_size[axis])
+    return g
+
+
+def _adaptive_avg3d_composite(self, ad):
+    dt = self._data.dtype
+    for axis in (-1, -2, -3):
+        idx, mask = ad.idx[axis], ad.mask[axis]
+        shape = list(self.shape)
+        shape[axis : (axis + 1) or None] = list(idx.shape)
+        v = self.index_select(axis, _wrap(idx.reshape(-1))).reshape(shape)
+        m = mask.reshape(mask.shape + (1,) * (-axis - 1)).astype(dt)
+        self = (v * _wrap(m)).sum(axis)
+    return self / _wrap(ad.count.astype(dt))
+
+
+AdaptiveAvgPool3DBackward0 = defop(
+    "AdaptiveAvgPool3DBackward0",
+    params=("ad",),
+    forward=_adaptive_avg3d_array,
+    vjp={"self": lambda g, ad: _adaptive_avg3d_vjp(g, ad)},
+    composite=_adaptive_avg3d_composite,
+    jvp=LINEAR,
+)
+
+
+@_batched_nd(3)
+def _adaptive_max3d_array(x: np.ndarray, ad: _Adaptive3):
+    """The window maxima and the flat ``(d * H + h) * W + w`` input index of each."""
+    idd, ih, iw = ad.idx
+    md, mh, mw = ad.mask
+    win = x[
+        :,
+        :,
+        idd[:, :, None, None, None, None],
+        ih[None, None, :, :, None, None],
+        iw[None, None, None, None, :, :],
+    ]  # (N, C, od, kd, oh, kh, ow, kw)
+    valid = md[:, :, None, None, None, None] & mh[None, None, :, :, None, None]
+    valid = valid & mw[None, None, None, None, :, :]
+    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    win = np.where(valid, win, np.asarray(lowest, dtype=x.dtype))
+    n, c, od, kd, oh, kh, ow, kw = win.shape
+    flat = win.transpose(0, 1, 2, 4, 6, 3, 5, 7).reshape(n, c, od, oh, ow, kd * kh * kw)
+    arg = np.argmax(flat, axis=-1)  # the first maximum (a NaN wins), as torch's kernel
+    out = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    td, th, tw = np.unravel_index(arg, (kd, kh, kw))
+    dd = np.take_along_axis(idd[None, None, :, None, None, :], td[..., None], -1)[..., 0]
+    hh = np.take_along_axis(ih[None, None, None, :, None, :], th[..., None], -1)[..., 0]
+    ww = np.take_along_axis(iw[None, None, None, None, :, :], tw[..., None], -1)[..., 0]
+    _, _, h, w = x.shape[1:]
+    return out, ((dd * h + hh) * w + ww).astype(np.int64)
+
+
+def _take_flat3(x, indices: np.ndarray):
+    """``x`` (..., D, H, W) at the flat ``indices`` (..., od, oh, ow): linear in ``x``."""
+    flat = indices.reshape(indices.shape[:-3] + (-1,))
+    if is_raw(x):
+        return np.take_along_axis(x.reshape(x.shape[:-3] + (-1,)), flat, -1).reshape(indices.shape)
+    return x.flatten(-3).gather(-1, _wrap(flat)).reshape(indices.shape)
+
+
+def _adaptive_max3d_vjp(g: np.ndarray, indices: np.ndarray, ad: _Adaptive3) -> np.ndarray:
+    lead = g.shape[:-3]
+    m = math.prod(lead)
+    gx = np.zeros((m, math.prod(ad.in_size)), dtype=g.dtype)
+    rows = np.arange(m).reshape(-1, 1)
+    np.add.at(gx, (rows, indices.reshape(m, -1)), g.reshape(m, -1))
+    return gx.reshape(lead + ad.in_size)
+
+
+AdaptiveMaxPool3DBackward0 = defop(
+    "AdaptiveMaxPool3DBackward0",
+    params=("ad",),
+    saves=("indices",),
+    forward=_adaptive_max3d_array,
+    vjp={"self": lambda g, indices, ad: _adaptive_max3d_vjp(g, indices, ad)},
+    composite=lambda self, ad: _take_flat3(self, _adaptive_max3d_array(self._data, ad)[1]),
+    jvp=lambda t_self, indices, ad: _take_flat3(t_self, indices),
+)
+
+
+def _adaptive3d_input(input, output_size, fname: str) -> tuple:
+    require_tensor(input, fname)
+    if input.dim() not in (4, 5):
+        sep = ": " if fname == "adaptive_max_pool3d" else " "
+        raise RuntimeError(f"{fname}(): Expected 4D or 5D tensor, but got{sep}{list(input.shape)}")
+    for i in range(input.dim() - 3, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(
+                f"{fname}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {list(input.shape)} with dimension {i} being empty"
+            )
+    if isinstance(output_size, Tensor):
+        output_size = output_size.tolist()
+    sizes = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * 3
+    if len(sizes) != 3:
+        if fname == "adaptive_max_pool3d":
+            raise RuntimeError(
+                "adaptive_max_pool3d(): internal error: output_size.size() must be 3"
+            )
+        raise RuntimeError(f"{fname}: output_size must be 3")
+    spatial = tuple(input.shape[-3:])
+    out = tuple(int(spatial[i]) if v is None else int(v) for i, v in enumerate(sizes))
+    if min(out) < 0:
+        if fname == "adaptive_max_pool3d":
+            raise RuntimeError(
+                "Trying to create tensor with negative dimension "
+                f"{min(out)}: {list(input.shape[:-3]) + list(out)}"
+            )
+        raise RuntimeError(
+            f"{fname}: elements of output_size must be greater than or equal to 0 but received "
+            f"{{{out[0]}, {out[1]},{out[2]}}}"
+        )
+    x = input._data
+    if x.dtype.kind not in "fiu":
+        raise NotImplementedError(f"\"{fname}\" not implemented for '{scalar_name(x.dtype)}'")
+    return out
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """3-D adaptive average pooling to ``output_size`` (int, triple; None keeps a size).
+
+    A (1, 1, 1) output is ``input.mean((-1, -2, -3), keepdim=True)`` as in torch.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.adaptive_avg_pool3d(ember.arange(8.0).reshape(1, 1, 2, 2, 2), 1)
+        tensor([[[[[3.5000]]]]])
+    """
+    out = _adaptive3d_input(input, output_size, "adaptive_avg_pool3d")
+    if out == (1, 1, 1):
+        return input.mean((-1, -2, -3), keepdim=True)
+    x = input._data
+    ad = _Adaptive3(x.shape[-3:], out)
+    res = _quietly(_adaptive_avg3d_array, x, ad)
+    return record(AdaptiveAvgPool3DBackward0, res, (input,), (ad,))
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """3-D adaptive max pooling to ``output_size``; with ``return_indices`` also the flat
+    ``(d * H + h) * W + w`` index of each maximum.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.adaptive_max_pool3d(ember.arange(8.0).reshape(1, 1, 2, 2, 2), 1)
+        tensor([[[[[7.]]]]])
+    """
+    out = _adaptive3d_input(input, output_size, "adaptive_max_pool3d")
+    x = input._data
+    ad = _Adaptive3(x.shape[-3:], out)
+    values, indices = _adaptive_max3d_array(x, ad)
+    t = record(AdaptiveMaxPool3DBackward0, values, (input,), (ad,), (indices,))
+    return (t, _wrap(indices)) if return_indices else t
