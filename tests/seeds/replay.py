@@ -353,10 +353,13 @@ def grad_fn_name(t) -> str | None:
 
 
 def seeds_dir() -> Path | None:
-    """The shared seed transcripts (``$EMBER_SEEDS`` or a ``shared/seeds`` above here)."""
+    """The seed transcripts: ``$EMBER_SEEDS``, a ``shared/seeds`` above here, or the copy in
+    tests/data/seeds."""
     here = Path(__file__).resolve()
     candidates = [os.environ.get("EMBER_SEEDS", "")]
     candidates += [str(p / "shared" / "seeds") for p in here.parents]
+    # A copy of the transcripts travels with the tests, so a lone clone checks them too.
+    candidates.append(str(here.parent.parent / "data" / "seeds"))
     for c in candidates:
         if c and Path(c, "README.md").is_file():
             return Path(c)
