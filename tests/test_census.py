@@ -34,8 +34,6 @@ NOT_YET = {
     "torch.fx.proxy.GraphAppendingTracer": "explicit graphs (issue 14)",
     "torch.fx.node.map_arg": "explicit graphs (issue 14)",
     "torch.compile": "the compiler (issue 14)",
-    "torch.quasirandom": "SobolEngine (issue 12)",
-    "torch.quasirandom.SobolEngine": "SobolEngine (issue 12)",
     "torch.utils.tensorboard": "TensorBoard writer (no issue yet)",
     "torch.utils.tensorboard.SummaryWriter": "TensorBoard writer (no issue yet)",
 }

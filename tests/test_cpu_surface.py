@@ -112,7 +112,6 @@ NOT_YET = {
     "torch.nested": "nested tensors (issue 12)",
     "torch.sparse": "sparse tensors (issue 12)",
     "torch.signal": "signal windows (issue 12)",
-    "torch.quasirandom": "Sobol engine (issue 12)",
     "torch.nn.modules.": "the remaining layer families (issues 10 and 11)",
     "torch.nn.attention.": "attention variants (issue 10)",
     "torch.nn.utils.": "parametrizations, rnn packing, pruning (issues 10 and 11)",

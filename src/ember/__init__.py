@@ -75,7 +75,8 @@ from ._creation import (
 )
 from . import nn, optim, special, testing, utils  # noqa: E402
 from . import accelerator, amp, backends, cpu, cuda, distributed, hub, jit  # noqa: E402
-from . import distributions, fft, func, multiprocessing, onnx, profiler, version, viz  # noqa: E402
+from . import distributions, fft, func, multiprocessing, onnx, profiler, quasirandom  # noqa: E402
+from . import version, viz  # noqa: E402
 from .amp.autocast_mode import (  # noqa: E402
     autocast,
     get_autocast_dtype,
