@@ -146,10 +146,6 @@ def _np_inv(a: np.ndarray, fname: str = "linalg.inv") -> np.ndarray:
         ) from None
 
 
-def _out(fname: str, t: Tensor, out):
-    return t if out is None else write_out(fname, t, out)
-
-
 # -- inv --------------------------------------------------------------------------------------
 
 LinalgInvExBackward0 = defop(
@@ -176,7 +172,7 @@ def inv(A, *, out=None):
     res = _np_inv(a).astype(a.dtype, copy=False)
     # LAPACK's layout, as torch's: each matrix column-major (a reshape copies, as torch's).
     res = np.ascontiguousarray(res.swapaxes(-1, -2)).swapaxes(-1, -2)
-    return _out("linalg_inv_ex", record(LinalgInvExBackward0, res, (A,)), out)
+    return write_out("linalg_inv_ex", record(LinalgInvExBackward0, res, (A,)), out)
 
 
 def inverse(input, *, out=None):
@@ -238,7 +234,7 @@ def det(A, *, out=None):
     a = _checks(A, "linalg.det")
     with quiet:
         res = np.asarray(np.linalg.det(a)).astype(a.dtype, copy=False)
-    return _out("_linalg_det", record(LinalgDetBackward0, res, (A,)), out)
+    return write_out("_linalg_det", record(LinalgDetBackward0, res, (A,)), out)
 
 
 def _inv_T(A):
@@ -396,7 +392,7 @@ def solve(A, B, *, left=True, out=None):
     if not left:
         x = x.swapaxes(-1, -2)
     t = record(LinalgSolveExBackward0, x, (A, B), (bool(left), vector))
-    return _out("_linalg_solve_ex", t, out)
+    return write_out("_linalg_solve_ex", t, out)
 
 
 # -- cholesky -------------------------------------------------------------------------------------
@@ -465,7 +461,7 @@ def cholesky(A, *, upper=False, out=None):
     if upper:
         L = L.swapaxes(-1, -2).copy()
     t = record(LinalgCholeskyExBackward0, L.astype(a.dtype, copy=False), (A,), (bool(upper),))
-    return _out("linalg_cholesky_ex", t, out)
+    return write_out("linalg_cholesky_ex", t, out)
 
 
 # -- svd, svdvals (and the spectral and nuclear matrix norms) -----------------------------------
@@ -906,7 +902,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         (A, B),
         (bool(upper), bool(left), bool(unitriangular)),
     )
-    return _out("linalg_solve_triangular", t, out)
+    return write_out("linalg_solve_triangular", t, out)
 
 
 # -- qr -------------------------------------------------------------------------------------------
@@ -1122,7 +1118,7 @@ def eigvalsh(A, UPLO="L", *, out=None):
         >>> ember.linalg.eigvalsh(ember.tensor([[2.0, 1.0], [1.0, 2.0]]))
         tensor([1., 3.])
     """
-    return _out("linalg_eigvalsh", _eigh(A, UPLO, "linalg.eigvalsh")[0], out)
+    return write_out("linalg_eigvalsh", _eigh(A, UPLO, "linalg.eigvalsh")[0], out)
 
 
 # -- pinv, lstsq ---------------------------------------------------------------------------------
@@ -1206,7 +1202,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     if rcond is not None:
         rtol = rcond
     res = _pinv_array(a, atol, rtol, bool(hermitian))
-    return _out("linalg_pinv", record(LinalgPinvBackward0, res, (A,)), out)
+    return write_out("linalg_pinv", record(LinalgPinvBackward0, res, (A,)), out)
 
 
 @register("pinverse")
@@ -1665,7 +1661,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         (bool(left), bool(adjoint)),
         (P,),
     )
-    return _out("linalg_lu_solve", t, out)
+    return write_out("linalg_lu_solve", t, out)
 
 
 # -- matrix_exp ----------------------------------------------------------------------------------
@@ -1756,7 +1752,7 @@ def matrix_power(A, n, *, out=None):
         )
     if n == 0:
         eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
-        return _out("linalg_matrix_power", _wrap(eye), out)
+        return write_out("linalg_matrix_power", _wrap(eye), out)
     if n < 0:
         A = inv(A)
         n = -n
@@ -1768,7 +1764,7 @@ def matrix_power(A, n, *, out=None):
         n >>= 1
         if n:
             base = base @ base
-    return _out("linalg_matrix_power", result, out)
+    return write_out("linalg_matrix_power", result, out)
 
 
 @register("matrix_power")
@@ -1812,7 +1808,9 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
         s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
     smax = s.max(-1)
     tol_v = np.maximum(atol_a, rtol_a * smax)
-    return _out("linalg_matrix_rank", _wrap((s > tol_v[..., None]).sum(-1).astype(np.int64)), out)
+    return write_out(
+        "linalg_matrix_rank", _wrap((s > tol_v[..., None]).sum(-1).astype(np.int64)), out
+    )
 
 
 @register("cond", namespace="linalg")
@@ -1830,13 +1828,13 @@ def cond(A, p=None, *, out=None):
         s = svdvals(A)
         big, small = s[..., :1], s[..., -1:]
         r = (big / small if p != -2 else small / big).squeeze(-1)
-        return _out("linalg_cond", r, out)
+        return write_out("linalg_cond", r, out)
     if p not in ("fro", "nuc", 1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     del a
     # torch: the product of the norms, NaN (a singular A) mapped to inf by nan_to_num_.
     r = matrix_norm(A, p) * matrix_norm(inv(A), p)
-    return _out("linalg_cond", nan_to_num(r, math.inf, math.inf, -math.inf), out)
+    return write_out("linalg_cond", nan_to_num(r, math.inf, math.inf, -math.inf), out)
 
 
 @register("multi_dot", namespace="linalg")
@@ -1894,7 +1892,7 @@ def multi_dot(tensors, *, out=None):
     r = chain(0, n - 1)
     if first_vec or last_vec:  # torch views the 2-D product with the vectors' shape
         r = r.view(tuple(r.shape[1 if first_vec else 0 : 1 if last_vec else 2]))
-    return _out("linalg_multi_dot", r, out)
+    return write_out("linalg_multi_dot", r, out)
 
 
 @register("vecdot", namespace="linalg")
@@ -1907,7 +1905,7 @@ def vecdot(x, y, *, dim=-1, out=None):
         tensor(11.)
     """
     xc = x.conj() if x._data.dtype.kind == "c" else x
-    return _out("linalg_vecdot", _sum(xc * y, dim), out)
+    return write_out("linalg_vecdot", _sum(xc * y, dim), out)
 
 
 @register("tensorinv", namespace="linalg")
@@ -1929,7 +1927,7 @@ def tensorinv(A, ind=2, *, out=None):
             "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
             f"prod(self.shape[:ind]), but got {pc} != {pr}"
         )
-    return _out("linalg_tensorinv", inv(A.reshape(pr, pc)).reshape(cols + rows), out)
+    return write_out("linalg_tensorinv", inv(A.reshape(pr, pc)).reshape(cols + rows), out)
 
 
 @register("tensorsolve", namespace="linalg")
@@ -1955,7 +1953,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
             f"but got {pr} != {pb}"
         )
     x = solve(A.reshape(pb, pr), B.reshape(pb))
-    return _out("linalg_tensorsolve", x.reshape(res_shape), out)
+    return write_out("linalg_tensorsolve", x.reshape(res_shape), out)
 
 
 # -- the _ex variants: an info tensor instead of an error ------------------------------------------

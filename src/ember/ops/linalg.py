@@ -390,10 +390,6 @@ def _flatten(t: Tensor) -> Tensor:
     return _reshape(t, (a.size,))
 
 
-def _out(fname: str, t: Tensor, out):
-    return t if out is None else write_out(fname, t, out)
-
-
 # -- dot, vdot -----------------------------------------------------------------------------
 # Bilinear ops: the rule of each operand reads the other one, so only the operand another
 # operand's gradient needs is saved (modifying the other in place is then allowed).
@@ -437,7 +433,7 @@ def dot(input, tensor, *, out=None):
     require_tensor(input, "dot", "input", 1)
     require_tensor(tensor, "dot", "tensor", 2)
     _check_dot(input._data, tensor._data)
-    return _out("dot", run(DotBackward0, (input, tensor), (input._data, tensor._data)), out)
+    return write_out("dot", run(DotBackward0, (input, tensor), (input._data, tensor._data)), out)
 
 
 @register("vdot", method=True)
@@ -453,7 +449,7 @@ def vdot(input, other, *, out=None):
     require_tensor(other, "vdot", "other", 2)
     a, b = input._data, other._data
     _check_dot(a, b)
-    return _out("vdot", run(VdotBackward0, (input, other), (a, b)), out)
+    return write_out("vdot", run(VdotBackward0, (input, other), (a, b)), out)
 
 
 # -- mm, mv, bmm -----------------------------------------------------------------------------
@@ -528,7 +524,7 @@ def mm(input, mat2, *, out=None):
     finally:
         quiet_reset(token)
     t = record(MmBackward0, res, (input, mat2))
-    return t if out is None else write_out("mm", t, out)
+    return write_out("mm", t, out)
 
 
 @register("mv", method=True)
@@ -546,7 +542,7 @@ def mv(input, vec, *, out=None):
     if a.ndim != 2 or v.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
     _check_mv(a.shape[0], a.shape[1], v.shape[0], a.dtype, v.dtype)
-    return _out("mv", run(MvBackward0, (input, vec), (a, v)), out)
+    return write_out("mv", run(MvBackward0, (input, vec), (a, v)), out)
 
 
 @register("bmm", method=True)
@@ -566,7 +562,7 @@ def bmm(input, mat2, *, out=None):
     if b.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     _check_bmm(a.shape, b.shape, a.dtype, b.dtype)
-    return _out("bmm", run(BmmBackward0, (input, mat2), (a, b)), out)
+    return write_out("bmm", run(BmmBackward0, (input, mat2), (a, b)), out)
 
 
 # -- matmul ----------------------------------------------------------------------------------
@@ -755,7 +751,7 @@ def matmul(input, other, *, out=None):
             t = record(MmBackward0, _matmul_value(a, b), ())
     finally:
         quiet_reset(token)
-    return t if out is None else write_out("matmul", t, out)
+    return write_out("matmul", t, out)
 
 
 # -- outer, inner --------------------------------------------------------------------------
@@ -902,7 +898,7 @@ def _scaled(cls, fname, input, m1, m2, beta, alpha, out):
         t = record(cls, cls.forward(x, a, b, *params), (input, m1, m2), params)
     finally:
         quiet_reset(token)
-    return t if out is None else write_out(fname, t, out)
+    return write_out(fname, t, out)
 
 
 @register("addmm", method=True)
@@ -954,7 +950,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         quiet_reset(token)
     params = _UNSCALED if beta == 1 and alpha == 1 else (beta, alpha)
     t = record(AddmmBackward0, res, (input, mat1, mat2), params)
-    return t if out is None else write_out("addmm", t, out)
+    return write_out("addmm", t, out)
 
 
 @register("addmv", method=True)
@@ -1707,4 +1703,4 @@ def _linalg_cross(input: Tensor, other: Tensor, dim: int, out):
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {_sname(a.dtype)} but found {_sname(b.dtype)}")
     t = run(LinalgCrossBackward0, (input, other), (a, b), (d,))
-    return t if out is None else write_out("linalg_cross", t, out)
+    return write_out("linalg_cross", t, out)
