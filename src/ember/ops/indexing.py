@@ -43,6 +43,7 @@ from ._core import (
     register,
     register_methods,
 )
+from .shape import SliceBackward0, UnsqueezeBackward0
 
 _wrap = Tensor._wrap
 
@@ -225,45 +226,11 @@ def select(input: Tensor, dim: int, index) -> Tensor:
     return _select(input, d, index % n if n else index)
 
 
-def _slice_backward(g, dim, start, end, step, self_sym_sizes):
-    if is_raw(g):
-        z = np.zeros(self_sym_sizes, dtype=g.dtype)
-        z[(slice(None),) * dim + (slice(start, end, step),)] = g
-        return z
-    return _slice_scatter(_zeros(self_sym_sizes, g), g, dim, start, end, step)
-
-
-# TEMPORARY, until the shape family is declared: getitem's slices and new dims are that
-# family's slice and unsqueeze (``narrow``, ``unsqueeze``), which still record through the
-# legacy shim without forward mode. Basic indexing declares them here so forward mode
-# works through any ``x[key]``; once shape declares them, getitem should use shape's.
-SliceBackward0 = defop(
-    "SliceBackward0",
-    params=("dim", "start", "end", "step", "self_sym_sizes"),
-    forward=lambda a, dim, start, end, step, self_sym_sizes: a[
-        (slice(None),) * dim + (slice(start, end, step),)
-    ],
-    vjp={"self": _slice_backward},
-    jvp=LINEAR,
-    view=True,
-)
-
-
 def _slice(x: Tensor, d: int, start: int, end: int, step: int) -> Tensor:
     """The view ``x[..., start:end:step, ...]`` at dim ``d`` (bounds already clamped)."""
     a = x._data
     out = a[start:end:step] if d == 0 else a[(slice(None),) * d + (slice(start, end, step),)]
     return record(SliceBackward0, out, (x,), (d, start, end, step, a.shape))
-
-
-UnsqueezeBackward0 = defop(  # TEMPORARY: see SliceBackward0
-    "UnsqueezeBackward0",
-    params=("dim",),
-    forward=lambda a, dim: a[(slice(None),) * dim + (None,)],
-    vjp={"self": lambda g, dim: g.squeeze(dim)},
-    jvp=LINEAR,
-    view=True,
-)
 
 
 def _unsqueeze(x: Tensor, d: int) -> Tensor:

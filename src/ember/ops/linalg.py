@@ -44,6 +44,19 @@ from ._core import (
     run,
     write_out,
 )
+from .reduction import SumBackward0, SumBackward1
+from .shape import (
+    CloneBackward0,
+    ExpandBackward0,
+    PermuteBackward0,
+    ReshapeAliasBackward0,
+    SqueezeBackward0,
+    SqueezeBackward1,
+    TBackward0,
+    TransposeBackward0,
+    UnsafeViewBackward0,
+    UnsqueezeBackward0,
+)
 
 _wrap = Tensor._wrap
 
@@ -226,113 +239,11 @@ def _permute_back(g, dims):
     return g.transpose(inverse) if is_raw(g) else g.permute(inverse)
 
 
-UnsafeViewBackward0 = defop(  # _unsafe_view: a reshape the graph does not treat as a view
-    "UnsafeViewBackward0",
-    params=("self_sym_sizes", "size"),
-    forward=lambda a, self_sym_sizes, size: a.reshape(size),
-    vjp={"self": _sizes_back},
-    jvp=LINEAR,
-)
-
-ReshapeAliasBackward0 = defop(  # reshape of a non-contiguous tensor that needs no copy
-    "ReshapeAliasBackward0",
-    params=("self_sym_sizes", "size"),
-    forward=lambda a, self_sym_sizes, size: a.reshape(size),
-    vjp={"self": _sizes_back},
-    jvp=LINEAR,
-    view=True,
-)
-
-CloneBackward0 = defop(  # clone(memory_format=contiguous), contiguous()
-    "CloneBackward0",
-    forward=lambda a: a.copy(),
-    vjp={"self": lambda g: g},
-    jvp=LINEAR,
-)
-
-ExpandBackward0 = defop(  # the engine sums the gradient back to the operand's shape
-    "ExpandBackward0",
-    params=("self_sym_sizes", "size"),
-    forward=lambda a, self_sym_sizes, size: _broadcast(a, size),
-    vjp={"self": lambda g: g},
-    jvp=LINEAR,
-    view=True,
-)
-
-TransposeBackward0 = defop(
-    "TransposeBackward0",
-    params=("dim0", "dim1"),
-    forward=lambda a, dim0, dim1: a.swapaxes(dim0, dim1),
-    vjp={"self": lambda g, dim0, dim1: g.swapaxes(dim0, dim1)},
-    jvp=LINEAR,
-    view=True,
-)
-
-TBackward0 = defop(
-    "TBackward0",
-    forward=lambda a: a.swapaxes(0, 1),
-    vjp={"self": lambda g: g.swapaxes(0, 1)},
-    jvp=LINEAR,
-    view=True,
-)
-
-PermuteBackward0 = defop(
-    "PermuteBackward0",
-    params=("dims",),
-    forward=lambda a, dims: a.transpose(dims),
-    vjp={"self": _permute_back},
-    jvp=LINEAR,
-    view=True,
-)
-
-UnsqueezeBackward0 = defop(
-    "UnsqueezeBackward0",
-    params=("dim",),
-    forward=np.expand_dims,
-    vjp={"self": lambda g, dim: g.squeeze(dim)},
-    jvp=LINEAR,
-    view=True,
-)
-
-SqueezeBackward0 = defop(  # squeeze()
-    "SqueezeBackward0",
-    params=("self_sym_sizes",),
-    forward=lambda a, self_sym_sizes: a.squeeze(),
-    vjp={"self": _sizes_back},
-    jvp=LINEAR,
-    view=True,
-)
-
-SqueezeBackward1 = defop(  # squeeze(dim)
-    "SqueezeBackward1",
-    params=("dim", "self_sym_sizes"),
-    forward=lambda a, dim, self_sym_sizes: a.squeeze(dim),
-    vjp={"self": _sizes_back},
-    jvp=LINEAR,
-    view=True,
-)
-
 SqueezeBackward4 = defop(  # squeeze_(dim) of a result nobody else sees: not a view
     "SqueezeBackward4",
     params=("dim", "self_sym_sizes"),
     forward=lambda a, dim, self_sym_sizes: a.squeeze(dim),
     vjp={"self": _sizes_back},
-    jvp=LINEAR,
-)
-
-SumBackward0 = defop(  # sum(dtype=...)
-    "SumBackward0",
-    params=("self_sym_sizes",),
-    forward=lambda a, self_sym_sizes: a.sum(dtype=a.dtype),
-    vjp={"self": _spread},
-    jvp=LINEAR,
-)
-
-SumBackward1 = defop(  # sum(dim, keepdim=True, dtype=...)
-    "SumBackward1",
-    params=("dim", "keepdim", "self_sym_sizes"),
-    forward=lambda a, dim, keepdim, self_sym_sizes: a.sum(dim, dtype=a.dtype, keepdims=keepdim),
-    vjp={"self": lambda g, self_sym_sizes: _spread(g, self_sym_sizes)},
     jvp=LINEAR,
 )
 

@@ -646,13 +646,6 @@ MinBackward0 = _select_op("MinBackward0")  # min(dim)
 MedianBackward1 = _select_op("MedianBackward1")  # median(dim)
 
 
-class _SelectNode(MaxBackward0):
-    """TEMPORARY: ops/sorting.py's not yet migrated ``KthvalueBackward0`` subclasses this
-    (the select declaration); it will declare its node with ``_select_op`` instead."""
-
-    __slots__ = ()
-
-
 def _select_result(cls, rtype, input, a, values, indices, ax):
     """Wrap ``(values, indices)`` of a reduction along ``ax`` (None for a 0-d ``a``) in
     ``rtype`` and record ``cls``, a node declared by ``_select_op``."""
