@@ -162,19 +162,30 @@ class _Geometry:
         )
 
 
-def _batched(fn):
-    """``fn`` on (N, C, H, W) arrays, also taking unbatched (C, H, W) ones, as torch's
-    window kernels do: the result(s) then lose the batch dim again."""
+def _batched_nd(nd: int):
+    """``fn`` on (N, C, *spatial) arrays with ``nd`` spatial dims, also taking unbatched
+    (C, *spatial) ones, as torch's window kernels do: the result(s) then lose the batch dim."""
 
-    def run(x, *args):
-        if x.ndim == 4:
-            return fn(x, *args)
-        res = fn(x[None], *args)
-        return tuple(r[0] for r in res) if isinstance(res, tuple) else res[0]
+    def wrap(fn):
+        def run(x, *args):
+            if x.ndim == nd + 2:
+                return fn(x, *args)
+            res = fn(x[None], *args)
+            return tuple(r[0] for r in res) if isinstance(res, tuple) else res[0]
 
-    run.__name__ = run.__qualname__ = fn.__name__
-    run.__doc__ = fn.__doc__
-    return run
+        run.__name__ = run.__qualname__ = fn.__name__
+        run.__doc__ = fn.__doc__
+        return run
+
+    return wrap
+
+
+_batched = _batched_nd(2)
+
+
+def _tap_index(tap: tuple, k: tuple) -> int:
+    """The flat (row-major) index of kernel tap ``tap`` in a kernel of shape ``k``."""
+    return int(np.ravel_multi_index(tap, k))
 
 
 # -- unfold / fold ----------------------------------------------------------------------
@@ -722,49 +733,53 @@ def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, fname)
     return _Geometry((h, w), k, s, d, out, p)
 
 
-@_batched
-def _max_pool_array(x: np.ndarray, geo: _Geometry):
-    """The window maxima and, per output, the kernel offset ``i * kw + j`` of the maximum."""
+def _max_pool_taps(x: np.ndarray, geo: _Geometry):
+    """The window maxima and, per output, the flat (row-major) kernel tap of the maximum,
+    for any number of spatial dims (``_max_pool_array`` / ``_max_pool3d_array``)."""
+    nd = len(geo.k)
     lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad4(x, geo.pads, geo.size, lowest)
     win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
-    out = win[:, :, 0, 0].copy()
-    kk = geo.k[0] * geo.k[1]
-    arg = np.zeros(out.shape, dtype=np.int16 if kk < 32768 else np.int64)
-    for i in range(geo.k[0]):
-        for j in range(geo.k[1]):
-            if i == 0 and j == 0:
-                continue
-            v = win[:, :, i, j]
-            # torch's rule: a strictly larger value or a NaN takes over.
-            m = ((v > out) | np.isnan(v)) if v.dtype.kind == "f" else v > out
-            np.copyto(out, v, where=m)
-            arg[m] = i * geo.k[1] + j
+    lead = (slice(None), slice(None))
+    out = win[lead + (0,) * nd].copy()
+    arg = np.zeros(out.shape, dtype=np.int16 if math.prod(geo.k) < 32768 else np.int64)
+    for tap in itertools.product(*(range(kk) for kk in geo.k)):
+        if not any(tap):
+            continue
+        v = win[lead + tap]
+        # torch's rule: a strictly larger value or a NaN takes over.
+        m = ((v > out) | np.isnan(v)) if v.dtype.kind == "f" else v > out
+        np.copyto(out, v, where=m)
+        arg[m] = _tap_index(tap, geo.k)
     return out, arg
 
 
-@_batched
-def _max_pool_vjp_array(g: np.ndarray, arg: np.ndarray, geo: _Geometry) -> np.ndarray:
+def _max_pool_taps_vjp(g: np.ndarray, arg: np.ndarray, geo: _Geometry) -> np.ndarray:
     gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
-    kw = geo.k[1]
-    for (i, j), sl in _offsets(geo.k, geo.s, geo.d, geo.out):
-        gxp[(slice(None), slice(None)) + sl] += np.where(arg == i * kw + j, g, 0)
+    for tap, sl in _offsets(geo.k, geo.s, geo.d, geo.out):
+        gxp[(slice(None), slice(None)) + sl] += np.where(arg == _tap_index(tap, geo.k), g, 0)
     return _unpad4(gxp, geo.pads, g.shape[:2] + geo.in_size)
 
 
+_max_pool_array = _batched(_max_pool_taps)
+_max_pool_vjp_array = _batched(_max_pool_taps_vjp)
+
+
 def _window_entries(x: Tensor, arg: np.ndarray, geo: _Geometry) -> Tensor:
-    """The entry of ``x`` at each window's offset ``arg``: linear in ``x``, recorded."""
-    if x.dim() == 3:
+    """The entry of ``x`` at each window's tap ``arg``: linear in ``x``, recorded."""
+    nd = len(geo.k)
+    if x.dim() == nd + 1:
         return _window_entries(x.unsqueeze(0), arg[None], geo).squeeze(0)
     n, c = x.shape[:2]
-    cols = _unfold(x, geo).reshape(n, c, geo.k[0] * geo.k[1], -1)
+    cols = _unfold(x, geo).reshape(n, c, math.prod(geo.k), -1)
     idx = _wrap(arg.astype(np.int64).reshape(n, c, 1, -1))
     return cols.gather(2, idx).reshape(n, c, *geo.out)
 
 
 def _max_pool_composite(self, geo):
     # The maxima are the input's entries at the forward's choice of offsets.
-    return _window_entries(self, _max_pool_array(self._data, geo)[1], geo)
+    arg = _batched_nd(len(geo.k))(_max_pool_taps)(self._data, geo)[1]
+    return _window_entries(self, arg, geo)
 
 
 MaxPool2DWithIndicesBackward0 = defop(
@@ -825,35 +840,34 @@ def max_pool2d(
 
 
 def _avg_divisor(geo: _Geometry, count_include_pad: bool, divisor_override) -> np.ndarray:
+    """Each window's divisor, shaped like the output's spatial dims (any number of them)."""
     if divisor_override is not None:
         return np.asarray(float(divisor_override))
-    sizes = []
-    for axis in range(2):
+    nd = len(geo.k)
+    div = np.ones((1,) * nd, dtype=np.int64)
+    for axis in range(nd):
         n, k, s, p = geo.in_size[axis], geo.k[axis], geo.s[axis], geo.pads[axis]
         start = np.arange(geo.out[axis]) * s - p
         end = np.minimum(start + k, n + p)
-        full = end - start
-        clipped = np.minimum(end, n) - np.maximum(start, 0)
-        sizes.append(full if count_include_pad else clipped)
-    div = sizes[0].reshape(-1, 1) * sizes[1].reshape(1, -1)
+        size = end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
+        shape = [1] * nd
+        shape[axis] = -1
+        div = div * size.reshape(shape)
     return np.maximum(div, 1)
 
 
-@_batched
-def _avg_pool_array(x: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
+def _avg_pool_sums(x: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
     xp = _pad4(x, geo.pads, geo.size)
     win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
     acc = np.zeros(x.shape[:2] + geo.out, dtype=x.dtype if x.dtype.kind == "f" else np.int64)
-    for i in range(geo.k[0]):
-        for j in range(geo.k[1]):
-            acc += win[:, :, i, j]
+    for tap in itertools.product(*(range(kk) for kk in geo.k)):
+        acc += win[(slice(None), slice(None)) + tap]
     if x.dtype.kind == "f":
         return (acc / divisor).astype(x.dtype, copy=False)
     return np.trunc(acc / divisor).astype(x.dtype)  # integers: truncated, like torch's kernel
 
 
-@_batched
-def _avg_pool_vjp_array(g: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
+def _avg_pool_sums_vjp(g: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
     gq = (g / divisor).astype(g.dtype, copy=False)
     gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
     for _tap, sl in _offsets(geo.k, geo.s, geo.d, geo.out):
@@ -861,10 +875,15 @@ def _avg_pool_vjp_array(g: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> n
     return _unpad4(gxp, geo.pads, g.shape[:2] + geo.in_size)
 
 
+_avg_pool_array = _batched(_avg_pool_sums)
+_avg_pool_vjp_array = _batched(_avg_pool_sums_vjp)
+
+
 def _avg_pool_composite(self, geo, divisor):
+    nd = len(geo.k)
     cols = _unfold(self, geo)
-    lead = tuple(self.shape[:-2])
-    summed = cols.reshape(*lead, geo.k[0] * geo.k[1], -1).sum(-2).reshape(*lead, *geo.out)
+    lead = tuple(self.shape[:-nd])
+    summed = cols.reshape(*lead, math.prod(geo.k), -1).sum(-2).reshape(*lead, *geo.out)
     return summed / _wrap(divisor.astype(self._data.dtype))
 
 
@@ -1518,27 +1537,6 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
 # over pixels.
 
 
-def _tap_index(tap: tuple, k: tuple) -> int:
-    return int(np.ravel_multi_index(tap, k))
-
-
-def _batched_nd(nd: int):
-    """Like ``_batched`` for ``nd`` spatial dims: unbatched inputs gain and lose a batch dim."""
-
-    def wrap(fn):
-        def run(x, *args):
-            if x.ndim == nd + 2:
-                return fn(x, *args)
-            res = fn(x[None], *args)
-            return tuple(r[0] for r in res) if isinstance(res, tuple) else res[0]
-
-        run.__name__ = run.__qualname__ = fn.__name__
-        run.__doc__ = fn.__doc__
-        return run
-
-    return wrap
-
-
 def _triple(value, fname: str, name: str, what: str) -> tuple:
     if isinstance(value, Tensor):
         value = value.tolist()
@@ -1602,48 +1600,8 @@ def _pool3d_setup(input, kernel_size, stride, padding, dilation, ceil_mode, fnam
     return _Geometry(spatial, k, s, d, out, p)
 
 
-@_batched_nd(3)
-def _max_pool3d_array(x: np.ndarray, geo: _Geometry):
-    """The window maxima and, per output, the flat (row-major) kernel tap of the maximum."""
-    nd = len(geo.k)
-    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    xp = _pad4(x, geo.pads, geo.size, lowest)
-    win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
-    lead = (slice(None), slice(None))
-    out = win[lead + (0,) * nd].copy()
-    arg = np.zeros(out.shape, dtype=np.int64)
-    for tap in itertools.product(*(range(kk) for kk in geo.k)):
-        if not any(tap):
-            continue
-        v = win[lead + tap]
-        # torch's rule: a strictly larger value or a NaN takes over.
-        m = ((v > out) | np.isnan(v)) if v.dtype.kind == "f" else v > out
-        np.copyto(out, v, where=m)
-        arg[m] = _tap_index(tap, geo.k)
-    return out, arg
-
-
-@_batched_nd(3)
-def _max_pool3d_vjp_array(g: np.ndarray, arg: np.ndarray, geo: _Geometry) -> np.ndarray:
-    gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
-    for tap, sl in _offsets(geo.k, geo.s, geo.d, geo.out):
-        gxp[(slice(None), slice(None)) + sl] += np.where(arg == _tap_index(tap, geo.k), g, 0)
-    return _unpad4(gxp, geo.pads, g.shape[:2] + geo.in_size)
-
-
-def _window_entries_nd(x: Tensor, arg: np.ndarray, geo: _Geometry) -> Tensor:
-    """The entry of ``x`` at each window's tap ``arg``: linear in ``x``, recorded."""
-    nd = len(geo.k)
-    if x.dim() == nd + 1:
-        return _window_entries_nd(x.unsqueeze(0), arg[None], geo).squeeze(0)
-    n, c = x.shape[:2]
-    cols = _unfold(x, geo).reshape(n, c, math.prod(geo.k), -1)
-    idx = _wrap(arg.astype(np.int64).reshape(n, c, 1, -1))
-    return cols.gather(2, idx).reshape(n, c, *geo.out)
-
-
-def _max_pool3d_composite(self, geo):
-    return _window_entries_nd(self, _max_pool3d_array(self._data, geo)[1], geo)
+_max_pool3d_array = _batched_nd(3)(_max_pool_taps)
+_max_pool3d_vjp_array = _batched_nd(3)(_max_pool_taps_vjp)
 
 
 MaxPool3DWithIndicesBackward0 = defop(
@@ -1652,9 +1610,9 @@ MaxPool3DWithIndicesBackward0 = defop(
     saves=("arg",),
     forward=_max_pool3d_array,
     vjp={"self": lambda g, arg, geo: _max_pool3d_vjp_array(g, arg, geo)},
-    composite=_max_pool3d_composite,
+    composite=_max_pool_composite,
     # The tangent at each window's recorded maximum (the forward's choice among ties).
-    jvp=lambda t_self, arg, geo: _window_entries_nd(t_self, arg, geo),
+    jvp=lambda t_self, arg, geo: _window_entries(t_self, arg, geo),
 )
 
 
@@ -1702,78 +1660,18 @@ def max_pool3d(
     return (t, _wrap(_flat_indices(arg, geo))) if return_indices else t
 
 
-def _avg_divisor_nd(geo: _Geometry, count_include_pad: bool, divisor_override) -> np.ndarray:
-    if divisor_override is not None:
-        return np.asarray(float(divisor_override))
-    nd = len(geo.k)
-    div = np.ones((1,) * nd, dtype=np.int64)
-    for axis in range(nd):
-        n, k, s, p = geo.in_size[axis], geo.k[axis], geo.s[axis], geo.pads[axis]
-        start = np.arange(geo.out[axis]) * s - p
-        end = np.minimum(start + k, n + p)
-        size = end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
-        shape = [1] * nd
-        shape[axis] = -1
-        div = div * size.reshape(shape)
-    return np.maximum(div, 1)
-
-
-@_batched_nd(3)
-def _avg_pool3d_array(x: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
-    xp = _pad4(x, geo.pads, geo.size)
-    win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
-    acc = np.zeros(x.shape[:2] + geo.out, dtype=x.dtype if x.dtype.kind == "f" else np.int64)
-    for tap in itertools.product(*(range(kk) for kk in geo.k)):
-        acc += win[(slice(None), slice(None)) + tap]
-    if x.dtype.kind == "f":
-        return (acc / divisor).astype(x.dtype, copy=False)
-    return np.trunc(acc / divisor).astype(x.dtype)
-
-
-@_batched_nd(3)
-def _avg_pool3d_vjp_array(g: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
-    gq = (g / divisor).astype(g.dtype, copy=False)
-    gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
-    for _tap, sl in _offsets(geo.k, geo.s, geo.d, geo.out):
-        gxp[(slice(None), slice(None)) + sl] += gq
-    return _unpad4(gxp, geo.pads, g.shape[:2] + geo.in_size)
-
-
-def _avg_pool3d_composite(self, geo, divisor):
-    nd = len(geo.k)
-    cols = _unfold(self, geo)
-    lead = tuple(self.shape[:-nd])
-    summed = cols.reshape(*lead, math.prod(geo.k), -1).sum(-2).reshape(*lead, *geo.out)
-    return summed / _wrap(divisor.astype(self._data.dtype))
+_avg_pool3d_array = _batched_nd(3)(_avg_pool_sums)
+_avg_pool3d_vjp_array = _batched_nd(3)(_avg_pool_sums_vjp)
 
 
 AvgPool3DBackward0 = defop(
     "AvgPool3DBackward0",
     params=("geo", "divisor"),
     forward=_avg_pool3d_array,
-    vjp={
-        "self": lambda g, geo, divisor: (
-            _avg_pool3d_vjp_array(g, geo, divisor)
-            if is_raw(g)
-            else _avg_pool3d_vjp_tensor(g, geo, divisor)
-        )
-    },
-    composite=_avg_pool3d_composite,
+    vjp={"self": lambda g, geo, divisor: _avg_pool3d_vjp_array(g, geo, divisor)},
+    composite=_avg_pool_composite,  # recorded backwards differentiate it: every order exact
     jvp=LINEAR,
 )
-
-
-def _avg_pool3d_vjp_tensor(g: Tensor, geo: _Geometry, divisor: np.ndarray) -> Tensor:
-    """The VJP on Tensors: fold of the gradient spread over each window (linear in ``g``)."""
-    nd = len(geo.k)
-    unbatched = g.dim() == nd + 1
-    if unbatched:
-        g = g.unsqueeze(0)
-    n, c = g.shape[:2]
-    gq = g / _wrap(np.asarray(divisor, dtype=g._data.dtype))
-    cols = gq.reshape(n, c, 1, -1).expand(n, c, math.prod(geo.k), math.prod(geo.out))
-    res = _fold(cols.reshape(n, c * math.prod(geo.k), -1), geo)
-    return res.squeeze(0) if unbatched else res
 
 
 def avg_pool3d(
@@ -1800,7 +1698,7 @@ def avg_pool3d(
         raise NotImplementedError(f"\"avg_pool3d\" not implemented for '{scalar_name(x.dtype)}'")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    divisor = _avg_divisor_nd(geo, count_include_pad, divisor_override)
+    divisor = _avg_divisor(geo, count_include_pad, divisor_override)
     out = _quietly(_avg_pool3d_array, x, geo, divisor)
     return record(AvgPool3DBackward0, out, (input,), (geo, divisor))
 
