@@ -1048,7 +1048,7 @@ def _adaptive_windows(n: int, o: int):
 
 
 class _Adaptive:
-    """The windows of one adaptive pooling along the last two dims (H, W)."""
+    """The windows of one adaptive pooling along the last ``len(in_size)`` dims."""
 
     __slots__ = ("in_size", "out", "idx", "mask", "count")
 
@@ -1057,7 +1057,10 @@ class _Adaptive:
         wins = [_adaptive_windows(n, o) for n, o in zip(in_size, out)]
         self.idx = tuple(w[0] for w in wins)
         self.mask = tuple(w[1] for w in wins)
-        self.count = wins[0][2].reshape(-1, 1) * wins[1][2].reshape(1, -1)
+        nd = len(wins)
+        self.count = np.ones((1,) * nd, dtype=np.int64)
+        for axis, w in enumerate(wins):  # the window sizes' outer product
+            self.count = self.count * w[2].reshape([-1 if a == axis else 1 for a in range(nd)])
 
     def __repr__(self) -> str:
         return f"_Adaptive(input={self.in_size}, output={self.out})"
@@ -1076,22 +1079,25 @@ def _window_sum_adjoint(g, axis: int, idx: np.ndarray, mask: np.ndarray, n: int)
 
 
 def _adaptive_avg_array(x: np.ndarray, ad: _Adaptive) -> np.ndarray:
-    s = _window_sum(x, -1, ad.idx[1], ad.mask[1])
-    s = _window_sum(s, -2, ad.idx[0], ad.mask[0])
+    s = x
+    for axis in range(-1, -len(ad.idx) - 1, -1):
+        s = _window_sum(s, axis, ad.idx[axis], ad.mask[axis])
     if x.dtype.kind != "f":
         return np.trunc(s / ad.count).astype(x.dtype)
     return (s / ad.count).astype(x.dtype, copy=False)
 
 
 def _adaptive_avg_vjp(g: np.ndarray, ad: _Adaptive) -> np.ndarray:
-    gq = (g / ad.count).astype(g.dtype, copy=False)
-    gh = _window_sum_adjoint(gq, -2, ad.idx[0], ad.mask[0], ad.in_size[0])
-    return _window_sum_adjoint(gh, -1, ad.idx[1], ad.mask[1], ad.in_size[1])
+    g = (g / ad.count).astype(g.dtype, copy=False)
+    for axis in range(-len(ad.idx), 0):
+        g = _window_sum_adjoint(g, axis, ad.idx[axis], ad.mask[axis], ad.in_size[axis])
+    return g
 
 
 def _adaptive_avg_composite(self, ad):
     dt = self._data.dtype
-    for axis, idx, mask in ((-1, ad.idx[1], ad.mask[1]), (-2, ad.idx[0], ad.mask[0])):
+    for axis in range(-1, -len(ad.idx) - 1, -1):
+        idx, mask = ad.idx[axis], ad.mask[axis]
         shape = list(self.shape)
         shape[axis : (axis + 1) or None] = list(idx.shape)
         v = self.index_select(axis, _wrap(idx.reshape(-1))).reshape(shape)
@@ -1938,63 +1944,18 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 # -- 3-d adaptive pooling -----------------------------------------------------------------------
 
 
-class _Adaptive3:
-    """The windows of one adaptive pooling along the last three dims (D, H, W)."""
-
-    __slots__ = ("in_size", "out", "idx", "mask", "count")
-
-    def __init__(self, in_size, out) -> None:
-        self.in_size, self.out = tuple(in_size), tuple(out)
-        wins = [_adaptive_windows(n, o) for n, o in zip(in_size, out)]
-        self.idx = tuple(w[0] for w in wins)
-        self.mask = tuple(w[1] for w in wins)
-        d, h, w = (w[2] for w in wins)
-        self.count = d.reshape(-1, 1, 1) * h.reshape(1, -1, 1) * w.reshape(1, 1, -1)
-
-    def __repr__(self) -> str:
-        return f"_Adaptive3(input={self.in_size}, output={self.out})"
-
-
-def _adaptive_avg3d_array(x: np.ndarray, ad: _Adaptive3) -> np.ndarray:
-    s = x
-    for axis in (-1, -2, -3):
-        s = _window_sum(s, axis, ad.idx[axis], ad.mask[axis])
-    if x.dtype.kind != "f":
-        return np.trunc(s / ad.count).astype(x.dtype)
-    return (s / ad.count).astype(x.dtype, copy=False)
-
-
-def _adaptive_avg3d_vjp(g: np.ndarray, ad: _Adaptive3) -> np.ndarray:
-    g = (g / ad.count).astype(g.dtype, copy=False)
-    for axis in (-3, -2, -1):
-        g = _window_sum_adjoint(g, axis, ad.idx[axis], ad.mask[axis], ad.in_size[axis])
-    return g
-
-
-def _adaptive_avg3d_composite(self, ad):
-    dt = self._data.dtype
-    for axis in (-1, -2, -3):
-        idx, mask = ad.idx[axis], ad.mask[axis]
-        shape = list(self.shape)
-        shape[axis : (axis + 1) or None] = list(idx.shape)
-        v = self.index_select(axis, _wrap(idx.reshape(-1))).reshape(shape)
-        m = mask.reshape(mask.shape + (1,) * (-axis - 1)).astype(dt)
-        self = (v * _wrap(m)).sum(axis)
-    return self / _wrap(ad.count.astype(dt))
-
-
 AdaptiveAvgPool3DBackward0 = defop(
     "AdaptiveAvgPool3DBackward0",
     params=("ad",),
-    forward=_adaptive_avg3d_array,
-    vjp={"self": lambda g, ad: _adaptive_avg3d_vjp(g, ad)},
-    composite=_adaptive_avg3d_composite,
+    forward=_adaptive_avg_array,
+    vjp={"self": lambda g, ad: _adaptive_avg_vjp(g, ad)},
+    composite=_adaptive_avg_composite,
     jvp=LINEAR,
 )
 
 
 @_batched_nd(3)
-def _adaptive_max3d_array(x: np.ndarray, ad: _Adaptive3):
+def _adaptive_max3d_array(x: np.ndarray, ad: _Adaptive):
     """The window maxima and the flat ``(d * H + h) * W + w`` input index of each."""
     idd, ih, iw = ad.idx
     md, mh, mw = ad.mask
@@ -2029,7 +1990,7 @@ def _take_flat3(x, indices: np.ndarray):
     return x.flatten(-3).gather(-1, _wrap(flat)).reshape(indices.shape)
 
 
-def _adaptive_max3d_vjp(g: np.ndarray, indices: np.ndarray, ad: _Adaptive3) -> np.ndarray:
+def _adaptive_max3d_vjp(g: np.ndarray, indices: np.ndarray, ad: _Adaptive) -> np.ndarray:
     lead = g.shape[:-3]
     m = math.prod(lead)
     gx = np.zeros((m, math.prod(ad.in_size)), dtype=g.dtype)
@@ -2102,8 +2063,8 @@ def adaptive_avg_pool3d(input, output_size):
     if out == (1, 1, 1):
         return input.mean((-1, -2, -3), keepdim=True)
     x = input._data
-    ad = _Adaptive3(x.shape[-3:], out)
-    res = _quietly(_adaptive_avg3d_array, x, ad)
+    ad = _Adaptive(x.shape[-3:], out)
+    res = _quietly(_adaptive_avg_array, x, ad)
     return record(AdaptiveAvgPool3DBackward0, res, (input,), (ad,))
 
 
@@ -2119,7 +2080,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     """
     out = _adaptive3d_input(input, output_size, "adaptive_max_pool3d")
     x = input._data
-    ad = _Adaptive3(x.shape[-3:], out)
+    ad = _Adaptive(x.shape[-3:], out)
     values, indices = _adaptive_max3d_array(x, ad)
     t = record(AdaptiveMaxPool3DBackward0, values, (input,), (ad,), (indices,))
     return (t, _wrap(indices)) if return_indices else t
