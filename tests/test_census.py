@@ -23,17 +23,6 @@ CANNOT_EXIST = {
 
 # Not built yet: each belongs to an open issue.
 NOT_YET = {
-    "torch.bfloat16": "the bfloat16 decision (issue 12: ml_dtypes as a dependency or not)",
-    "torch.fx": "explicit graphs (issue 14)",
-    "torch.fx.symbolic_trace": "explicit graphs (issue 14)",
-    "torch.fx.GraphModule": "explicit graphs (issue 14)",
-    "torch.fx.Node": "explicit graphs (issue 14)",
-    "torch.fx.Graph": "explicit graphs (issue 14)",
-    "torch.fx.Proxy": "explicit graphs (issue 14)",
-    "torch.fx.Tracer": "explicit graphs (issue 14)",
-    "torch.fx.proxy.GraphAppendingTracer": "explicit graphs (issue 14)",
-    "torch.fx.node.map_arg": "explicit graphs (issue 14)",
-    "torch.compile": "the compiler (issue 14)",
     "torch.utils.tensorboard": "TensorBoard writer (no issue yet)",
     "torch.utils.tensorboard.SummaryWriter": "TensorBoard writer (no issue yet)",
 }

@@ -428,24 +428,22 @@ def test_fork_rng_restores_the_generator():
     assert ember.equal(a, ember.rand(2))
 
 
-def test_cpu_autocast_runs_in_full_precision_says_so_once_and_nests():
-    from ember.amp import autocast_mode
-
-    autocast_mode._state.noted = False
+def test_cpu_autocast_nests_and_casts_matmul_to_bfloat16():
     a, b = ember.randn(3, 3), ember.randn(3, 3)
-    with pytest.warns(UserWarning, match="runs in full precision"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a CPU region is silent (torch's too)
         with ember.autocast("cpu"):
             assert ember.is_autocast_enabled("cpu")
             with ember.autocast("cpu", enabled=False):
                 assert not ember.is_autocast_enabled("cpu")
+                assert (a @ b).dtype == ember.float32
             assert ember.is_autocast_enabled("cpu")
             out = a @ b
-    assert not ember.is_autocast_enabled("cpu")
-    assert out.dtype == ember.float32 and ember.equal(out, a @ b)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # said once per process
+        assert not ember.is_autocast_enabled("cpu")
+        assert out.dtype == ember.bfloat16
+        assert ember.equal(out, (a.bfloat16().float() @ b.bfloat16().float()).bfloat16())
         with ember.autocast("cpu", dtype=ember.float16):
-            pass
+            assert (a @ b).dtype == ember.float16
 
         @ember.autocast("cpu")
         def f(x):

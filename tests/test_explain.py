@@ -21,15 +21,15 @@ start: grad = tensor(1.)
 [2] MulBackward0
     grad       = tensor([[0.2500, 0.2500],
                          [0.2500, 0.2500]])  (shape [2, 2], float32)
-    rule       : grad_self = grad * other
-                 grad_other = grad * self
+    rule       : grad_self = grad * other.conj()
+                 grad_other = grad * self.conj()
     grad_self  = tensor([[0.7500, 0.7500],
                          [0.7500, 0.7500]]) -> MulBackward0
 [3] MulBackward0
     grad       = tensor([[0.7500, 0.7500],
                          [0.7500, 0.7500]])  (shape [2, 2], float32)
-    rule       : grad_self = grad * other
-                 grad_other = grad * self
+    rule       : grad_self = grad * other.conj()
+                 grad_other = grad * self.conj()
     grad_self  = tensor([[2.2500, 2.2500],
                          [2.2500, 2.2500]]) -> AddBackward0
     grad_other = tensor([[2.2500, 2.2500],
@@ -112,7 +112,10 @@ def test_rule_text():
     assert rule_text(lambda g, other: g * other) == "grad * other"
     assert rule_text(lambda grad, self: (grad, self)[0]) == "(grad, self)[0]"
     x = torch.ones(2, requires_grad=True)
-    assert rule_lines((x * x).grad_fn) == ["grad_self = grad * other", "grad_other = grad * self"]
+    assert rule_lines((x * x).grad_fn) == [
+        "grad_self = grad * other.conj()",
+        "grad_other = grad * self.conj()",
+    ]
     assert rule_lines(x.exp().grad_fn)[0].startswith("grad_self = ")
 
 

@@ -184,3 +184,153 @@ def test_linalg_error_is_runtime_error():
     assert issubclass(ember.linalg.LinAlgError, RuntimeError)
     with pytest.raises(ember.linalg.LinAlgError):
         ember.linalg.inv(ember.zeros(2, 2))
+
+
+# -- eig, eigvals, householder_product ----------------------------------------------------------
+
+# Non-symmetric, with well-separated eigenvalues: a complex pair (about 1 +- 2i) and a real one.
+EIG = np.array([[1.0, -2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 4.0]])
+EIG = EIG + 0.2 * RNG.normal(size=(2, 3, 3))
+
+
+def test_eig_values_match_torch_up_to_phase():
+    for dt, cdt in ((np.float64, "torch.complex128"), (np.float32, "torch.complex64")):
+        r = ember.linalg.eig(ember.tensor(EIG.astype(dt)))
+        t = torch.linalg.eig(torch.tensor(EIG.astype(dt)))
+        assert repr(r).split("tensor")[0] == repr(t).split("tensor")[0]
+        assert repr(r).startswith("torch.return_types.linalg_eig(\neigenvalues=")
+        assert str(r.eigenvalues.dtype) == str(r.eigenvectors.dtype) == cdt
+        L, V = r.eigenvalues.numpy(), r.eigenvectors.numpy()
+        tol = 1e-12 if dt == np.float64 else 1e-5
+        # A V = V diag(L), unit-norm columns, and the same (sorted) spectrum as torch
+        np.testing.assert_allclose(EIG.astype(dt) @ V, V * L[..., None, :], atol=10 * tol)
+        np.testing.assert_allclose(np.linalg.norm(V, axis=-2), 1, atol=tol)
+        for b in range(2):
+            np.testing.assert_allclose(
+                np.sort_complex(L[b]), np.sort_complex(t.eigenvalues.numpy()[b]), atol=10 * tol
+            )
+        # Same LAPACK algorithm: same order, same |V| (phases may differ)
+        np.testing.assert_allclose(L, t.eigenvalues.numpy(), atol=10 * tol)
+        np.testing.assert_allclose(np.abs(V), np.abs(t.eigenvectors.numpy()), atol=10 * tol)
+    e = ember.linalg.eigvals(ember.tensor(EIG))
+    np.testing.assert_allclose(e.numpy(), torch.linalg.eigvals(torch.tensor(EIG)).numpy())
+    assert e.grad_fn is None
+    x = ember.tensor(EIG, requires_grad=True)
+    assert type(ember.linalg.eigvals(x).grad_fn).__name__ == "LinalgEigBackward0"
+    empty = ember.linalg.eig(ember.zeros(0, 0))
+    assert empty.eigenvalues.shape == (0,) and str(empty.eigenvectors.dtype) == "torch.complex64"
+
+
+def _eig_loss(lib, x):
+    L, V = lib.linalg.eig(x)
+    w = lib.tensor(np.arange(9.0).reshape(3, 3))
+    return (L.real**2 - L.imag).sum() + ((V * V.conj()).real * w).sum()
+
+
+@pytest.mark.parametrize("complex_input", [False, True])
+def test_eig_gradient_matches_torch(complex_input):
+    a = EIG[0] + (0.3j * RNG.normal(size=(3, 3)) if complex_input else 0)
+    grads = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        _eig_loss(lib, x).backward()
+        # torch returns a real gradient for a real input (the real part)
+        assert str(x.grad.dtype) == ("torch.complex128" if complex_input else "torch.float64")
+        grads.append(np.array(x.grad.tolist()))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-9, atol=1e-11)
+    if not complex_input:
+        (n,) = numgrad(lambda x: _eig_loss(ember, x), [a], [np.array(1.0)])
+        np.testing.assert_allclose(grads[0], n, rtol=1e-6, atol=1e-7)
+
+
+def test_eig_forward_ad_matches_torch():
+    tangent = RNG.normal(size=EIG.shape)
+    res = []
+    for lib in (ember, torch):
+        fwad = lib.autograd.forward_ad
+        with fwad.dual_level():
+            L, V = lib.linalg.eig(fwad.make_dual(lib.tensor(EIG), lib.tensor(tangent)))
+            dL = fwad.unpack_dual(L).tangent
+            dV2 = fwad.unpack_dual((V * V.conj()).real).tangent
+            res.append((dL.numpy(), dV2.numpy(), str(dL.dtype)))
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-9, atol=1e-11)
+    assert res[0][2] == res[1][2] == "torch.complex128"
+
+
+def test_eig_backward_raises_when_the_loss_depends_on_the_phase():
+    messages = []
+    for lib in (ember, torch):
+        x = lib.tensor(EIG, requires_grad=True)
+        V = lib.linalg.eig(x).eigenvectors
+        with pytest.raises(RuntimeError) as e:
+            V.real.sum().backward()
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("linalg_eig_backward: The eigenvectors in the complex case")
+
+
+HH_A = RNG.normal(size=(2, 5, 3))
+HH_TAU = RNG.normal(size=(2, 2))
+
+
+def test_householder_product_is_geqrf_q_and_matches_torch():
+    a, tau = torch.geqrf(torch.tensor(HH_A))
+    q = ember.linalg.householder_product(ember.tensor(a.numpy()), ember.tensor(tau.numpy()))
+    np.testing.assert_allclose(q.numpy(), torch.linalg.qr(torch.tensor(HH_A)).Q.numpy(), atol=1e-12)
+    for f in (
+        lambda lib, a, t: lib.linalg.householder_product(a, t),
+        lambda lib, a, t: lib.orgqr(a, t),
+        lambda lib, a, t: a.orgqr(t),
+    ):
+        out = []
+        for lib in (ember, torch):
+            x, t = lib.tensor(HH_A, requires_grad=True), lib.tensor(HH_TAU, requires_grad=True)
+            y = f(lib, x, t)
+            y.backward(lib.tensor(np.cos(np.arange(30.0)).reshape(2, 5, 3)))
+            name = type(y.grad_fn).__name__
+            out.append((y.detach().numpy(), x.grad.numpy(), t.grad.numpy(), name))
+        for e, t in zip(out[0][:3], out[1][:3]):
+            np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
+        assert out[0][3] == out[1][3] == "LinalgHouseholderProductBackward0"
+    # complex reflectors: values and gradients
+    ac = HH_A[0] + 1j * RNG.normal(size=(5, 3))
+    tc = HH_TAU[0] + 1j * RNG.normal(size=2)
+    out = []
+    for lib in (ember, torch):
+        x, t = lib.tensor(ac, requires_grad=True), lib.tensor(tc, requires_grad=True)
+        y = lib.linalg.householder_product(x, t)
+        (y * lib.tensor(np.arange(15.0).reshape(5, 3) * (1 - 2j))).real.sum().backward()
+        out.append([np.array(v.tolist()) for v in (y.detach(), x.grad, t.grad)])
+    for e, t in zip(*out):
+        np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
+
+
+EIG_ERRORS = [
+    lambda lib: lib.linalg.eig(lib.ones(2, 3)),
+    lambda lib: lib.linalg.eig(lib.ones(3)),
+    lambda lib: lib.linalg.eig(lib.ones(2, 2, dtype=lib.int64)),
+    lambda lib: lib.linalg.eig(lib.ones(2, 2, dtype=lib.int32)),
+    lambda lib: lib.linalg.eig([[1.0]]),
+    lambda lib: lib.linalg.eig(lib.full((2, 2), float("nan"))),
+    lambda lib: lib.linalg.eig(lib.full((2, 2, 2), float("inf"))),
+    lambda lib: lib.linalg.eigvals(lib.ones(2, 2, dtype=lib.int64)),
+    lambda lib: lib.linalg.eigvals(lib.ones(4, 2, 3)),
+    lambda lib: lib.linalg.householder_product(lib.ones(3, 2), lib.ones(3)),
+    lambda lib: lib.linalg.householder_product(lib.ones(2, 3), lib.ones(1)),
+    lambda lib: lib.linalg.householder_product(lib.ones(3), lib.ones(1)),
+    lambda lib: lib.linalg.householder_product(lib.ones(3, 2), lib.ones(2, 1)),
+    lambda lib: lib.linalg.householder_product(lib.ones(2, 3, 2), lib.ones(3, 1)),
+    lambda lib: lib.linalg.householder_product(
+        lib.ones(3, 2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)
+    ),
+    lambda lib: lib.linalg.householder_product(lib.ones(3, 2), lib.ones(2, dtype=lib.float64)),
+    lambda lib: lib.linalg.householder_product(lib.ones(3, 2), lib.ones(())),
+    lambda lib: lib.linalg.householder_product([[1.0]], lib.ones(3)),
+    lambda lib: lib.orgqr(lib.ones(3, 2), lib.ones(3)),
+]
+
+
+@pytest.mark.parametrize("f", EIG_ERRORS)
+def test_eig_householder_errors_match_torch(f):
+    test_errors_match_torch(f)

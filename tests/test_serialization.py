@@ -305,7 +305,7 @@ MALFORMED = {
     "json_array": struct.pack("<Q", 2) + b"[]",
     "nan_constant": struct.pack("<Q", 11) + b'{"a": NaN }',
     "unknown_dtype": _with_header({"w": {**_T, "dtype": "Q7"}}),
-    "bf16_unsupported": _with_header({"w": {**_T, "dtype": "BF16", "data_offsets": [0, 4]}}),
+    "f8_unsupported": _with_header({"w": {**_T, "dtype": "F8_E4M3", "data_offsets": [0, 2]}}),
     "offsets_out_of_range": _with_header({"w": {**_T, "data_offsets": [8, 24]}}),
     "offsets_reversed": _with_header({"w": {**_T, "data_offsets": [8, 0]}}),
     "offsets_size_mismatch": _with_header({"w": {**_T, "data_offsets": [0, 12]}}),

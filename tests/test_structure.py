@@ -207,10 +207,12 @@ def test_no_internals_in_the_namespace():
 
 def test_import_ember_stays_light():
     """``import ember`` loads NumPy only: SciPy (special functions), mpi4py (distributed),
-    graphviz (viz) and torch are imported when first used, never at import."""
+    graphviz (viz), ml_dtypes (bfloat16) and torch are imported when first used, never at
+    import."""
     code = (
         "import sys, ember\n"
-        "heavy = [m for m in ('scipy', 'mpi4py', 'graphviz', 'torch') if m in sys.modules]\n"
+        "heavy = ('scipy', 'mpi4py', 'graphviz', 'torch', 'ml_dtypes')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     out = subprocess.run(

@@ -161,3 +161,15 @@ def can_cast(from_: dtype, to: dtype) -> bool:
     import numpy as _np
 
     return _np.can_cast(from_.np, to.np, "same_kind")
+
+
+def __getattr__(name: str):
+    # torch.bfloat16 is made on first use so that ``import ember`` never imports ml_dtypes.
+    if name == "bfloat16":
+        return _dtype._bfloat16()
+    if name == "fx":
+        # ember.fx on first use, as torch.fx: tracing is not every program's need.
+        import importlib
+
+        return importlib.import_module(".fx", __name__)
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")

@@ -239,7 +239,13 @@ class finfo:  # noqa: N801 - torch's name
                 "torch.finfo() requires a floating point input type. Use torch.iinfo to "
                 "handle 'torch.finfo'"
             )
-        info = np.finfo(d.np)
+        if d.np.kind == "V":
+            # deferred: bfloat16's limits (ml_dtypes is loaded already, with the dtype)
+            import ml_dtypes
+
+            info = ml_dtypes.finfo(d.np)
+        else:
+            info = np.finfo(d.np)
         self.bits = info.bits
         self.eps = builtins.float(info.eps)
         self.max = builtins.float(info.max)

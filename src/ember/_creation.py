@@ -138,7 +138,7 @@ def _float_dtype(dtype) -> np.dtype:
 def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
     t = _wrap(data)
     if requires_grad:
-        t.requires_grad_(True) if data.dtype.kind in "fc" else _no_grad_dtype()
+        t.requires_grad_(True) if data.dtype.kind in "fcV" else _no_grad_dtype()
     return t
 
 
@@ -168,7 +168,7 @@ def _infer_dtype(data) -> np.dtype | None:
             kinds.add("c")
         elif isinstance(x, Tensor):
             kinds.add(
-                x._data.dtype.kind if x._data.dtype.kind != "f" else "tf" + x._data.dtype.name
+                x._data.dtype.kind if x._data.dtype.kind not in "fV" else "tf" + x._data.dtype.name
             )
         elif not isinstance(x, str):  # strings fail later, with torch's sizes error
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
@@ -441,7 +441,7 @@ def arange(
     n = int(np.ceil((end - start) / step))
     data = (
         (start + np.arange(max(n, 0), dtype=np.float64) * step).astype(dt)
-        if dt.kind == "f"
+        if dt.kind in "fV"
         else np.arange(start, end, step, dtype=dt)
     )
     return _finish(data, requires_grad)

@@ -21,9 +21,10 @@ class dtype:
     def __init__(self, name: str, np_dtype: np.dtype) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
-        self.is_floating_point = self.np.kind == "f"
-        self.is_complex = self.np.kind == "c"
-        self.is_signed = self.np.kind in "fic"
+        k = kind(self.np)
+        self.is_floating_point = k == "f"
+        self.is_complex = k == "c"
+        self.is_signed = k in "fic"
         self.itemsize = self.np.itemsize
 
     def __repr__(self) -> str:
@@ -35,6 +36,12 @@ class dtype:
 
     def to_real(self) -> dtype:
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+
+def kind(np_dtype: np.dtype) -> str:
+    """NumPy's kind letter, with ml_dtypes' bfloat16 (kind "V") counted as a float ("f")."""
+    k = np_dtype.kind
+    return "f" if k == "V" and np_dtype.name == "bfloat16" else k
 
 
 float16 = dtype("float16", np.float16)
@@ -59,7 +66,32 @@ _NAMES = {d.name: d for d in ALL}
 
 
 def _by_name(name: str) -> dtype:
+    if name == "bfloat16":
+        return _bfloat16()
     return _NAMES[name]
+
+
+_BF16 = []
+
+
+def _bfloat16() -> dtype:
+    """``torch.bfloat16``, made on first use (ml_dtypes is imported then, not at import)."""
+    if _BF16:
+        return _BF16[0]
+    # deferred: `import ember` must not load ml_dtypes (bfloat16 is made when first asked for)
+    import ml_dtypes
+
+    d = dtype("bfloat16", ml_dtypes.bfloat16)
+    _BF16.append(d)
+    _FROM_NP[d.np] = d
+    _NAMES[d.name] = d
+    return d
+
+
+def __getattr__(name: str):
+    if name == "bfloat16":
+        return _bfloat16()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def from_numpy_dtype(np_dtype) -> dtype:
@@ -71,6 +103,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
     try:
         return _FROM_NP[np.dtype(np_dtype)]
     except (KeyError, TypeError):
+        if _is_bf16(np_dtype):
+            return _bfloat16()
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
             "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
@@ -88,7 +122,17 @@ def to_numpy_dtype(d) -> np.dtype:
         return np.dtype(np.int64)
     if d is builtins_bool:
         return np.dtype(np.bool_)
+    if isinstance(d, str) and d == "bfloat16":
+        return _bfloat16().np
     return np.dtype(d)
+
+
+def _is_bf16(x) -> _builtins.bool:
+    if isinstance(x, str):
+        return x == "bfloat16"
+    if getattr(x, "__name__", None) == "bfloat16" or getattr(x, "name", None) == "bfloat16":
+        return True
+    return False
 
 
 import builtins as _builtins  # noqa: E402
@@ -130,6 +174,7 @@ SCALAR_NAMES = {
     "float64": "Double",
     "complex64": "ComplexFloat",
     "complex128": "ComplexDouble",
+    "bfloat16": "BFloat16",
 }
 CPP_NAMES = {
     "bool": "bool",
@@ -143,6 +188,7 @@ CPP_NAMES = {
     "float64": "double",
     "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
+    "bfloat16": "c10::BFloat16",
 }
 
 
@@ -171,4 +217,4 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def category(np_dtype: np.dtype) -> _builtins.int:
-    return _CATEGORY[np_dtype.kind]
+    return _CATEGORY[kind(np_dtype)]

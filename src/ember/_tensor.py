@@ -208,7 +208,7 @@ class Tensor:
                 "var_no_grad = var.detach()."
             )
         value = bool(value)
-        if value and self._data.dtype.kind not in "fc":
+        if value and self._data.dtype.kind not in "fcV":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._rg = value
 
@@ -405,7 +405,7 @@ class Tensor:
         return "torch.strided"
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"
 
     def is_complex(self) -> bool:
         return self._data.dtype.kind == "c"

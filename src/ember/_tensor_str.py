@@ -210,6 +210,8 @@ def _format_cells(shown: np.ndarray) -> tuple[list[str], int]:
     sci_option = _options["sci_mode"]
     flat = shown.reshape(-1)
     kind = flat.dtype.kind
+    if kind == "V":  # ml_dtypes' bfloat16: every value is exact in float32
+        flat, kind = flat.astype(np.float32), "f"
     if kind == "c":
         real_cells, real_width = _format_floats(flat.real, precision, sci_option)
         imag_cells, imag_width = _format_floats(flat.imag, precision, sci_option)

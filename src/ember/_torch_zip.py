@@ -257,6 +257,7 @@ _STORAGE_DTYPES = {
     "QUInt2x4Storage": "quint2x4",
 }
 _STORAGE_OF_DTYPE = {v: k for k, v in _STORAGE_DTYPES.items() if _TORCH_DTYPES.get(v) is not None}
+_STORAGE_OF_DTYPE["bfloat16"] = "BFloat16Storage"  # ember.bfloat16 is made on first use
 
 
 class _TorchDtype:
@@ -331,6 +332,8 @@ def _tensor_dtype(marker) -> np.dtype:
     if isinstance(marker, _dtype.dtype):
         return marker.np
     if isinstance(marker, _TorchDtype):
+        if marker.name == "bfloat16":  # made (and ml_dtypes imported) on first use
+            return _dtype._bfloat16().np
         raise _bad(
             f"the checkpoint holds a tensor of dtype torch.{marker.name}, which ember does not "
             "support; convert it in torch first (e.g. to float32)"
@@ -390,7 +393,7 @@ def _wrap(arr: np.ndarray, requires_grad) -> Tensor:
         raise _bad(f"requires_grad must be a bool, got {requires_grad!r:.80}")
     t = Tensor._wrap(arr)
     if requires_grad:
-        if arr.dtype.kind not in "fc":
+        if arr.dtype.kind not in "fcV":
             raise _bad("only floating point and complex tensors can require gradients")
         t._rg = True
     return t
@@ -441,7 +444,7 @@ def _rebuild_parameter(data, requires_grad, backward_hooks=None):
     if not isinstance(requires_grad, bool):
         raise _bad("requires_grad must be a bool")
     _check_hooks(backward_hooks)
-    if requires_grad and data._data.dtype.kind not in "fc":
+    if requires_grad and data._data.dtype.kind not in "fcV":
         raise _bad("only floating point and complex tensors can require gradients")
     return Parameter(data, requires_grad)
 
@@ -710,6 +713,8 @@ class _Unpickler(pickle._Unpickler):
         if full in self._user:
             return self._user[full]
         if full in _DEFAULT_GLOBALS:
+            if full == "torch.bfloat16":
+                return _dtype._bfloat16()
             return _DEFAULT_GLOBALS[full]
         raise self._refuse(_unsupported_global(full))
 

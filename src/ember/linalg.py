@@ -21,6 +21,7 @@ import numpy as np
 from ._dtype import cpp_name, scalar_name
 from ._tensor import Tensor, register_methods
 from .ops._core import (
+    COMPOSITE,
     defop,
     is_raw,
     namespace,
@@ -31,6 +32,7 @@ from .ops._core import (
     register,
     write_out,
 )
+from .ops.complex import re as _re
 from .ops.elementwise import where
 from .ops.linalg import _cj, _linalg_cross
 from .ops.reduction import _vector_norm, amax, amin, make_return_type
@@ -309,15 +311,15 @@ def logdet(input):
 
 def _solve_vjp(g, A, result, needs_input_grad, left, vector):
     """Gradients of ``X = A^-1 B`` (``left``) or ``X = B A^-1``: ``gB`` solves the adjoint
-    system, ``gA = -gB X^T`` (``-X^T gB``)."""
+    system, ``gA = -gB X^H`` (``-X^H gB``)."""
     need_a, need_b = needs_input_grad
     if not left:
-        gb = _solve(A, g.mT).mT
-        return (-(result.mT @ gb) if need_a else None), (gb if need_b else None)
+        gb = _mH(_solve(A, _mH(g)))
+        return (-(_mH(result) @ gb) if need_a else None), (gb if need_b else None)
     if vector:
         g, result = g[..., None], result[..., None]
-    gb = _solve(A.mT, g)
-    ga = -(gb @ result.mT) if need_a else None
+    gb = _solve(_mH(A), g)
+    ga = -(gb @ _mH(result)) if need_a else None
     if vector:
         gb = gb[..., 0]
     return ga, (gb if need_b else None)
@@ -421,11 +423,18 @@ def _cholesky_jvp(t_self, L, upper):
     return dl.mT if upper else dl
 
 
+def _cholesky_forward(a, upper):
+    L = np.linalg.cholesky(a) if a.size else a.copy()
+    if upper:
+        L = L.swapaxes(-1, -2).copy()
+    return L.astype(a.dtype, copy=False)
+
+
 LinalgCholeskyExBackward0 = defop(
     "LinalgCholeskyExBackward0",
     outputs=("L",),
     params=("upper",),
-    forward=np.linalg.cholesky,
+    forward=_cholesky_forward,
     vjp={"self": _cholesky_vjp},
     jvp=_cholesky_jvp,
 )
@@ -444,7 +453,7 @@ def cholesky(A, *, upper=False, out=None):
     a = _checks(A, "linalg.cholesky")
     try:
         with quiet:
-            L = np.linalg.cholesky(a) if a.size else a.copy()
+            L = _cholesky_forward(a, upper)
     except np.linalg.LinAlgError:
         mats = a.reshape((-1,) + a.shape[-2:])
         for bi, m in enumerate(mats):
@@ -458,9 +467,7 @@ def cholesky(A, *, upper=False, out=None):
                         f"minor of order {k} is not positive-definite)."
                     ) from None
         raise
-    if upper:
-        L = L.swapaxes(-1, -2).copy()
-    t = record(LinalgCholeskyExBackward0, L.astype(a.dtype, copy=False), (A,), (bool(upper),))
+    t = record(LinalgCholeskyExBackward0, L, (A,), (bool(upper),))
     return write_out("linalg_cholesky_ex", t, out)
 
 
@@ -1119,6 +1126,288 @@ def eigvalsh(A, UPLO="L", *, out=None):
         tensor([1., 3.])
     """
     return write_out("linalg_eigvalsh", _eigh(A, UPLO, "linalg.eigvalsh")[0], out)
+
+
+# -- eig, eigvals ---------------------------------------------------------------------------------
+
+eig_type = make_return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
+
+_EIG_PHASE_MSG = (
+    "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+    "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
+    "is ill-defined."
+)
+
+
+def _complex_dtype(dt: np.dtype) -> np.dtype:
+    """The complex dtype of a floating (or complex) dtype: float32 -> complex64."""
+    return np.dtype(dt) if np.dtype(dt).kind == "c" else np.result_type(dt, np.complex64)
+
+
+def _to_complex(x, like):
+    """``x`` (array or Tensor) cast to the complex dtype of ``like``."""
+    if is_raw(x):
+        return x.astype(like.dtype, copy=False)
+    dt = like._data.dtype
+    return x if x._data.dtype == dt else x.to(dt)
+
+
+def _eig_vjp(grads, eigenvalues, eigenvectors, real_input):
+    """torch's ``linalg_eig_backward`` (not hermitian), with ``E*[i, j] = conj(L_j - L_i)``:
+    ``gA = V^-H (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV))) / E*) V^H``; the real part for a
+    real input. Raises when the loss depends on the phases of the eigenvectors."""
+    gL, gV = grads
+    L, V = _as_output(eigenvalues, 0), _as_output(eigenvectors, 1)
+    if gV is None:
+        if gL is None:
+            return None
+        gA = _solve(_mH(V), gL[..., :, None] * _mH(V))
+    else:
+        VhgV = _mH(V) @ gV
+        diag = VhgV.diagonal(0, -2, -1)
+        im = np.imag(diag if is_raw(diag) else diag._data)
+        if not np.allclose(im, 0, rtol=1e-2, atol=1e-2):
+            raise RuntimeError(_EIG_PHASE_MSG)
+        VhgV = VhgV - _mH(V) @ (V * _to_complex(_re(diag), V)[..., None, :])
+        gA = VhgV / _eig_gap(_cj(L))
+        if gL is not None:
+            gA = gA + (gL - gA.diagonal(0, -2, -1))[..., :, None] * _eye_like(L)
+        gA = _solve(_mH(V), gA @ _mH(V))
+    return _re(gA) if real_input else gA
+
+
+def _eig_jvp(t_A, eigenvalues, eigenvectors):
+    """torch's ``linalg_eig_jvp``: ``dP = V^-1 dA V``, ``dL = diag(dP)``,
+    ``dV = dX - V Re(diag(V^H dX))`` with ``dX = V (offdiag(dP) / E)``."""
+    L, V = eigenvalues, eigenvectors
+    dP = _solve(V, _to_complex(t_A, V) @ V)
+    dL = dP.diagonal(0, -2, -1)
+    dX = V @ ((dP - dL[..., :, None] * _eye_like(L)) / _eig_gap(L))
+    dV = dX - V * _to_complex(_re((_mH(V) @ dX).diagonal(0, -2, -1)), V)[..., None, :]
+    return [dL, dV]
+
+
+LinalgEigBackward0 = defop(
+    "LinalgEigBackward0",
+    inputs=("A",),
+    outputs=("eigenvalues", "eigenvectors"),
+    params=("real_input",),
+    vjp={"A": _eig_vjp},
+    jvp=_eig_jvp,
+)
+
+
+def _eig_checks(A, fname: str) -> np.ndarray:
+    if not isinstance(A, Tensor):
+        raise TypeError(
+            f"linalg_{fname.split('.')[-1]}(): argument 'input' (position 1) must be Tensor, "
+            f"not {type(A).__name__}"
+        )
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(
+            f"{fname}: A must be batches of square matrices, but they are "
+            f"{a.shape[-2]} by {a.shape[-1]} matrices"
+        )
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"Unknown Complex ScalarType for {scalar_name(a.dtype)}")
+    if not np.isfinite(a).all():
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    return a
+
+
+def _eig(A, fname: str):
+    """(eigenvalues, eigenvectors) Tensors of one recorded eig node (complex, as torch)."""
+    a = _eig_checks(A, fname)
+    cdt = _complex_dtype(a.dtype)
+    if a.size == 0:
+        w, v = np.zeros(a.shape[:-1], cdt), np.zeros(a.shape, cdt)
+    else:
+        with quiet:
+            w, v = np.linalg.eig(a)
+    outs = [w.astype(cdt, copy=False), v.astype(cdt, copy=False)]
+    return record_multi(LinalgEigBackward0, outs, (A,), (a.dtype.kind == "f",))
+
+
+@register("eig", namespace="linalg")
+def eig(A: Tensor, *, out=None) -> tuple:
+    """Eigenvalues and eigenvectors (unit norm columns) of each square matrix, as complex
+    tensors (``complex64`` for ``float32`` input, ``complex128`` for ``float64``).
+
+    Eigenvectors are defined up to a complex phase per column: differentiate only functions
+    that do not depend on it (torch's backward raises otherwise).
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.eig(ember.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
+        tensor([2.+0.j, 1.+0.j])
+    """
+    res = _eig(A, "linalg.eig")
+    if out is not None:
+        res = [write_out("linalg_eig", r, o) for r, o in zip(res, out)]
+    return eig_type(tuple(res))
+
+
+@register("eigvals", namespace="linalg")
+def eigvals(A: Tensor, *, out=None) -> Tensor:
+    """The (complex) eigenvalues of each square matrix, in ``linalg.eig``'s order.
+
+    Example:
+        >>> import ember
+        >>> ember.linalg.eigvals(ember.tensor([[0.0, -1.0], [1.0, 0.0]]))
+        tensor([0.+1.j, 0.-1.j])
+    """
+    return write_out("linalg_eigvals", _eig(A, "linalg.eigvals")[0], out)
+
+
+# -- householder_product (orgqr) ----------------------------------------------------------------
+
+
+def _reflectors(a: np.ndarray) -> np.ndarray:
+    """The Householder vectors (columns) stored below the diagonal of ``a``, unit diagonal."""
+    m, n = a.shape[-2:]
+    return np.tril(a, -1) + np.eye(m, n, dtype=a.dtype)
+
+
+def _apply_reflector(v, t, X):
+    """``H X`` with ``H = I - t v v^H`` (``v`` a column, ``t`` a batch of scalars)."""
+    return X - (t[..., None, None] * v) @ (np.conjugate(v).swapaxes(-1, -2) @ X)
+
+
+def _householder_forward(input, tau):
+    m, n = input.shape[-2:]
+    V = _reflectors(input)
+    Q = np.broadcast_to(np.eye(m, n, dtype=input.dtype), input.shape).copy()
+    for i in reversed(range(tau.shape[-1])):
+        Q = _apply_reflector(V[..., i : i + 1], tau[..., i], Q)
+    return Q
+
+
+def _householder_vjp(g, input, tau):
+    """``Q = H_0 ... H_{k-1} I[:, :n]`` with ``H_i = I - tau_i v_i v_i^H``: with
+    ``M_i = (H_0..H_{i-1})^H G (H_{i+1}..H_{k-1} I[:, :n])^H``, the gradient of ``H_i`` is
+    ``M_i``, so ``g_tau_i = -v_i^H M_i v_i`` and ``g_v_i = -conj(tau_i) M_i v_i - tau_i M_i^H v_i``
+    (only the entries below the diagonal of ``input`` are read, as in torch)."""
+    m, n = input.shape[-2:]
+    k = tau.shape[-1]
+    V = _reflectors(input)
+    suffix = [None] * k  # suffix[i] = H_{i+1} ... H_{k-1} I[:, :n]
+    S = np.broadcast_to(np.eye(m, n, dtype=input.dtype), input.shape).copy()
+    for i in reversed(range(k)):
+        suffix[i] = S
+        S = _apply_reflector(V[..., i : i + 1], tau[..., i], S)
+    gP = g  # P_i^H G, with P_i = H_0 ... H_{i-1}
+    g_input = np.zeros_like(input)
+    g_tau = np.zeros_like(tau)
+    for i in range(k):
+        v = V[..., i : i + 1]
+        vh = np.conjugate(v).swapaxes(-1, -2)
+        t = tau[..., i, None, None]
+        M = gP @ np.conjugate(suffix[i]).swapaxes(-1, -2)
+        Mv = M @ v
+        MHv = np.conjugate(M).swapaxes(-1, -2) @ v
+        g_tau[..., i] = -(vh @ Mv)[..., 0, 0]
+        gv = -np.conjugate(t) * Mv - t * MHv
+        g_input[..., i + 1 :, i] = gv[..., i + 1 :, 0]
+        # P_{i+1}^H G = H_i^H P_i^H G
+        gP = _apply_reflector(v, np.conjugate(tau[..., i]), gP)
+    return g_input, g_tau
+
+
+def _householder_composite(input, tau):
+    """The product with differentiable ops (for forward mode and higher derivatives)."""
+    m, n = input.shape[-2:]
+    eye = _wrap(np.eye(m, n, dtype=input._data.dtype))
+    V = input.tril(-1) + eye
+    Q = eye.expand(*input.shape)
+    for i in reversed(range(tau.shape[-1])):
+        v = V[..., i : i + 1]
+        Q = Q - (tau[..., i, None, None] * v) @ (_mH(v) @ Q)
+    return Q
+
+
+LinalgHouseholderProductBackward0 = defop(
+    "LinalgHouseholderProductBackward0",
+    inputs=("input", "tau"),
+    forward=_householder_forward,
+    vjp=lambda g, input, tau: _householder_vjp(g, input, tau),
+    composite=_householder_composite,
+    jvp=COMPOSITE,
+)
+
+
+def _householder_checks(input, tau, fname: str) -> tuple:
+    for name, pos, x in (("input", 1, input), ("tau", 2, tau)):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"linalg_householder_product(): argument '{name}' (position {pos}) must be "
+                f"Tensor, not {type(x).__name__}"
+            )
+    a, t = input._data, tau._data
+    pre = f"torch.{fname}"
+    if a.ndim < 2:
+        raise RuntimeError(f"{pre}: input must have at least 2 dimensions.")
+    if a.shape[-2] < a.shape[-1]:
+        raise RuntimeError(
+            f"{pre}: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    if t.ndim == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if a.shape[-1] < t.shape[-1]:
+        raise RuntimeError(f"{pre}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if a.ndim - t.ndim != 1:
+        raise RuntimeError(
+            f"{pre}: Expected tau to have one dimension less than input, but got tau.ndim equal "
+            f"to {t.ndim} and input.ndim is equal to {a.ndim}"
+        )
+    if a.ndim > 2 and a.shape[:-2] != t.shape[:-1]:
+        raise RuntimeError(
+            f"{pre}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+            f"[{', '.join(str(s) for s in t.shape[:-1])}]"
+        )
+    if a.dtype != t.dtype:
+        raise RuntimeError(
+            f"{pre}: tau dtype {scalar_name(t.dtype)} does not match input dtype "
+            f"{scalar_name(a.dtype)}"
+        )
+    if a.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"orgqr_cpu\" not implemented for '{scalar_name(a.dtype)}'")
+    return a, t
+
+
+@register("householder_product", namespace="linalg")
+def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
+    """The first ``n`` columns of ``H_0 H_1 ... H_{k-1}``, ``H_i = I - tau_i v_i v_i^H``, with
+    ``v_i`` the ``i``-th column of ``A`` below the diagonal and a 1 on it (LAPACK's orgqr; the
+    Q of ``geqrf``'s output).
+
+    Example:
+        >>> import ember
+        >>> A = ember.tensor([[1.0, 0.0], [1.0, 1.0]])
+        >>> ember.linalg.householder_product(A, ember.tensor([1.0]))
+        tensor([[ 0., -1.],
+                [-1.,  0.]])
+    """
+    a, t = _householder_checks(A, tau, "linalg.householder_product")
+    with quiet:
+        q = _householder_forward(a, t)
+    res = record(LinalgHouseholderProductBackward0, q.astype(a.dtype, copy=False), (A, tau), ())
+    return write_out("linalg_householder_product", res, out)
+
+
+@register("orgqr")
+def orgqr(input: Tensor, input2: Tensor) -> Tensor:
+    """``torch.orgqr``: ``linalg.householder_product(input, input2)``.
+
+    Example:
+        >>> import ember
+        >>> ember.orgqr(ember.eye(2), ember.tensor([0.0, 0.0]))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    return householder_product(input, input2)
 
 
 # -- pinv, lstsq ---------------------------------------------------------------------------------
@@ -2082,6 +2371,7 @@ register_methods(
         "pinverse": pinverse,
         "matrix_exp": _top_matrix_exp,
         "matrix_power": _top_matrix_power,
+        "orgqr": orgqr,
     }
 )
 

@@ -80,7 +80,23 @@ _CODE_OF = {
     "int32": "I32",
     "int64": "I64",
     "bool": "BOOL",
+    "bfloat16": "BF16",
 }
+
+
+class _Codes(dict):
+    """dtype code -> NumPy dtype; "BF16" makes ember.bfloat16 (imports ml_dtypes) on first use."""
+
+    def __contains__(self, code) -> bool:
+        return code == "BF16" or super().__contains__(code)
+
+    def __missing__(self, code):
+        if code != "BF16":
+            raise KeyError(code)
+        self[code] = np_dtype = _dtype._bfloat16().np
+        return np_dtype
+
+
 _NP_OF_CODE = {
     "F16": np.dtype("<f2"),
     "F32": np.dtype("<f4"),
@@ -94,6 +110,7 @@ _NP_OF_CODE = {
     "I64": np.dtype("<i8"),
     "BOOL": np.dtype("?"),
 }
+_NP_OF_CODE = _Codes(_NP_OF_CODE)
 
 
 def _error(msg: str) -> ValueError:
@@ -622,7 +639,7 @@ class _Decoder:
             if not isinstance(rg, bool) or set(node) - {"tensor", "requires_grad"}:
                 raise _error("malformed tensor entry in structure metadata")
             if rg:
-                if t._data.dtype.kind not in "fc":
+                if t._data.dtype.kind not in "fcV":
                     raise _error("requires_grad set on a non-floating tensor")
                 t._rg = True
             return t

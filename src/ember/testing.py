@@ -76,7 +76,7 @@ def _compare_tensors(actual: Tensor, expected: Tensor, rtol, atol, equal_nan, ch
     if a.dtype == np.bool_:
         a, e = a.astype(np.uint8), e.astype(np.uint8)
     with np.errstate(all="ignore"):
-        if a.dtype.kind in "fc":
+        if a.dtype.kind in "fcV":
             close = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
         else:
             close = np.abs(a.astype(np.int64) - e.astype(np.int64)) <= atol + rtol * np.abs(
@@ -94,7 +94,7 @@ def _tensor_report(a, e, close, rtol, atol) -> str:
     total = close.size
     n_bad = int(total - close.sum())
     with np.errstate(all="ignore"):
-        if a.dtype.kind in "fc":
+        if a.dtype.kind in "fcV":
             diff = np.abs(a - e)
             rel = diff / np.abs(e)
         else:  # integers: the difference exactly, the relative one in the default float
@@ -307,7 +307,7 @@ def make_tensor(
                 data = data + 1j * (lo + (hi - lo) * rng.random(shape))
         data = data.astype(np_dtype)
         if exclude_zero:
-            tiny = np.finfo(np_dtype).tiny if kind in "fc" else 1
+            tiny = np.finfo(np.float32 if kind == "V" else np_dtype).tiny if kind in "fcV" else 1
             data[data == 0] = tiny
     t = Tensor._wrap(np.ascontiguousarray(data))
     if noncontiguous and t._data.size > 1:

@@ -220,3 +220,49 @@ OPS += [
     ),
     Op("svd", lambda m, a: m.svd(a).S, (S(2, 4, 3),)),
 ]
+
+
+# -- eig, eigvals, householder_product ------------------------------------------------------------
+
+
+def _separated(m, a):
+    """``a + diag(0, 3, 6, ...)``: a non-symmetric matrix with well-separated eigenvalues."""
+    n = a.shape[-1]
+    return a + m.diag_embed(m.arange(n, dtype=a.dtype) * 3)
+
+
+def _rotation_pair(m, a):
+    """A non-symmetric 3 x 3 matrix with a complex conjugate pair of eigenvalues (about
+    ``1 +- 2i``) and a real one (about 4), all well separated."""
+    base = m.tensor([[1.0, -2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 4.0]], dtype=a.dtype)
+    return base + 0.2 * a
+
+
+def _eig_parts(m, a, shift):
+    """Phase-invariant real functions of eig: the parts of the eigenvalues and the squared
+    moduli of the eigenvectors' entries (each eigenvector is defined up to a complex phase).
+    (``|V|^2`` as ``V conj(V)``: the double backward of ``abs`` of a complex tensor goes
+    through ``sgn``, whose derivative ember takes as zero.)"""
+    L, V = m.linalg.eig(shift(m, a))
+    return L.real, L.imag, (V * V.conj()).real
+
+
+def _geqrf_like(m, a, tau):
+    """``householder_product`` on a reflector matrix and tau values of moderate size."""
+    return m.linalg.householder_product(a, 0.5 * tau)
+
+
+OPS += [
+    # Eigenvalue order is LAPACK geev's in both libraries (same input, same algorithm).
+    Op("linalg_eig", lambda m, a: _eig_parts(m, a, _separated), (S(2, 3, 3),)),
+    Op("linalg_eig_complex_pair", lambda m, a: _eig_parts(m, a, _rotation_pair), (S(3, 3),)),
+    Op(
+        "linalg_eigvals",
+        lambda m, a: (lambda L: (L.real, L.imag))(m.linalg.eigvals(_separated(m, a))),
+        (S(2, 4, 4),),
+    ),
+    Op("linalg_householder_product", _geqrf_like, (S(2, 4, 3), S(2, 2))),
+    Op("linalg_householder_product_square", _geqrf_like, (S(3, 3), S(3))),
+    Op("orgqr", lambda m, a, tau: m.orgqr(a, 0.5 * tau), (S(4, 2), S(2))),
+    Op("tensor_orgqr", lambda m, a, tau: a.orgqr(0.5 * tau), (S(3, 2), S(1))),
+]

@@ -1,25 +1,28 @@
 """``torch.amp.autocast``: mixed-precision regions.
 
-ember has no bfloat16 yet (the mixed-precision issue decides it), so an enabled CPU region
-runs every op in full precision and says so once per process; CUDA regions are disabled
-with torch's warning, as on a CPU-only torch build. The state (enabled, dtype per device)
-is kept per thread and nests like torch's, so ``is_autocast_enabled``/``get_autocast_dtype``
-answer inside a region as torch does.
+An enabled CPU region (``dtype`` bfloat16, torch's CPU default, or float16) runs the ops of
+torch's CPU "lower precision" list (mm, bmm, matmul, addmm, baddbmm, addbmm, linear,
+conv1d/2d/3d, conv_transpose1d/2d/3d, prelu, scaled_dot_product_attention) in that dtype and
+the losses of its "fp32" list in float32: those ops call :func:`lower` / :func:`full` on their
+tensor arguments, which cast floating tensors other than float64 (as torch's autocast does;
+the casts are recorded, so gradients flow back in the parameters' own dtype). Every other op
+runs on the dtypes it is given. CUDA regions are disabled with torch's warning, as on a
+CPU-only torch build. The state (enabled, dtype per device) is kept per thread and nests like
+torch's.
 
 Example:
     >>> import ember
-    >>> with ember.autocast("cpu", enabled=False):
-    ...     ember.is_autocast_enabled("cpu")
-    False
+    >>> with ember.autocast("cpu"):
+    ...     (ember.ones(2, 2) @ ember.ones(2, 2)).dtype
+    torch.bfloat16
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 import warnings
 
-from .. import _dtype
+from .. import _dtype, _mode
 from .._tensor import device as _device
 
 __all__ = [
@@ -37,23 +40,10 @@ __all__ = [
 _AUTOCAST_DEVICES = frozenset(
     ("cpu", "cuda", "xpu", "hpu", "mps", "mtia", "xla", "ipu", "maia", "privateuseone")
 )
-_FULL_PRECISION_NOTE = (
-    "ember autocast: bfloat16/float16 autocast is not implemented yet; the region runs in "
-    "full precision (results are those of the same code without autocast)."
-)
-
-
-class _State(threading.local):
-    def __init__(self) -> None:
-        self.enabled: dict = {}
-        # torch's defaults are bfloat16 on the CPU, float16 elsewhere; ember has no bfloat16
-        # and computes regions in full precision, so the CPU default names that precision.
-        self.dtype: dict = {"cpu": _dtype.float32}
-        self.cache_enabled = True
-        self.noted = False
-
-
-_state = _State()
+_state = _mode.autocast
+ACTIVE = _mode.autocast_active
+lower = _mode.autocast_lower
+full = _mode.autocast_full
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -78,7 +68,7 @@ def set_autocast_enabled(device_type: str, enabled: bool) -> None:
 
 def get_autocast_dtype(device_type: str):
     """The dtype an autocast region on ``device_type`` uses when none is given."""
-    return _state.dtype.get(device_type, _dtype.float16)
+    return _mode.autocast_dtype(device_type)
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
@@ -96,8 +86,9 @@ def set_autocast_cache_enabled(enabled: bool) -> None:
 class autocast:
     """``torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``.
 
-    Usable as a context manager and as a decorator. Regions compute in full precision (see
-    the module docstring); the arguments are checked as torch checks them.
+    Usable as a context manager and as a decorator. CPU regions cast the inputs of the ops of
+    torch's CPU lists (see the module docstring); the arguments are checked as torch checks
+    them.
 
     Example:
         >>> import ember
@@ -141,7 +132,7 @@ class autocast:
                     stacklevel=2,
                 )
                 enabled = False
-            elif dtype is not None and dtype not in (_dtype.float16, _dtype.float32):
+            elif self.fast_dtype not in (_dtype.float16, _dtype._bfloat16()):
                 warnings.warn(
                     "In CPU autocast, but the target dtype is not supported. Disabling "
                     "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
@@ -152,9 +143,6 @@ class autocast:
         self._enabled = enabled
 
     def __enter__(self):
-        if self._enabled and not _state.noted:
-            _state.noted = True
-            warnings.warn(_FULL_PRECISION_NOTE, UserWarning, stacklevel=2)
         self._prev = (
             is_autocast_enabled(self.device),
             get_autocast_dtype(self.device),
@@ -163,6 +151,8 @@ class autocast:
         set_autocast_enabled(self.device, self._enabled)
         set_autocast_dtype(self.device, self.fast_dtype)
         set_autocast_cache_enabled(self._cache_enabled)
+        if self.device == "cpu":
+            ACTIVE[0] += 1
         return self
 
     def __exit__(self, *exc) -> bool:
@@ -170,6 +160,8 @@ class autocast:
         set_autocast_enabled(self.device, enabled)
         set_autocast_dtype(self.device, dtype)
         set_autocast_cache_enabled(cache)
+        if self.device == "cpu":
+            ACTIVE[0] -= 1
         return False
 
     def __call__(self, func):
@@ -182,11 +174,25 @@ class autocast:
 
 
 def custom_fwd(fwd=None, *, device_type: str = "cuda", cast_inputs=None):
-    """Decorator for a custom ``Function.forward`` under autocast (runs it unchanged:
-    regions compute in full precision)."""
+    """Decorator for a custom ``Function.forward``: with ``cast_inputs`` and autocast enabled
+    on ``device_type``, floating tensor arguments are cast to ``cast_inputs`` and the forward
+    runs with autocast disabled (torch's rule); otherwise it runs unchanged."""
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
-    return fwd
+    if cast_inputs is None:
+        return fwd
+
+    @functools.wraps(fwd)
+    def decorated(*args, **kwargs):
+        if not is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
+        np_dtype = cast_inputs.np
+        args = _mode._autocast_cast(args, np_dtype)
+        kwargs = dict(zip(kwargs, _mode._autocast_cast(tuple(kwargs.values()), np_dtype)))
+        with autocast(device_type, enabled=False):
+            return fwd(*args, **kwargs)
+
+    return decorated
 
 
 def custom_bwd(bwd=None, *, device_type: str = "cuda"):

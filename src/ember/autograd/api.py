@@ -24,7 +24,7 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out._data.dtype.kind not in "fc":
+            if out._data.dtype.kind not in "fcV":
                 raise RuntimeError(
                     "grad can be implicitly created only for real scalar outputs but got "
                     f"{out.dtype}"
@@ -45,7 +45,7 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
                 f"output[{i}] has a shape of {Size(out._data.shape)}."
             )
         if g._data.dtype.kind != out._data.dtype.kind and not (
-            g._data.dtype.kind in "fc" and out._data.dtype.kind in "fc"
+            g._data.dtype.kind in "fcV" and out._data.dtype.kind in "fcV"
         ):
             raise RuntimeError(
                 "For complex Tensors, both grad_output and output are required to have the "
@@ -195,7 +195,7 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False):
         raise TypeError("Variable data has to be a tensor, but got " + type(data).__name__)
     t = data.detach()
     if requires_grad:
-        if t._data.dtype.kind not in "fc":
+        if t._data.dtype.kind not in "fcV":
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients"
             )

@@ -2,7 +2,7 @@
 
 ``explain(out)`` walks the graph behind ``out`` in the order ``out.backward()`` would run
 it and prints, for every node, the gradient it receives, its local rule as declared (the
-``vjp`` of its ``defop`` declaration, e.g. ``grad_self = grad * other``), the gradient it
+``vjp`` of its ``defop`` declaration, e.g. ``grad_self = grad * other.conj()``), the gradient it
 sends to each input, and finally what each leaf's ``.grad`` would receive. It replays the
 rules on the saved values and changes nothing: no ``.grad`` is written, no hook runs, and
 the graph is kept (so ``out.backward()`` still works afterwards).
@@ -68,8 +68,8 @@ def explain(output, inputs=None, grad_output=None, file=None) -> None:
             grad_self = tensor([1., 1.]) -> MulBackward0
         [2] MulBackward0
             grad       = tensor([1., 1.])  (shape [2], float32)
-            rule       : grad_self = grad * other
-                         grad_other = grad * self
+            rule       : grad_self = grad * other.conj()
+                         grad_other = grad * self.conj()
             grad_self  = tensor([2., 3.]) -> w (AccumulateGrad)
             grad_other = tensor([2., 3.]) -> w (AccumulateGrad)
         [3] AccumulateGrad
@@ -190,7 +190,7 @@ def rule_lines(node) -> list:
         >>> x = torch.ones(2, requires_grad=True)
         >>> from ember.autograd.explain import rule_lines
         >>> rule_lines((x * x).grad_fn)
-        ['grad_self = grad * other', 'grad_other = grad * self']
+        ['grad_self = grad * other.conj()', 'grad_other = grad * self.conj()']
     """
     cls = type(node)
     rules = getattr(cls, "_rules", None)
@@ -231,7 +231,23 @@ def rule_text(fn) -> str:
         return f"<lambda>({', '.join(['grad', *args[1:]])})"
     if args and args[0] != "grad":
         body = re.sub(rf"\b{re.escape(args[0])}\b", "grad", body)
-    return body
+    return _conj_as_method(body)
+
+
+def _conj_as_method(text: str) -> str:
+    """``cconj(x)`` (a no-op on real values) written as torch's formulas write it:
+    ``x.conj()``, e.g. ``grad * other.conj()``."""
+    while (i := text.find("cconj(")) >= 0:
+        depth, j = 0, i + len("cconj")
+        while j < len(text):
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            if depth == 0:
+                break
+            j += 1
+        inner = text[i + len("cconj(") : j]
+        simple = re.fullmatch(r"[\w.]+(\(\))?", inner) is not None
+        text = text[:i] + (inner if simple else f"({inner})") + ".conj()" + text[j + 1 :]
+    return text
 
 
 def _lambda_body(code, args: list) -> str | None:

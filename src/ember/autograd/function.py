@@ -422,7 +422,7 @@ def _wrap_outputs(ctx, tensor_args, edges, output, recording, Tensor):
             if recording:
                 _check_dirty(o)
             o._bump()
-        differentiable = recording and oid not in non_diff_ids and o._data.dtype.kind in "fc"
+        differentiable = recording and oid not in non_diff_ids and o._data.dtype.kind in "fcV"
         if is_dirty:
             out = o
         elif oid in input_ids or oid in seen or o.grad_fn is not None or o._rg:
@@ -541,7 +541,7 @@ def _function_jvp(cls, ctx, args, tangents, result) -> None:
             f"{len(outs)} but got {len(res)})"
         )
     for o, tg in zip(outs, res):
-        if not isinstance(o, Tensor) or tg is None or o._data.dtype.kind not in "fc":
+        if not isinstance(o, Tensor) or tg is None or o._data.dtype.kind not in "fcV":
             continue
         if tg._data.shape != o._data.shape:
             raise RuntimeError(
@@ -589,7 +589,7 @@ def _delayed_error(outputs: tuple) -> tuple:
     meta = []
     results = []
     for o in outputs:
-        if isinstance(o, Tensor) and o._data.dtype.kind in "fc":
+        if isinstance(o, Tensor) and o._data.dtype.kind in "fcV":
             leaf = Tensor._wrap(o._data)
             leaf._rg = True
             edges.append((grad_accumulator(leaf), 0))

@@ -121,7 +121,7 @@ def _as_tuple(x) -> tuple:
 
 
 def _is_float_tensor(x) -> bool:
-    return isinstance(x, Tensor) and x._data.dtype.kind in "fc"
+    return isinstance(x, Tensor) and x._data.dtype.kind in "fcV"
 
 
 def _differentiable_outputs(x) -> tuple:
@@ -930,7 +930,7 @@ def _random_grad_output(out: Tensor, noncontiguous: bool) -> Tensor:
     """Values uniform in [-1, 1) shaped like ``out``, requiring grad (torch's make_tensor
     with ``low=-1, high=1``; non-contiguous: every other element of a doubled last dim)."""
 
-    dt = out._data.dtype if out._data.dtype.kind in "fc" else np.dtype(np.float64)
+    dt = out._data.dtype if out._data.dtype.kind in "fcV" else np.dtype(np.float64)
     shape = out._data.shape
     data = np.asarray(_creation._rng(None).random(shape) * 2 - 1, dtype=dt)
     if noncontiguous and data.size > 1:

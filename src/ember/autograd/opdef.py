@@ -26,7 +26,9 @@ op written with differentiable ops, and is differentiated through it in higher o
 Forward mode follows from the kind of function the op is:
 
 - ``ELEMENTWISE``: each input's Jacobian is diagonal (up to broadcasting), so the tangent
-  is the sum of the rules applied to the inputs' tangents;
+  is the sum of the rules applied to the inputs' tangents. Complex gradients follow torch's
+  convention, ``g * conj(f'(z))`` (rules conjugate with ``cconj``, free for reals), so the
+  tangent is ``conj(rule(conj(t)))`` = ``f'(z) * t``: exact for holomorphic rules;
 - ``LINEAR``: the op applied to the tangents (recorded with this same node class);
 - ``BILINEAR`` (multilinear): the product rule, the op with one tangent at a time;
 - ``COMPOSITE``: the tangent of the declared ``composite`` (the op written with other ops);
@@ -57,7 +59,27 @@ COMPOSITE = "composite"
 _KINDS = (ELEMENTWISE, LINEAR, BILINEAR, COMPOSITE)
 _RECORDED_GRAD = "needs_input_grad"
 
-__all__ = ["defop", "ELEMENTWISE", "LINEAR", "BILINEAR", "COMPOSITE", "apply", "DECLARED"]
+__all__ = ["defop", "cconj", "ELEMENTWISE", "LINEAR", "BILINEAR", "COMPOSITE", "apply", "DECLARED"]
+
+
+def cconj(x):
+    """``x`` conjugated if it is complex, else ``x`` itself: no copy and no ufunc call for
+    real values (the hot path). For rules on arrays, Tensors (recorded, differentiable) and
+    numbers alike: torch's complex gradient of ``f`` holomorphic is ``g * conj(f'(z))``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ember.autograd.opdef import cconj
+        >>> a = np.ones(2)
+        >>> cconj(a) is a, cconj(np.array([1j]))
+        (True, array([0.-1.j]))
+    """
+    if type(x) is np.ndarray or isinstance(x, np.generic):
+        return np.conjugate(x) if x.dtype.kind == "c" else x
+    if isinstance(x, Tensor):
+        return x.conj_physical() if x._data.dtype.kind == "c" else x
+    return x.conjugate() if isinstance(x, complex) else x
+
 
 # Every declared op's node class, in declaration order (for tools and the op database test).
 DECLARED: list = []
@@ -458,6 +480,8 @@ class _Declaration:
         if jvp == ELEMENTWISE and self.variadic:
             raise TypeError(f"{self.name}: an op of variadic inputs has no elementwise JVP")
         if jvp == ELEMENTWISE:
+            # conj(rule(conj(t))): rules conjugate f'(z) for complex (see cconj).
+            env["cj"] = cconj
             lines.append("    res = None")
             for i, k in enumerate(self.inputs):
                 rule = self.rules[k]
@@ -467,7 +491,7 @@ class _Declaration:
                 args = "".join(", " + self._jvp_env_expr(a) for a in rule[1])
                 lines.append(f"    t = tangents[{i}]")
                 lines.append("    if t is not None:")
-                lines.append(f"        d = R{i}(t{args})")
+                lines.append(f"        d = cj(R{i}(cj(t){args}))")
                 lines.append("        res = d if res is None else res + d")
             lines.append("    return res")
         else:

@@ -59,6 +59,10 @@ _on: list = []
 # traceback capture. Empty unless a tool is on; ``record`` then pays one truth test per
 # node it creates.
 _observe: list = []
+# The compiler's capture (``ember.compile``): while it runs, ``_capture[0]`` is told of every
+# recorded op, ``capture.op(cls, inputs, params, outputs, extras)``. A capture also sets
+# ``_on``, so ``record`` pays nothing for it when it is off.
+_capture: list = []
 
 
 # -- the recording path ------------------------------------------------------------------
@@ -150,7 +154,7 @@ def record(cls, out: np.ndarray, inputs: tuple, params: tuple = (), extras: tupl
     t._grad = None
     t._aux = None
     enabled = _state.enabled
-    edges = _edges(inputs) if enabled and out.dtype.kind in "fc" else None
+    edges = _edges(inputs) if enabled and out.dtype.kind in "fcV" else None
     if edges is None:
         t._rg = False
         t.grad_fn = None
@@ -232,7 +236,7 @@ def _attach(cls, tensors: list, inputs, params, extras, edges) -> None:
     node = make_node(cls, edges, tensors, inputs, params, extras)
     diff = cls._differentiable
     for i, t in enumerate(tensors):
-        if diff[i] and t._data.dtype.kind in "fc":
+        if diff[i] and t._data.dtype.kind in "fcV":
             t.grad_fn = node
             t._rg = True
             t._output_nr = i
@@ -318,6 +322,8 @@ class _Suspend:
     __slots__ = ()
 
     def __enter__(self):
+        if _capture:  # a custom Function or a tangent inside a compiled region
+            _capture[0].unsupported("a custom autograd.Function")
         fw.suspended += 1
         _on.clear()
 
@@ -439,6 +445,8 @@ def no_jvp_error(cls) -> NotImplementedError:
 def _record_dual(cls, outs, inputs, params, extras):
     """``record``/``record_multi`` while forward AD is on: record as usual, then give the
     differentiable outputs their tangents ``J @ tangents`` right away."""
+    if _capture:
+        return _record_captured(cls, outs, inputs, params, extras)
     tangents = input_tangents(inputs)
     _on.clear()
     try:
@@ -451,7 +459,9 @@ def _record_dual(cls, outs, inputs, params, extras):
     if tangents is None:
         return tensors
     diff = cls._differentiable
-    targets = [t if diff[i] and t._data.dtype.kind in "fc" else None for i, t in enumerate(tensors)]
+    targets = [
+        t if diff[i] and t._data.dtype.kind in "fcV" else None for i, t in enumerate(tensors)
+    ]
     if all(t is None for t in targets):
         return tensors
     jvp = cls._jvp
@@ -473,16 +483,30 @@ def _record_dual(cls, outs, inputs, params, extras):
     return tensors
 
 
+def _record_captured(cls, outs, inputs, params, extras):
+    """``record``/``record_multi`` while the compiler captures (forward AD is off then)."""
+    _on.clear()
+    try:
+        if len(outs) == 1 and not cls._multi_output:
+            tensors = [record(cls, outs[0], inputs, params, extras)]
+        else:
+            tensors = record_multi(cls, outs, inputs, params, extras)
+    finally:
+        _on.append(True)
+    _capture[0].op(cls, inputs, params, tensors, extras)
+    return tensors
+
+
 def inplace_tangent(self: Tensor, new) -> None:
     """``self`` was modified in place and its tangent is now ``new`` (None: zero): write it
     into the existing tangent's storage (shared with views and with the base), as torch does."""
-    if self._data.dtype.kind not in "fc":
+    if self._data.dtype.kind not in "fcV":
         return
     old = tangent_of(self)
     aux = self._aux
     if old is None and aux is not None and aux.base is not None:
         base = aux.base
-        if base._data.dtype.kind in "fc" and view_geometry(self._data, base._data) is not None:
+        if base._data.dtype.kind in "fcV" and view_geometry(self._data, base._data) is not None:
             set_tangent(base, Tensor._wrap(np.zeros(base._data.shape, base._data.dtype)))
             old = tangent_of(self)
     with suspended:

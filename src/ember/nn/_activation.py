@@ -18,6 +18,8 @@ import numpy as np
 
 from .. import _creation
 from .._dtype import scalar_name
+from .._mode import autocast_active as _AUTOCAST
+from .._mode import autocast_lower
 from .._tensor import Tensor, normalize_dim
 from ..autograd.views import apply_inplace
 from ..ops import elementwise as _ew
@@ -91,7 +93,7 @@ def _float_input(input, fname: str, kernel: str) -> np.ndarray:
     """``input``'s array, after torch's checks: a Tensor of a floating dtype."""
     require_tensor(input, fname)
     a = input._data
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(a.dtype)}'")
     return a
 
@@ -373,6 +375,8 @@ def prelu(input, weight):
         >>> F.prelu(ember.tensor([[-1.0, 2.0]]), ember.tensor([0.25]))
         tensor([[-0.2500,  2.0000]])
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's lower-precision list
+        input, weight = autocast_lower(input, weight)
     require_tensor(input, "prelu")
     require_tensor(weight, "prelu", "weight", 2)
     a, w = input._data, weight._data
@@ -395,7 +399,7 @@ def prelu(input, weight):
         raise RuntimeError(
             f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}"
         )
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":
         raise NotImplementedError(f"\"prelu_cpu\" not implemented for '{scalar_name(a.dtype)}'")
     if ndim != w.ndim:
         shape = [1] * ndim

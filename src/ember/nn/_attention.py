@@ -22,6 +22,8 @@ import numpy as np
 
 from .. import _creation
 from .._dtype import cpp_name, scalar_name, to_numpy_dtype
+from .._mode import autocast_active as _AUTOCAST
+from .._mode import autocast_lower
 from .._tensor import Tensor, broadcast_shapes
 from ..autograd.recording import tangent_of
 from ..ops._core import COMPOSITE, QUIET, defop, quiet_reset, quiet_set, record, require_tensor
@@ -55,6 +57,13 @@ def _fold_heads(g: np.ndarray, groups: int) -> np.ndarray:
 
 def _sdpa_forward(query, key, value, attn_bias, scale, groups):
     """``softmax(q k^T * scale + bias) v`` and the probabilities (a fully masked row is 0)."""
+    if query.dtype.kind == "V":  # bfloat16: computed in float32, rounded once
+        f = np.float32
+        bias = attn_bias if attn_bias is None else attn_bias.astype(f)
+        out, probs = _sdpa_forward(
+            query.astype(f), key.astype(f), value.astype(f), bias, scale, groups
+        )
+        return out.astype(query.dtype), probs
     key = _repeat_heads(key, groups)
     value = _repeat_heads(value, groups)
     probs = np.matmul(query, np.swapaxes(key, -1, -2))
@@ -167,7 +176,7 @@ def _check_sdpa(query, key, value, attn_mask, dropout_p) -> None:
             f"{cpp_name(dt)} key.dtype: {cpp_name(key._data.dtype)} and value.dtype: "
             f"{cpp_name(value._data.dtype)} instead."
         )
-    if dt.kind != "f":
+    if dt.kind not in "fV":
         raise RuntimeError(f"expected scalar type Float but found {scalar_name(dt)}")
     if attn_mask is not None:
         mdt = attn_mask._data.dtype
@@ -261,6 +270,8 @@ def scaled_dot_product_attention(
         tensor([[[[1.0000, 0.0000, 0.0000, 0.0000],
                   [0.5000, 1.0000, 0.0000, 0.0000]]]])
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's lower-precision list
+        query, key, value = autocast_lower(query, key, value)
     dropout_p = float(dropout_p)
     _check_sdpa(query, key, value, attn_mask, dropout_p)
     groups = 1

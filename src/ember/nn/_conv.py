@@ -26,6 +26,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .._dtype import scalar_name
+from .._mode import autocast_active as _AUTOCAST
+from .._mode import autocast_lower
 from .._tensor import Tensor
 from ..ops._core import (
     LINEAR,
@@ -334,6 +336,12 @@ def _conv_forward(x: np.ndarray, w: np.ndarray, b, geo: _Geometry, groups: int):
     of: its input ``x`` has that convolution's output size ``geo.out``, its output the
     size ``geo.in_size``; the output is the columns ``W^T x`` summed back (col2im).
     """
+    if x.dtype.kind == "V":  # bfloat16: computed in float32 (BLAS), rounded once
+        f = np.float32
+        out, cols = _conv_forward(
+            x.astype(f), w.astype(f), b if b is None else b.astype(f), geo, groups
+        )
+        return out.astype(x.dtype), cols
     n = x.shape[0]
     nd = len(geo.k)
     lp = math.prod(geo.out)
@@ -456,7 +464,7 @@ def _conv_operands(name, input, weight, bias, nd):
             f"Input type ({legacy_type_name(x.dtype)}) and bias type "
             f"({legacy_type_name(b.dtype)}) should be the same"
         )
-    if x.dtype.kind not in "fciu":
+    if x.dtype.kind not in "fciuV":
         raise NotImplementedError(
             f"\"slow_conv{nd}d_cpu\" not implemented for '{scalar_name(x.dtype)}'"
         )
@@ -468,6 +476,8 @@ def _convolution(
 ):
     """Parse and check one ``conv{nd}d`` / ``conv_transpose{nd}d`` call (``output_padding``
     not None: transposed) and record it."""
+    if _AUTOCAST[0]:  # CPU autocast: torch's lower-precision list
+        input, weight, bias = autocast_lower(input, weight, bias)
     transposed = output_padding is not None
     require_tensor(input, name)
     require_tensor(weight, name, "weight", 2)
@@ -737,7 +747,7 @@ def _max_pool_taps(x: np.ndarray, geo: _Geometry):
     """The window maxima and, per output, the flat (row-major) kernel tap of the maximum,
     for any number of spatial dims (``_max_pool_array`` / ``_max_pool3d_array``)."""
     nd = len(geo.k)
-    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    lowest = -np.inf if x.dtype.kind in "fV" else np.iinfo(x.dtype).min
     xp = _pad4(x, geo.pads, geo.size, lowest)
     win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
     lead = (slice(None), slice(None))
@@ -748,7 +758,7 @@ def _max_pool_taps(x: np.ndarray, geo: _Geometry):
             continue
         v = win[lead + tap]
         # torch's rule: a strictly larger value or a NaN takes over.
-        m = ((v > out) | np.isnan(v)) if v.dtype.kind == "f" else v > out
+        m = ((v > out) | np.isnan(v)) if v.dtype.kind in "fV" else v > out
         np.copyto(out, v, where=m)
         arg[m] = _tap_index(tap, geo.k)
     return out, arg
@@ -824,7 +834,7 @@ def max_pool2d(
     """
     _pool_input(input, "max_pool2d")
     x = input._data
-    if x.dtype.kind not in "fiu":
+    if x.dtype.kind not in "fiuV":
         raise NotImplementedError(f"\"max_pool2d\" not implemented for '{scalar_name(x.dtype)}'")
     geo = _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
     out, arg = _max_pool_array(x, geo)
@@ -859,10 +869,10 @@ def _avg_divisor(geo: _Geometry, count_include_pad: bool, divisor_override) -> n
 def _avg_pool_sums(x: np.ndarray, geo: _Geometry, divisor: np.ndarray) -> np.ndarray:
     xp = _pad4(x, geo.pads, geo.size)
     win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
-    acc = np.zeros(x.shape[:2] + geo.out, dtype=x.dtype if x.dtype.kind == "f" else np.int64)
+    acc = np.zeros(x.shape[:2] + geo.out, dtype=x.dtype if x.dtype.kind in "fV" else np.int64)
     for tap in itertools.product(*(range(kk) for kk in geo.k)):
         acc += win[(slice(None), slice(None)) + tap]
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         return (acc / divisor).astype(x.dtype, copy=False)
     return np.trunc(acc / divisor).astype(x.dtype)  # integers: truncated, like torch's kernel
 
@@ -929,7 +939,7 @@ def avg_pool2d(
             f"but got:{list(input.shape)}"
         )
     x = input._data
-    if x.dtype.kind not in "fiu":
+    if x.dtype.kind not in "fiuV":
         raise NotImplementedError(f"\"avg_pool2d\" not implemented for '{scalar_name(x.dtype)}'")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
@@ -1082,7 +1092,7 @@ def _adaptive_avg_array(x: np.ndarray, ad: _Adaptive) -> np.ndarray:
     s = x
     for axis in range(-1, -len(ad.idx) - 1, -1):
         s = _window_sum(s, axis, ad.idx[axis], ad.mask[axis])
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         return np.trunc(s / ad.count).astype(x.dtype)
     return (s / ad.count).astype(x.dtype, copy=False)
 
@@ -1123,7 +1133,7 @@ def _adaptive_max_array(x: np.ndarray, ad: _Adaptive):
     mh, mw = ad.mask
     win = x[:, :, ih[:, :, None, None], iw[None, None, :, :]]  # (N, C, oh, kh, ow, kw)
     valid = mh[:, :, None, None] & mw[None, None, :, :]
-    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    lowest = -np.inf if x.dtype.kind in "fV" else np.iinfo(x.dtype).min
     win = np.where(valid, win, np.asarray(lowest, dtype=x.dtype))
     n, c, oh, kh, ow, kw = win.shape
     flat = win.transpose(0, 1, 2, 4, 3, 5).reshape(n, c, oh, ow, kh * kw)
@@ -1216,7 +1226,7 @@ def adaptive_avg_pool2d(input, output_size):
     if out == (1, 1):
         return input.mean((-1, -2), keepdim=True)
     x = input._data
-    if x.dtype.kind not in "fiu":
+    if x.dtype.kind not in "fiuV":
         raise NotImplementedError(
             f"\"adaptive_avg_pool2d\" not implemented for '{scalar_name(x.dtype)}'"
         )
@@ -1238,7 +1248,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     _adaptive_input(input, "adaptive_max_pool2d")
     out = _adaptive_sizes(input, output_size, 2, "adaptive_max_pool2d")
     x = input._data
-    if x.dtype.kind not in "fiu":
+    if x.dtype.kind not in "fiuV":
         raise NotImplementedError(
             f"\"adaptive_max_pool2d\" not implemented for '{scalar_name(x.dtype)}'"
         )
@@ -1659,7 +1669,7 @@ def max_pool3d(
     require_tensor(input, "max_pool3d")
     geo = _pool3d_setup(input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool3d")
     x = input._data
-    if x.dtype.kind not in "fiu":
+    if x.dtype.kind not in "fiuV":
         raise NotImplementedError(f"\"max_pool3d\" not implemented for '{scalar_name(x.dtype)}'")
     out, arg = _max_pool3d_array(x, geo)
     t = record(MaxPool3DWithIndicesBackward0, out, (input,), (geo,), (arg,))
@@ -1700,7 +1710,7 @@ def avg_pool3d(
     require_tensor(input, "avg_pool3d")
     geo = _pool3d_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool3d")
     x = input._data
-    if x.dtype.kind not in "fiu":
+    if x.dtype.kind not in "fiuV":
         raise NotImplementedError(f"\"avg_pool3d\" not implemented for '{scalar_name(x.dtype)}'")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
@@ -1968,7 +1978,7 @@ def _adaptive_max3d_array(x: np.ndarray, ad: _Adaptive):
     ]  # (N, C, od, kd, oh, kh, ow, kw)
     valid = md[:, :, None, None, None, None] & mh[None, None, :, :, None, None]
     valid = valid & mw[None, None, None, None, :, :]
-    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    lowest = -np.inf if x.dtype.kind in "fV" else np.iinfo(x.dtype).min
     win = np.where(valid, win, np.asarray(lowest, dtype=x.dtype))
     n, c, od, kd, oh, kh, ow, kw = win.shape
     flat = win.transpose(0, 1, 2, 4, 6, 3, 5, 7).reshape(n, c, od, oh, ow, kd * kh * kw)
@@ -2043,7 +2053,7 @@ def _adaptive3d_input(input, output_size, fname: str) -> tuple:
             f"{{{out[0]}, {out[1]},{out[2]}}}"
         )
     x = input._data
-    if x.dtype.kind not in "fiu":
+    if x.dtype.kind not in "fiuV":
         raise NotImplementedError(f"\"{fname}\" not implemented for '{scalar_name(x.dtype)}'")
     return out
 

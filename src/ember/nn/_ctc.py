@@ -302,7 +302,7 @@ def ctc_loss(
     il = _lengths(input_lengths, "input_lengths")
     tl = _lengths(target_lengths, "target_lengths")
     lp_arr = log_probs._data
-    if lp_arr.dtype.kind not in "f":
+    if lp_arr.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"ctc_loss_cpu\" not implemented for '{scalar_name(lp_arr.dtype)}'"
         )

@@ -328,7 +328,7 @@ def _resample(input: Tensor, mode, output_size, scale_factors, align_corners) ->
             "Input and output sizes should be greater than 0, but got input "
             f"({show(in_sizes)}){sep} output ({show(output_size)})"
         )
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{name}{dim}d\" not implemented for '{scalar_name(x.dtype)}'")
     ft = np.float64 if x.dtype == np.float64 else np.float32
     plan = _plan(mode, in_sizes, output_size, scales, align_corners, ft)

@@ -68,7 +68,7 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     require_tensor(x1, "cosine_similarity", "x1")
     require_tensor(x2, "cosine_similarity", "x2", 2)
     dt = np.result_type(x1._data, x2._data)
-    if dt.kind != "f":
+    if dt.kind not in "fV":
         raise RuntimeError(
             f"expected common dtype to be floating point, yet common dtype is {scalar_name(dt)}"
         )
@@ -234,7 +234,7 @@ def cdist(x1, x2, p: float = 2.0, compute_mode="use_mm_for_euclid_dist_if_necess
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
     for t, name in ((x1, "X1"), (x2, "X2")):
-        if t._data.dtype.kind != "f":
+        if t._data.dtype.kind not in "fV":
             raise RuntimeError(
                 f"cdist only supports floating-point dtypes, {name} got: "
                 f"{scalar_name(t._data.dtype)}"
@@ -310,7 +310,7 @@ def pdist(input, p: float = 2):
     require_tensor(input, "pdist")
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
@@ -570,7 +570,7 @@ def _dropout_impl(input: Tensor, p: float, train: bool, feature: bool, alpha: bo
     if feature and input.dim() < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     a = input._data
-    dt = a.dtype if a.dtype.kind == "f" else np.dtype(np.float32)
+    dt = a.dtype if a.dtype.kind in "fV" else np.dtype(np.float32)
     if p == 1:
         zero = _wrap(np.zeros((), dtype=dt))
         return input.mul_(zero) if inplace else input * zero

@@ -21,6 +21,8 @@ import warnings
 import numpy as np
 
 from .._dtype import scalar_name
+from .._mode import autocast_active as _AUTOCAST
+from .._mode import autocast_full
 from .._mode import state as _grad_mode
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -37,6 +39,7 @@ from ..ops._core import (
     quiet_reset,
     quiet_set,
     record,
+    record_result,
     require_tensor,
 )
 from ..ops.elementwise import abs as _abs
@@ -169,41 +172,66 @@ def _pick(x: np.ndarray, target: np.ndarray, class_axis):
     return np.take_along_axis(np.moveaxis(x, class_axis, -1), target[..., None], axis=-1)[..., 0]
 
 
-def _nll_forward(x, target, weights, ignored, reduction, total_weight, class_axis):
-    """The loss given validated targets (ignored ones at class 0, with weight 0)."""
-    losses = -(_pick(x, target, class_axis) * weights)
-    if ignored is not None:
-        losses = np.where(ignored, 0, losses)
-    losses = np.asarray(losses, dtype=x.dtype)
+def _nll_targets(x, target, weight, ignore_index):
+    """Validated targets as used by the kernel: ignored ones moved to class 0, and each
+    target's weight (0 where ignored), with the weights' total."""
+    t = target.astype(np.int64, copy=False)
+    if x.ndim == 1:
+        t = t.reshape(())
+    valid = t != ignore_index
+    all_valid = bool(valid.all())
+    tc = t if all_valid else np.where(valid, t, 0)
+    dt = x.dtype
+    if weight is not None:
+        wts = weight[tc]
+        if not all_valid:
+            wts = np.where(valid, wts, 0).astype(dt)
+    else:
+        wts = valid.astype(dt)
+    return tc, wts, wts.sum(dtype=dt)
+
+
+def _nll_forward(x, target, weight, ignore_index, reduction, class_axis):
+    """The loss, then what the rules read: the targets in use, their weights and total.
+    ``target`` and ``weight``: Tensors (eager) or their arrays (compiled code)."""
+    target = getattr(target, "_data", target)
+    weight = getattr(weight, "_data", weight)
+    tc, wts, total_weight = _nll_targets(x, target, weight, ignore_index)
+    losses = np.asarray(-(_pick(x, tc, class_axis) * wts), dtype=x.dtype)
     if reduction == "none":
-        return losses
-    total = losses.sum(dtype=x.dtype)
-    if reduction == "sum":
-        return np.asarray(total)
-    return np.asarray(total / total_weight, dtype=x.dtype)
+        out = losses
+    elif reduction == "sum":
+        out = np.asarray(losses.sum(dtype=x.dtype))
+    else:
+        out = np.asarray(losses.sum(dtype=x.dtype) / total_weight, dtype=x.dtype)
+    return out, tc, wts, total_weight
 
 
-def _nll_vjp(g, self, target, weight, reduction, total_weight, class_axis):
+def _nll_vjp(g, self, tc, wts, total_weight, reduction, class_axis):
     x = self
     with np.errstate(divide="ignore", invalid="ignore"):  # all targets ignored: 0 / 0
         scale = g / total_weight if reduction == "mean" else g
-        coef = np.broadcast_to(np.asarray(-weight * scale, dtype=x.dtype), target.shape)
+        coef = np.broadcast_to(np.asarray(-wts * scale, dtype=x.dtype), tc.shape)
     if class_axis is None:
         gx = np.zeros(x.shape, dtype=x.dtype)
-        gx[target] = coef
+        gx[tc] = coef
         return gx
     gl = np.zeros(np.moveaxis(x, class_axis, -1).shape, dtype=x.dtype)
-    np.put_along_axis(gl, target[..., None], coef[..., None], axis=-1)
+    np.put_along_axis(gl, tc[..., None], coef[..., None], axis=-1)
     return np.moveaxis(gl, -1, class_axis)
 
 
-def _nll_composite(self, target, weights, ignored, reduction, total_weight, class_axis):
+def _nll_composite(self, target, weight, ignore_index, reduction, class_axis):
     dt = self._data.dtype
-    w = _wrap(weights.astype(dt, copy=False))
+    w_arr = getattr(weight, "_data", weight)
+    tc, wts, total_weight = _nll_targets(
+        self._data, getattr(target, "_data", target), w_arr, ignore_index
+    )
+    w = _wrap(wts.astype(dt, copy=False))
     if class_axis is None:
-        picked = self[int(target)]
+        picked = self[int(tc)]
     else:
-        idx = _wrap(target[..., None])
+        idx = _wrap(tc[..., None])
         picked = self.movedim(class_axis, -1).gather(-1, idx).squeeze(-1)
     losses = -picked * w
     if reduction == "none":
@@ -215,13 +243,16 @@ def _nll_composite(self, target, weights, ignored, reduction, total_weight, clas
 
 
 def _nll_node(name: str):
+    # target and weight are parameters (Tensors, as torch saves them; the compiler reads
+    # their arrays at each call), so the node's only edge is the input's, as in torch.
     return defop(
         name,
-        params=("target", "weight", "ignored", "reduction", "total_weight", "class_axis"),
+        params=("target", "weight", "ignore_index", "reduction", "class_axis"),
+        saves=("tc", "wts", "total_weight"),
         forward=_nll_forward,
         vjp={"self": _nll_vjp},
         composite=_nll_composite,
-        jvp=LINEAR,  # linear in the input: the loss of the tangent
+        jvp=LINEAR,  # linear in the input: the loss of the tangent, for the same targets
     )
 
 
@@ -264,7 +295,7 @@ def _nll(input: Tensor, target: Tensor, weight, ignore_index, reduction: str, cl
                 f"got weight tensor of shape: {list(weight.shape)}"
             )
         kernel = "nll_loss_out_frame"
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(x.dtype)}'")
     _check_target_dtype(target)
     if weight is not None and weight._data.dtype != x.dtype:
@@ -273,30 +304,17 @@ def _nll(input: Tensor, target: Tensor, weight, ignore_index, reduction: str, cl
             f"{scalar_name(weight._data.dtype)}"
         )
     t = t.astype(np.int64, copy=False)
-    if ndim == 1:
-        t = t.reshape(())
     valid = t != ignore_index
     bad = valid & ((t < 0) | (t >= c))
     if bad.any():
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
-    all_valid = bool(valid.all())
-    tc = t if all_valid else np.where(valid, t, 0)
-    dt = x.dtype
-    if weight is not None:
-        wts = weight._data[tc]
-        if not all_valid:
-            wts = np.where(valid, wts, 0).astype(dt)
-    else:
-        wts = valid.astype(dt)
-    total_weight = wts.sum(dtype=dt)
-    ignored = None if all_valid else ~valid
-    params = (tc, wts, ignored, reduction, total_weight, None if ndim == 1 else 1)
+    params = (target, weight, ignore_index, reduction, None if ndim == 1 else 1)
     token = quiet_set(QUIET)
     try:
-        out = _nll_forward(x, *params)
+        res = _nll_forward(x, *params)
     finally:
         quiet_reset(token)
-    return record(cls, out, (input,), params)
+    return record_result(cls, res, (input,), params)
 
 
 def nll_loss(
@@ -318,6 +336,8 @@ def nll_loss(
         >>> F.nll_loss(logp, ember.tensor([0, 1]))
         tensor(0.3000)
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's fp32 list
+        input, target = autocast_full(input, target)
     reduction = _loss_args("nll_loss", input, target, size_average, reduce, reduction)
     return _nll_nd(input, target, weight, ignore_index, reduction)
 
@@ -380,10 +400,12 @@ def cross_entropy(
         >>> F.cross_entropy(logits, ember.tensor([0, 1]))
         tensor(0.3466)
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's fp32 list
+        input, target = autocast_full(input, target)
     reduction = _loss_args("cross_entropy", input, target, size_average, reduce, reduction)
     class_dim = 0 if input.dim() == 1 else 1
     if tuple(input.shape) == tuple(target.shape):
-        if target._data.dtype.kind != "f":
+        if target._data.dtype.kind not in "fV":
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, got "
                 f"{scalar_name(target._data.dtype)}"
@@ -486,7 +508,7 @@ def _broadcast_warning(input: Tensor, target: Tensor) -> None:
 def _float_pair(input: Tensor, target: Tensor, kernel: str):
     a, b = binary_operands(input, target)
     a, b = np.asarray(a), np.asarray(b)
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind not in "fcV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(a.dtype)}'")
     return a, b
 
@@ -539,6 +561,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         >>> F.mse_loss(ember.tensor([1.0, 2.0]), ember.tensor([0.0, 0.0]))
         tensor(2.5000)
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's fp32 list
+        input, target = autocast_full(input, target)
     reduction = _loss_args("mse_loss", input, target, size_average, reduce, reduction)
     _broadcast_warning(input, target)
     if weight is not None:
@@ -563,6 +587,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
         >>> F.l1_loss(ember.tensor([1.0, -2.0]), ember.tensor([0.0, 0.0]))
         tensor(1.5000)
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's fp32 list
+        input, target = autocast_full(input, target)
     reduction = _loss_args("l1_loss", input, target, size_average, reduce, reduction)
     _broadcast_warning(input, target)
     broadcast_shapes(tuple(input.shape), tuple(target.shape))
@@ -722,6 +748,8 @@ def binary_cross_entropy(
         >>> F.binary_cross_entropy(ember.tensor([0.5, 1.0]), ember.tensor([1.0, 1.0]))
         tensor(0.3466)
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's fp32 list
+        input, target = autocast_full(input, target)
     reduction = _loss_args("binary_cross_entropy", input, target, size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -732,7 +760,7 @@ def binary_cross_entropy(
         weight = _expand_weight(weight, input.shape)
     _no_grad_argument(weight, "binary_cross_entropy", "weight")
     x, y = input._data, target._data
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"binary_cross_entropy\" not implemented for '{scalar_name(x.dtype)}'"
         )
@@ -844,6 +872,8 @@ def binary_cross_entropy_with_logits(
         >>> F.binary_cross_entropy_with_logits(ember.tensor([1e4, -1e4]), ember.tensor([1.0, 0.0]))
         tensor(0.)
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's fp32 list
+        input, target = autocast_full(input, target)
     reduction = _loss_args(
         "binary_cross_entropy_with_logits", input, target, size_average, reduce, reduction
     )
@@ -853,7 +883,7 @@ def binary_cross_entropy_with_logits(
         )
     _no_grad_argument(weight, "binary_cross_entropy_with_logits", "weight")
     _no_grad_argument(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV":
         raise NotImplementedError(
             f"\"log_sigmoid_cpu\" not implemented for '{scalar_name(input._data.dtype)}'"
         )
@@ -866,7 +896,7 @@ def binary_cross_entropy_with_logits(
     try:
         # torch computes in place from (1 - target): the loss has the target's dtype.
         out = _bce_logits_forward(x, y, *params)
-        if target._data.dtype.kind == "f":
+        if target._data.dtype.kind in "fV":
             out = out.astype(target._data.dtype, copy=False)
     finally:
         quiet_reset(token)
@@ -887,6 +917,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         >>> F.kl_div(ember.tensor([[-1.0, -0.5]]), ember.tensor([[0.5, 0.5]]), reduction="sum")
         tensor(0.0569)
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's fp32 list
+        input, target = autocast_full(input, target)
     require_tensor(input, "kl_div")
     require_tensor(target, "kl_div", "target", 2)
     if size_average is not None or reduce is not None:
@@ -996,6 +1028,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         >>> F.smooth_l1_loss(ember.tensor([0.5, 3.0]), ember.zeros(2))
         tensor(1.3125)
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's fp32 list
+        input, target = autocast_full(input, target)
     require_tensor(input, "smooth_l1_loss")
     require_tensor(target, "smooth_l1_loss", "target", 2)
     _broadcast_warning(input, target)
@@ -1019,6 +1053,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         >>> F.huber_loss(ember.tensor([0.5, 3.0]), ember.zeros(2), delta=2.0)
         tensor(2.0625)
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's fp32 list
+        input, target = autocast_full(input, target)
     require_tensor(input, "huber_loss")
     require_tensor(target, "huber_loss", "target", 2)
     _broadcast_warning(input, target)
@@ -1289,7 +1325,7 @@ def multi_margin_loss(
     if weight is not None and weight.numel() != c:
         raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
     _no_grad_argument(weight, "multi_margin_loss", "weight")
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"multi_margin_loss_cpu\" not implemented for '{scalar_name(x.dtype)}'"
         )
@@ -1382,7 +1418,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError(
             f"inconsistent target size: {list(t.shape)} for input of size: {list(x.shape)}"
         )
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(
             f'"multilabel_margin_loss_forward_out_frame" not implemented for '
             f"'{scalar_name(x.dtype)}'"

@@ -154,7 +154,7 @@ def batch_norm(
     _check_stat(running_var, "running_var", c)
     _check_stat(weight, "weight", c)
     _check_stat(bias, "bias", c)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(f"\"batch_norm\" not implemented for '{scalar_name(x.dtype)}'")
     with quiet:  # torch is silent on inf and nan
         return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
@@ -214,6 +214,16 @@ def _update(stat: Tensor, value: np.ndarray, momentum) -> None:
 
 def _layer_norm_forward(x, w, b, nshape, eps):
     """The normalisation over the trailing ``nshape`` dims, and its mean and 1 / std."""
+    if x.dtype.kind == "V":  # bfloat16: float32 throughout (mean and 1/std stay float32)
+        f = np.float32
+        out, mean, invstd = _layer_norm_forward(
+            x.astype(f),
+            None if w is None else w.astype(f),
+            None if b is None else b.astype(f),
+            nshape,
+            eps,
+        )
+        return out.astype(x.dtype), mean, invstd
     axes = tuple(range(x.ndim - len(nshape), x.ndim))
     mean = x.mean(axis=axes, keepdims=True)
     centered = x - mean
@@ -306,7 +316,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
                 f"shape {list(t.shape)} and normalized_shape = {list(nshape)}"
             )
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"LayerNormKernelImpl\" not implemented for '{scalar_name(x.dtype)}'"
         )
@@ -440,7 +450,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-0
                 f"input, but got {name} of shape {list(t.shape)} and input of shape {shape}"
             )
     x = input._data
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise RuntimeError(f"\"GroupNormKernelImpl\" not implemented for '{scalar_name(x.dtype)}'")
     w = None if weight is None else weight._data
     b = None if bias is None else bias._data
@@ -545,7 +555,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     nshape = tuple(int(s) for s in normalized_shape)
     _check_normalized_shape(tuple(input.shape), nshape, weight)
     dt = input._data.dtype
-    if dt.kind != "f":
+    if dt.kind not in "fV":
         raise RuntimeError(f"\"rms_norm\" not implemented for '{scalar_name(dt)}'")
     if eps is None:
         eps = float(np.finfo(dt).eps)

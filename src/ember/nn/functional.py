@@ -16,6 +16,8 @@ import numpy as np
 
 from .. import _creation
 from .._dtype import scalar_name
+from .._mode import autocast_active as _AUTOCAST
+from .._mode import autocast_lower
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.views import apply_inplace
@@ -228,6 +230,8 @@ def linear(input, weight, bias=None):
         >>> F.linear(ember.ones(1, 2), ember.tensor([[1.0, 2.0]]), ember.tensor([0.5]))
         tensor([[3.5000]])
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's lower-precision list
+        input, weight, bias = autocast_lower(input, weight, bias)
     _require_tensor(input, "linear")
     _require_tensor(weight, "linear", "weight", 2)
     wt = weight.t()
@@ -302,7 +306,7 @@ LeakyReluBackward1 = defop(
 
 def _leaky_relu(input, negative_slope=0.01, cls=LeakyReluBackward0):
     a = input._data
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"leaky_relu_cpu\" not implemented for '{scalar_name(a.dtype)}'"
         )
@@ -341,6 +345,9 @@ _KAPPA = 0.044715
 def _gelu_array(a: np.ndarray, approximate: str):
     """``(gelu(a), aux)``: ``aux`` is the normal CDF of ``a`` (or the tanh of the
     approximation), which the derivative reuses instead of evaluating erf again."""
+    if a.dtype.kind == "V":  # bfloat16: computed in float32, rounded once (as torch)
+        out, aux = _gelu_array(a.astype(np.float32), approximate)
+        return out.astype(a.dtype), aux
     if approximate == "tanh":
         aux = np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a))
     else:
@@ -390,7 +397,7 @@ def gelu(input, approximate: str = "none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     a = input._data
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"GeluKernelImpl\" not implemented for '{scalar_name(a.dtype)}'"
         )
@@ -471,7 +478,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     if not training or p == 0.0:
         return input
     a = input._data
-    dt = a.dtype if a.dtype.kind == "f" else np.dtype(np.float32)
+    dt = a.dtype if a.dtype.kind in "fV" else np.dtype(np.float32)
     if p == 1.0:
         mask = np.zeros(a.shape, dtype=dt)
     else:

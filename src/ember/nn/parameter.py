@@ -47,7 +47,7 @@ class Parameter(Tensor):
         t._grad = None
         t._aux = None
         if requires_grad:
-            if arr.dtype.kind not in "fc":
+            if arr.dtype.kind not in "fcV":
                 raise RuntimeError(
                     "Only Tensors of floating point and complex dtype can require gradients"
                 )

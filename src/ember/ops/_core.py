@@ -21,6 +21,7 @@ import operator
 import numpy as np
 
 from .. import _dtype
+from .._dtype import _BF16
 from .._tensor import (
     _UFUNCS,
     Tensor,
@@ -272,6 +273,9 @@ def run(cls, inputs: tuple, arrays: tuple, params: tuple = ()):
     token = quiet_set(QUIET)
     try:
         res = cls.forward(list(arrays), *params) if cls._variadic else cls.forward(*arrays, *params)
+        # (_BF16 is empty until ember.bfloat16 is first made: free for everyone else)
+        if _BF16 and arrays and type(arrays[0]) is np.ndarray and arrays[0].dtype.kind == "V":
+            res = _bfloat16_forward(cls, arrays, params, res)
     except ValueError:
         raise broadcast_error(*(np.shape(a) for a in arrays)) from None
     finally:
@@ -279,6 +283,26 @@ def run(cls, inputs: tuple, arrays: tuple, params: tuple = ()):
     if cls._multi_output or cls._saves:
         return record_result(cls, res, inputs, params)
     return record(cls, res, inputs, params)
+
+
+def _bfloat16_forward(cls, arrays: tuple, params: tuple, res):
+    """A bfloat16 op's result as torch computes it: in float32, rounded once. ``res`` (from
+    the bfloat16 arrays, where ml_dtypes rounds each step of a composite op) gives the dtypes;
+    the values come from the same forward on float32 copies."""
+    f32 = np.dtype(np.float32)
+    up = [a.astype(f32) if getattr(a, "dtype", None) is not None and a.dtype.kind == "V" else a
+          for a in arrays]  # fmt: skip
+    exact = cls.forward(up, *params) if cls._variadic else cls.forward(*up, *params)
+
+    def pick(native, value):
+        if type(native) is np.ndarray and native.dtype.kind == "V":
+            if getattr(value, "dtype", None) == f32 and np.shape(value) == native.shape:
+                return np.asarray(value).astype(native.dtype)
+        return native
+
+    if type(res) is tuple and type(exact) is tuple and len(res) == len(exact):
+        return tuple(pick(n, v) for n, v in zip(res, exact))
+    return pick(res, exact)
 
 
 # -- operands and torch's type promotion ---------------------------------------------------
@@ -309,11 +333,28 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     if a == b:
         return a
     ka, kb = a.kind, b.kind
+    if ka == "V" or kb == "V":
+        return _promote_bf16(a, b)
     if ka in "fc" and kb in "biu":
         return a
     if kb in "fc" and ka in "biu":
         return b
     return np.promote_types(a, b)
+
+
+def _promote_bf16(a: np.dtype, b: np.dtype) -> np.dtype:
+    """torch's promotion with bfloat16: it outranks bool/integers, meets float16 at float32."""
+    ka, kb = _dtype.kind(a), _dtype.kind(b)
+    if ka in "fc" and kb in "biu":
+        return a
+    if kb in "fc" and ka in "biu":
+        return b
+    if a.kind == "V" and b.kind == "V":
+        return a
+    other = b if a.kind == "V" else a
+    if other == np.float16:
+        return np.dtype(np.float32)
+    return other
 
 
 def _combine(higher, lower):
@@ -322,6 +363,8 @@ def _combine(higher, lower):
     if lower is None:
         return higher
     kh, kl = higher.kind, lower.kind
+    if kh == "V" or kl == "V":
+        kh, kl = _dtype.kind(higher), _dtype.kind(lower)
     if kh == "c":
         return higher
     if kl == "c":
@@ -395,7 +438,7 @@ def default_float() -> np.dtype:
 
 def float_operand(a: np.ndarray) -> np.ndarray:
     """Integer/bool inputs to float functions (sin, exp, mean, ...) become the default dtype."""
-    if a.dtype.kind in "fc":
+    if a.dtype.kind in "fcV":
         return a
     return a.astype(_dtype._default[0].np)
 

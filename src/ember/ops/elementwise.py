@@ -9,11 +9,13 @@ by the engine, not here; every derivative here is elementwise, so forward mode f
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.opdef import cconj
 from ._core import (
     ELEMENTWISE,
     QUIET,
@@ -182,8 +184,9 @@ MulBackward0 = defop(
     inputs=("self", "other"),
     forward=np.multiply,
     vjp={
-        "self": lambda g, other: g * other,
-        "other": lambda g, self: g * self,
+        # torch's complex convention: g * conj(d/dz); cconj is free for real values.
+        "self": lambda g, other: g * cconj(other),
+        "other": lambda g, self: g * cconj(self),
     },
     jvp=ELEMENTWISE,
 )
@@ -228,8 +231,9 @@ DivBackward0 = defop(
     inputs=("self", "other"),
     forward=_true_divide,
     vjp={
-        "self": lambda g, other: g / other,
-        "other": lambda g, self, other: -g * self / (other * other),
+        "self": lambda g, other: g / cconj(other),
+        # (the same ufuncs and temporaries as -g * self / (other * other) for reals)
+        "other": lambda g, self, other: -g * cconj(self) / cconj(other * other),
     },
     jvp=ELEMENTWISE,
 )
@@ -326,8 +330,8 @@ def _pow_scalar_grad(g, self, exponent):
     if exponent == 0:
         return g * 0
     if exponent == 2:
-        return g * 2 * self
-    return g * exponent * self ** (exponent - 1)
+        return g * 2 * cconj(self)
+    return g * cconj(exponent * self ** (exponent - 1))
 
 
 PowBackward0 = defop(  # tensor ** number
@@ -346,9 +350,11 @@ PowBackward1 = defop(  # tensor ** tensor
         # torch's conventions: no gradient for the base where the exponent is 0, none for
         # the exponent where the base is 0 (not 0 * inf).
         "self": lambda g, self, exponent: (
-            g * _zero_where(exponent == 0, exponent * self ** (exponent - 1))
+            g * cconj(_zero_where(exponent == 0, exponent * self ** (exponent - 1)))
         ),
-        "exponent": lambda g, self, result: g * _zero_where(self == 0, result * np.log(self)),
+        "exponent": lambda g, self, result: (
+            g * cconj(_zero_where(self == 0, result * np.log(self)))
+        ),
     },
     jvp=ELEMENTWISE,
 )
@@ -357,8 +363,10 @@ PowBackward1 = defop(  # tensor ** tensor
 def _rpow_grad(g, result, base):
     if base == 0:
         return g * 0  # no gradient through 0 ** b
+    if np.iscomplexobj(base):
+        return g * cconj(result * cmath.log(base))
     # The log of a negative base is NaN, as in torch (the gradient is undefined there).
-    return g * result * (math.log(base) if base > 0 else math.nan)
+    return g * cconj(result) * (math.log(base) if base > 0 else math.nan)
 
 
 PowBackward2 = defop(  # number ** tensor
@@ -696,6 +704,8 @@ def _sigmoid_stable(a):
 
 
 def _sigmoid_forward(a):
+    if a.dtype.kind == "c":  # torch's sigmoid of complex values: the formula itself
+        return 1 / (1 + np.exp(-a))
     if a.size < 4096:
         return _sigmoid_stable(a)
     # Large arrays: 1 / (1 + exp(-a)) in place, one temporary. exp overflows to inf only
@@ -710,20 +720,24 @@ def _sigmoid_forward(a):
 
 def _tanh_vjp(g, result):
     if type(result) is np.ndarray and type(g) is np.ndarray and result.ndim:
-        d = result * result  # g * (1 - result**2), reusing one temporary
+        d = result * result  # g * conj(1 - result**2), reusing one temporary
         np.subtract(1, d, out=d)
+        if d.dtype.kind == "c":
+            np.conjugate(d, out=d)
         d *= g
         return d
-    return g * (1 - result * result)
+    return g * cconj(1 - result * result)
 
 
 def _sigmoid_vjp(g, result):
     if type(result) is np.ndarray and type(g) is np.ndarray and result.ndim:
-        d = 1 - result  # g * result * (1 - result), reusing one temporary
+        d = 1 - result  # g * conj(result * (1 - result)), reusing one temporary
         d *= result
+        if d.dtype.kind == "c":
+            np.conjugate(d, out=d)
         d *= g
         return d
-    return g * result * (1 - result)
+    return g * cconj(result * (1 - result))
 
 
 def _erf_vjp(g, self):
@@ -743,33 +757,44 @@ def erf_array(a: np.ndarray) -> np.ndarray:
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 _UNARY_ROWS = [
-    ("exp", "ExpBackward0", np.exp, lambda g, result: g * result),
-    ("exp2", "Exp2Backward0", np.exp2, lambda g, result: g * result * _LN2),
-    ("expm1", "Expm1Backward0", np.expm1, lambda g, result: g * (result + 1)),
-    ("log", "LogBackward0", np.log, lambda g, self: g / self),
-    ("log2", "Log2Backward0", np.log2, lambda g, self: g / (self * _LN2)),
-    ("log10", "Log10Backward0", np.log10, lambda g, self: g / (self * _LN10)),
-    ("log1p", "Log1PBackward0", np.log1p, lambda g, self: g / (self + 1)),
-    ("sqrt", "SqrtBackward0", np.sqrt, lambda g, result: g / (2 * result)),
-    ("rsqrt", "RsqrtBackward0", lambda a: 1 / np.sqrt(a), lambda g, result: -0.5 * g * result**3),
-    ("sin", "SinBackward0", np.sin, lambda g, self: g * np.cos(self)),
-    ("cos", "CosBackward0", np.cos, lambda g, self: -g * np.sin(self)),
-    ("tan", "TanBackward0", np.tan, lambda g, result: g * (1 + result * result)),
-    ("asin", "AsinBackward0", np.arcsin, lambda g, self: g / np.sqrt(1 - self * self)),
-    ("acos", "AcosBackward0", np.arccos, lambda g, self: -g / np.sqrt(1 - self * self)),
-    ("atan", "AtanBackward0", np.arctan, lambda g, self: g / (1 + self * self)),
-    ("sinh", "SinhBackward0", np.sinh, lambda g, self: g * np.cosh(self)),
-    ("cosh", "CoshBackward0", np.cosh, lambda g, self: g * np.sinh(self)),
+    # Holomorphic ops: g * conj(f'(z)) as torch (cconj returns real values unchanged).
+    ("exp", "ExpBackward0", np.exp, lambda g, result: g * cconj(result)),
+    ("exp2", "Exp2Backward0", np.exp2, lambda g, result: g * cconj(result) * _LN2),
+    ("expm1", "Expm1Backward0", np.expm1, lambda g, result: g * cconj(result + 1)),
+    ("log", "LogBackward0", np.log, lambda g, self: g / cconj(self)),
+    ("log2", "Log2Backward0", np.log2, lambda g, self: g / cconj(self * _LN2)),
+    ("log10", "Log10Backward0", np.log10, lambda g, self: g / cconj(self * _LN10)),
+    ("log1p", "Log1PBackward0", np.log1p, lambda g, self: g / cconj(self + 1)),
+    ("sqrt", "SqrtBackward0", np.sqrt, lambda g, result: g / cconj(2 * result)),
+    (
+        "rsqrt",
+        "RsqrtBackward0",
+        lambda a: 1 / np.sqrt(a),
+        lambda g, result: -0.5 * g * cconj(result**3),
+    ),
+    ("sin", "SinBackward0", np.sin, lambda g, self: g * cconj(np.cos(self))),
+    ("cos", "CosBackward0", np.cos, lambda g, self: -g * cconj(np.sin(self))),
+    ("tan", "TanBackward0", np.tan, lambda g, result: g * cconj(1 + result * result)),
+    ("asin", "AsinBackward0", np.arcsin, lambda g, self: g / cconj(np.sqrt(1 - self * self))),
+    ("acos", "AcosBackward0", np.arccos, lambda g, self: -g / cconj(np.sqrt(1 - self * self))),
+    ("atan", "AtanBackward0", np.arctan, lambda g, self: g / cconj(1 + self * self)),
+    ("sinh", "SinhBackward0", np.sinh, lambda g, self: g * cconj(np.cosh(self))),
+    ("cosh", "CoshBackward0", np.cosh, lambda g, self: g * cconj(np.sinh(self))),
     ("tanh", "TanhBackward0", np.tanh, _tanh_vjp),
-    ("asinh", "AsinhBackward0", np.arcsinh, lambda g, self: g / np.sqrt(self * self + 1)),
-    ("acosh", "AcoshBackward0", np.arccosh, lambda g, self: g / np.sqrt(self * self - 1)),
-    ("atanh", "AtanhBackward0", np.arctanh, lambda g, self: g / (1 - self * self)),
+    ("asinh", "AsinhBackward0", np.arcsinh, lambda g, self: g / cconj(np.sqrt(self * self + 1))),
+    ("acosh", "AcoshBackward0", np.arccosh, lambda g, self: g / cconj(np.sqrt(self * self - 1))),
+    ("atanh", "AtanhBackward0", np.arctanh, lambda g, self: g / cconj(1 - self * self)),
     ("sigmoid", "SigmoidBackward0", _sigmoid_forward, _sigmoid_vjp),
     ("relu", "ReluBackward0", lambda a: np.maximum(a, 0), lambda g, result: g * (result > 0)),
-    ("abs", "AbsBackward0", np.abs, lambda g, self: g * np.sign(self)),
+    ("abs", "AbsBackward0", np.abs, lambda g, self: g * sgn(self)),
     ("sign", "SignBackward0", np.sign, lambda g: g * 0),
-    ("reciprocal", "ReciprocalBackward0", np.reciprocal, lambda g, result: -g * result * result),
-    ("square", "PowBackward0", np.square, lambda g, self: g * 2 * self),
+    (
+        "reciprocal",
+        "ReciprocalBackward0",
+        np.reciprocal,
+        lambda g, result: -g * cconj(result) * cconj(result),
+    ),
+    ("square", "PowBackward0", np.square, lambda g, self: g * 2 * cconj(self)),
     ("floor", "FloorBackward0", np.floor, lambda g: g * 0),
     ("ceil", "CeilBackward0", np.ceil, lambda g: g * 0),
     ("round", "RoundBackward0", np.round, lambda g: g * 0),
@@ -864,12 +889,35 @@ def unary_op(
     return node_cls, op
 
 
+def sgn(x):
+    """torch's ``sgn`` for rules on arrays and Tensors: ``sign(x)`` for reals, ``z / |z|``
+    (0 at 0) for complex values, written with differentiable ops for higher orders."""
+    if not (x.dtype.kind == "c" if type(x) is np.ndarray else x.is_complex()):
+        return np.sign(x)
+    a = np.abs(x)
+    zero = a == 0
+    return _zero_where(zero, x / _select(zero, 1.0, a))
+
+
+def _abs_jvp(t_self, self):
+    """torch's tangent of abs: ``Re(conj(sgn(z)) * t)`` (``sign(x) * t`` for reals)."""
+    d = t_self * cconj(sgn(self))
+    if d.dtype.kind == "c" if type(d) is np.ndarray else d.is_complex():
+        return d.real
+    return d
+
+
+# Explicit forward-mode rules (the others are ELEMENTWISE: derived from the rule above).
+_UNARY_JVPS = {"abs": _abs_jvp}
+
+
 def _unary(name: str, node_name: str, forward, rule):
     return unary_op(
         name,
         node_name,
         forward,
         rule,
+        jvp=_UNARY_JVPS.get(name, ELEMENTWISE),
         keeps_int=name in _KEEPS_INT,
         exact=name in _EXACT,
         aliases=_ALIASES.get(name, ()),
@@ -1008,7 +1056,10 @@ LerpBackward0 = defop(  # number weight
     inputs=("self", "end"),
     params=("weight",),
     forward=lambda a, b, weight: a + weight * (b - a),
-    vjp={"self": lambda g, weight: g * (1 - weight), "end": lambda g, weight: g * weight},
+    vjp={
+        "self": lambda g, weight: g * cconj(1 - weight),
+        "end": lambda g, weight: g * cconj(weight),
+    },
     jvp=ELEMENTWISE,
 )
 LerpBackward1 = defop(  # tensor weight
@@ -1016,9 +1067,9 @@ LerpBackward1 = defop(  # tensor weight
     inputs=("self", "end", "weight"),
     forward=lambda a, b, w: np.asarray(a + w * (b - a), dtype=np.result_type(a, b)),
     vjp={
-        "self": lambda g, weight: g * (1 - weight),
-        "end": lambda g, weight: g * weight,
-        "weight": lambda g, self, end: g * (end - self),
+        "self": lambda g, weight: g * cconj(1 - weight),
+        "end": lambda g, weight: g * cconj(weight),
+        "weight": lambda g, self, end: g * cconj(end - self),
     },
     jvp=ELEMENTWISE,
 )

@@ -87,7 +87,7 @@ def _idx_array(x) -> np.ndarray:
         arr = x
     else:
         arr = np.asarray(_unwrap_nested(x))
-        if arr.size == 0 and arr.dtype.kind == "f":
+        if arr.size == 0 and arr.dtype.kind in "fV":
             arr = arr.astype(np.int64)
     k = arr.dtype
     if k == np.bool_ or k == np.int64 or k == np.int32 or k == np.uint8:

@@ -213,7 +213,7 @@ def _index_key(key):
         return tuple(_index_key(k) for k in key)
     if isinstance(key, Tensor):
         arr = key._data
-        if arr.dtype.kind == "f":
+        if arr.dtype.kind in "fV":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return arr
     if isinstance(key, list):
@@ -259,7 +259,7 @@ def setitem(self: Tensor, key, value) -> None:
     self._bump()
     if recording:
         set_history(self, make_node(CopySlices, edges, self, (self, value), (idx,)), base)
-    if tangents != (None, None) and self._data.dtype.kind in "fc":
+    if tangents != (None, None) and self._data.dtype.kind in "fcV":
         ts, tv = tangents
         with suspended:
             new = (ts if ts is not None else self.new_zeros(self._data.shape)).clone()

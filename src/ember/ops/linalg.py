@@ -23,6 +23,8 @@ from functools import lru_cache
 import numpy as np
 
 from .._dtype import cpp_name, scalar_name
+from .._mode import autocast_active as _AUTOCAST
+from .._mode import autocast_lower
 from .._mode import state as _state
 from .._tensor import Tensor, _legacy_type_name
 from ..autograd.recording import _on as _forward_ad_on
@@ -36,6 +38,7 @@ from ._core import (
     defop,
     is_raw,
     normalize_dim,
+    promote_types,
     quiet_reset,
     quiet_set,
     record,
@@ -63,6 +66,25 @@ _wrap = Tensor._wrap
 # torch's label order for einsum: 'A'-'Z' are labels 0-25, 'a'-'z' are 26-51.
 _LABELS = string.ascii_uppercase + string.ascii_lowercase
 _LABEL_SET = frozenset(_LABELS)
+
+
+def _np_matmul(a, b, keep_float32: bool = False):
+    """``np.matmul``; bfloat16 and float16 operands are multiplied in float32 (BLAS) and
+    rounded once, as torch's CPU kernels do (ml_dtypes' own matmul loop is slow, NumPy's
+    float16 one rounds differently)."""
+    da, db = a.dtype, b.dtype
+    if (da.itemsize > 2 and db.itemsize > 2) or da.kind not in "fV" or db.kind not in "fV":
+        return np.matmul(a, b)
+    res = np.matmul(a.astype(np.float32), b.astype(np.float32))
+    return res if keep_float32 else res.astype(promote_types(da, db))
+
+
+def _np_dot(a, b):
+    da, db = a.dtype, b.dtype
+    if (da.itemsize > 2 and db.itemsize > 2) or da.kind not in "fV" or db.kind not in "fV":
+        return np.dot(a, b)
+    res = np.dot(a.astype(np.float32), b.astype(np.float32))
+    return np.asarray(res).astype(promote_types(a.dtype, b.dtype))
 
 
 # -- shared helpers ----------------------------------------------------------------------
@@ -308,7 +330,7 @@ def _flatten(t: Tensor) -> Tensor:
 DotBackward0 = defop(
     "DotBackward0",
     inputs=("self", "tensor"),
-    forward=np.dot,
+    forward=_np_dot,
     vjp={
         "self": lambda g, tensor: g * _cj(tensor),
         "tensor": lambda g, self: g * _cj(self),
@@ -329,7 +351,7 @@ VdotBackward0 = defop(
 
 
 def _dot(x: Tensor, y: Tensor) -> Tensor:
-    return record(DotBackward0, np.dot(x._data, y._data), (x, y))
+    return record(DotBackward0, _np_dot(x._data, y._data), (x, y))
 
 
 @register("dot", method=True)
@@ -368,7 +390,7 @@ def vdot(input, other, *, out=None):
 MmBackward0 = defop(
     "MmBackward0",
     inputs=("self", "mat2"),
-    forward=np.matmul,
+    forward=_np_matmul,
     vjp={
         "self": lambda g, mat2: g @ _cj(mat2).mT,
         "mat2": lambda g, self: _cj(self).mT @ g,
@@ -379,7 +401,7 @@ MmBackward0 = defop(
 MvBackward0 = defop(
     "MvBackward0",
     inputs=("self", "vec"),
-    forward=np.matmul,
+    forward=_np_matmul,
     vjp={
         "self": lambda g, vec: g[:, None] * _cj(vec),
         "vec": lambda g, self: _cj(self).mT @ g,
@@ -390,7 +412,7 @@ MvBackward0 = defop(
 BmmBackward0 = defop(
     "BmmBackward0",
     inputs=("self", "mat2"),
-    forward=np.matmul,
+    forward=_np_matmul,
     vjp={
         "self": lambda g, mat2: g @ _cj(mat2).mT,
         "mat2": lambda g, self: _cj(self).mT @ g,
@@ -400,15 +422,15 @@ BmmBackward0 = defop(
 
 
 def _mm(x: Tensor, y: Tensor) -> Tensor:
-    return record(MmBackward0, np.matmul(x._data, y._data), (x, y))
+    return record(MmBackward0, _np_matmul(x._data, y._data), (x, y))
 
 
 def _mv(x: Tensor, y: Tensor) -> Tensor:
-    return record(MvBackward0, np.matmul(x._data, y._data), (x, y))
+    return record(MvBackward0, _np_matmul(x._data, y._data), (x, y))
 
 
 def _bmm(x: Tensor, y: Tensor) -> Tensor:
-    return record(BmmBackward0, np.matmul(x._data, y._data), (x, y))
+    return record(BmmBackward0, _np_matmul(x._data, y._data), (x, y))
 
 
 @register("mm", method=True)
@@ -421,6 +443,8 @@ def mm(input, mat2, *, out=None):
         tensor([[3.],
                 [3.]])
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's lower-precision list
+        input, mat2 = autocast_lower(input, mat2)
     require_tensor(input, "mm", "input", 1)
     require_tensor(mat2, "mm", "mat2", 2)
     a, b = input._data, mat2._data
@@ -431,7 +455,7 @@ def mm(input, mat2, *, out=None):
     _check_mm(a.shape[0], a.shape[1], b.shape[0], b.shape[1], a.dtype, b.dtype)
     token = quiet_set(QUIET)
     try:
-        res = np.matmul(a, b)
+        res = _np_matmul(a, b)
     finally:
         quiet_reset(token)
     t = record(MmBackward0, res, (input, mat2))
@@ -465,6 +489,8 @@ def bmm(input, mat2, *, out=None):
         >>> ember.bmm(ember.ones(4, 2, 3), ember.ones(4, 3, 5)).shape
         torch.Size([4, 2, 5])
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's lower-precision list
+        input, mat2 = autocast_lower(input, mat2)
     require_tensor(input, "bmm", "input", 1)
     require_tensor(mat2, "bmm", "mat2", 2)
     a, b = input._data, mat2._data
@@ -611,9 +637,9 @@ def _batched(x: Tensor, y: Tensor, batch: tuple) -> Tensor:
 def _matmul_value(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.ndim >= 3 and b.ndim <= 2 and a.flags.c_contiguous:
         # One (B*n, m) @ (m, p) BLAS call instead of a loop over the batch.
-        res = np.matmul(a.reshape(math.prod(a.shape[:-1]), a.shape[-1]), b)
+        res = _np_matmul(a.reshape(math.prod(a.shape[:-1]), a.shape[-1]), b)
         return res.reshape(a.shape[:-1] + b.shape[1:])
-    return np.matmul(a, b)
+    return _np_matmul(a, b)
 
 
 _SINGLE_NODE = {_DOT: DotBackward0, _MV: MvBackward0, _MM: MmBackward0}
@@ -629,6 +655,8 @@ def matmul(input, other, *, out=None):
         >>> ember.matmul(a, ember.ones(3))
         tensor([3., 3.], grad_fn=<MvBackward0>)
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's lower-precision list
+        input, other = autocast_lower(input, other)
     require_tensor(input, "matmul", "input", 1)
     require_tensor(other, "matmul", "other", 2)
     a, b = input._data, other._data
@@ -655,7 +683,7 @@ def matmul(input, other, *, out=None):
     try:
         cls = _SINGLE_NODE.get(plan[0])
         if cls is not None:  # one op: dot, mv, mm
-            t = record(cls, np.matmul(a, b), (input, other))
+            t = record(cls, _np_matmul(a, b), (input, other))
         elif out is None and _graph_needed(input, other):
             t = _matmul_steps(input, other, plan)
         else:  # nothing recorded: the product alone
@@ -743,11 +771,13 @@ def _scaled_tangent(product, t_self, t_m1, t_m2, m1, m2, beta, alpha):
 
 
 def _scaled_forward(x, m1, m2, beta, alpha):
-    res = np.matmul(m1, m2)
+    res = _np_matmul(m1, m2, keep_float32=True)
     if alpha != 1:
         res *= alpha
     if beta != 0:
         res += x if beta == 1 else x * beta
+    if res.dtype != m1.dtype:  # bfloat16/float16: float32 throughout, one rounding
+        res = res.astype(m1.dtype)
     return res
 
 
@@ -821,6 +851,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         >>> ember.addmm(ember.ones(2), ember.ones(1, 3), ember.ones(3, 2), alpha=2)
         tensor([[7., 7.]])
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's lower-precision list
+        input, mat1, mat2 = autocast_lower(input, mat1, mat2)
     require_tensor(input, "addmm", "input", 1)
     require_tensor(mat1, "addmm", "mat1", 2)
     require_tensor(mat2, "addmm", "mat2", 3)
@@ -852,11 +884,13 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     # AddmmBackward0.forward, inlined: nn.Linear's op.
     token = quiet_set(QUIET)
     try:
-        res = np.matmul(a, b)
+        res = _np_matmul(a, b, keep_float32=True)
         if alpha != 1:
             res *= alpha
         if beta != 0:
             res += x if beta == 1 else x * beta
+        if res.dtype != dt:  # bfloat16/float16: float32 throughout, one rounding
+            res = res.astype(dt)
     finally:
         quiet_reset(token)
     params = _UNSCALED if beta == 1 and alpha == 1 else (beta, alpha)
@@ -895,6 +929,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         >>> ember.baddbmm(ember.ones(3), ember.ones(2, 1, 4), ember.ones(2, 4, 3)).shape
         torch.Size([2, 1, 3])
     """
+    if _AUTOCAST[0]:  # CPU autocast: torch's lower-precision list
+        input, batch1, batch2 = autocast_lower(input, batch1, batch2)
     require_tensor(input, "baddbmm", "input", 1)
     require_tensor(batch1, "baddbmm", "batch1", 2)
     require_tensor(batch2, "baddbmm", "batch2", 3)

@@ -53,7 +53,7 @@ def uniform_(self: Tensor, a=0.0, b=1.0, *, generator=None, **kwargs) -> Tensor:
     if kwargs:
         raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(kwargs))}'")
     dt = self._data.dtype
-    if dt.kind not in "fc":
+    if dt.kind not in "fcV":
         raise NotImplementedError(
             f"\"check_uniform_bounds\" not implemented for '{_dtype.scalar_name(dt)}'"
         )
@@ -77,7 +77,7 @@ def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
     """
     mean, std = _scalar(mean), _scalar(std)
     dt = self._data.dtype
-    if dt.kind not in "fc":
+    if dt.kind not in "fcV":
         raise NotImplementedError(
             f"\"normal_kernel_cpu\" not implemented for '{_dtype.scalar_name(dt)}'"
         )
@@ -92,7 +92,7 @@ def _random_bounds(dt: np.dtype):
     2**mantissa for floats so that every value is representable."""
     if dt.kind == "b":
         return 1
-    if dt.kind in "fc":
+    if dt.kind in "fcV":
         return 2 ** (np.finfo(dt).nmant + 1)
     return int(np.iinfo(dt).max)
 
@@ -176,7 +176,7 @@ def exponential_(self: Tensor, lambd=1.0, *, generator=None) -> Tensor:
     """
     lambd = _scalar(lambd)
     dt = self._data.dtype
-    if dt.kind not in "fc":
+    if dt.kind not in "fcV":
         raise RuntimeError(
             "Exponential distribution is a continuous probability distribution. dtype must be "
             f"a floating point but you specified {_dtype.scalar_name(dt)}"

@@ -1523,6 +1523,11 @@ def _caster(np_dt):
     return method
 
 
+def _bfloat16_caster(self: Tensor, memory_format=None) -> Tensor:
+    """``self.to(torch.bfloat16)`` (self if already that dtype)."""
+    return _cast(self, _dtype._bfloat16().np)
+
+
 register_methods(
     {
         "T": property(_T),
@@ -1538,5 +1543,6 @@ register_methods(
         "bool": _caster(np.bool_),
         "cfloat": _caster(np.complex64),
         "cdouble": _caster(np.complex128),
+        "bfloat16": _bfloat16_caster,
     }
 )

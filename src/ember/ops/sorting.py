@@ -19,6 +19,7 @@ import types
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.opdef import cconj
 from ..autograd.recording import no_jvp_error
 from ._core import (
     ELEMENTWISE,
@@ -482,8 +483,8 @@ AddcmulBackward0 = defop(
     forward=lambda a, b, c, value: (a + value * (b * c)).astype(a.dtype, copy=False),
     vjp={
         "self": lambda g: g,
-        "tensor1": lambda g, tensor2, value: g * (value * tensor2),
-        "tensor2": lambda g, tensor1, value: g * (value * tensor1),
+        "tensor1": lambda g, tensor2, value: g * cconj(value * tensor2),
+        "tensor2": lambda g, tensor1, value: g * cconj(value * tensor1),
     },
     jvp=ELEMENTWISE,
 )
@@ -495,8 +496,10 @@ AddcdivBackward0 = defop(
     forward=lambda a, b, c, value: (a + value * (b / c)).astype(a.dtype, copy=False),
     vjp={
         "self": lambda g: g,
-        "tensor1": lambda g, tensor2, value: g * (value / tensor2),
-        "tensor2": lambda g, tensor1, tensor2, value: -g * (value * tensor1) / (tensor2 * tensor2),
+        "tensor1": lambda g, tensor2, value: g * cconj(value / tensor2),
+        "tensor2": lambda g, tensor1, tensor2, value: (
+            -g * cconj(value * tensor1) / cconj(tensor2 * tensor2)
+        ),
     },
     jvp=ELEMENTWISE,
 )

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.opdef import cconj
 from ._core import (
     ELEMENTWISE,
     QUIET,
@@ -126,7 +127,7 @@ def _sinc_vjp(g, self):
     pix = math.pi * self
     safe = _select(self == 0, 1.0, self)
     d = (pix * np.cos(pix) - np.sin(pix)) / (math.pi * safe * safe)
-    return g * _select(self == 0, 0.0, d)
+    return g * cconj(_select(self == 0, 0.0, d))
 
 
 def _ndtr_vjp(g, self):

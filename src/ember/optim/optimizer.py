@@ -321,7 +321,7 @@ class Optimizer:
     def _process_value_according_to_param_policy(param, value, key=None):
         if key == "step":
             return value
-        if param._data.dtype.kind in "fc" and value._data.dtype != param._data.dtype:
+        if param._data.dtype.kind in "fcV" and value._data.dtype != param._data.dtype:
             return Tensor._wrap(value._data.astype(param._data.dtype))
         return value
 

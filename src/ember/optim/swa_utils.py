@@ -28,7 +28,7 @@ __all__ = [
 
 
 def _is_float_or_complex(t: Tensor) -> bool:
-    return t._data.dtype.kind in "fc"
+    return t._data.dtype.kind in "fcV"
 
 
 def _check_decay(decay) -> None:

@@ -835,6 +835,10 @@ class Module:
         """Cast floating-point parameters and buffers to float16."""
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self) -> Module:
+        """Cast floating-point parameters and buffers to bfloat16."""
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
     def type(self, dst_type) -> Module:
         """Cast all parameters and buffers to ``dst_type``."""
         return self._apply(lambda t: t.to(dst_type))
