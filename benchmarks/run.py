@@ -34,14 +34,24 @@ UNITS = {  # workload -> (unit, divisor applied to seconds)
     "W5": ("µs/node", 1e6 / 5000),
     "W7": ("ms", 1e3),
 }
-PEERS = ["numpy", "ember", "torch", "autograd", "mygrad", "jax", "jax-jit"]
+PEERS = [
+    "numpy",
+    "ember",
+    "ember-compiled",
+    "torch",
+    "torch-compiled",
+    "autograd",
+    "mygrad",
+    "jax",
+    "jax-jit",
+]
 
 
 def _available(name: str) -> bool:
-    if name in ("numpy", "ember"):
+    if name in ("numpy", "ember", "ember-compiled"):
         return True
     try:
-        importlib.metadata.version({"jax-jit": "jax"}.get(name, name))
+        importlib.metadata.version({"jax-jit": "jax", "torch-compiled": "torch"}.get(name, name))
         return True
     except importlib.metadata.PackageNotFoundError:
         return False
@@ -154,7 +164,7 @@ def peak_memory(name):
     inp = wl.MAKERS[name](0)
     out = {}
     for impl, fn in wl.implementations(name).items():
-        if impl in ("torch", "jax") or not _available(impl):
+        if impl in ("torch", "torch-compiled", "jax") or not _available(impl):
             continue
         gc.collect()
         tracemalloc.start()

@@ -86,11 +86,15 @@ def w1_numpy(inp):
     return value, [gx0]
 
 
-def _w1_torchlike(lib, dtype):
+def _w1_torchlike(lib, dtype, compiled=False):
+    def loss(x0, n_ops):
+        return _w1_chain(x0, n_ops, lib.sin, lib.tanh).sum()
+
+    f = _maybe_compiled(lib, loss, compiled)
+
     def run(inp):
         x0 = lib.tensor(inp["x0"], dtype=dtype, requires_grad=True)
-        y = _w1_chain(x0, inp["n_ops"], lib.sin, lib.tanh)
-        s = y.sum()
+        s = f(x0, inp["n_ops"])
         s.backward()
         return float(s.detach()), [x0.grad.detach().numpy().astype(np.float64)]
 
@@ -168,18 +172,22 @@ def w2_numpy(inp):
     return float(loss), [gW0, gb0, gW1, gb1, gW2, gb2]
 
 
-def _w2_torchlike(lib):
+def _w2_torchlike(lib, compiled=False):
+    def loss_fn(x, y, W0, b0, W1, b1, W2, b2):
+        a0 = (x @ W0 + b0).relu()
+        a1 = (a0 @ W1 + b1).relu()
+        z = a1 @ W2 + b2
+        logp = z.log_softmax(1)
+        return -logp[lib.arange(x.shape[0]), y].mean()
+
+    f = _maybe_compiled(lib, loss_fn, compiled)
+
     def run(inp):
         # from_numpy shares memory: no input copies, as in the NumPy floor.
         ps = [lib.from_numpy(inp[k]).requires_grad_() for k in W2_PARAMS]
         x = lib.from_numpy(inp["x"])
         y = lib.from_numpy(inp["y"])
-        W0, b0, W1, b1, W2, b2 = ps
-        a0 = (x @ W0 + b0).relu()
-        a1 = (a0 @ W1 + b1).relu()
-        z = a1 @ W2 + b2
-        logp = z.log_softmax(1)
-        loss = -logp[lib.arange(x.shape[0]), y].mean()
+        loss = f(x, y, *ps)
         loss.backward()
         return float(loss.detach()), [p.grad.detach().numpy() for p in ps]
 
@@ -253,12 +261,14 @@ def w3_numpy(inp):
     return float(value), [gu * x, gu]
 
 
-def _w3_torchlike(lib):
+def _w3_torchlike(lib, compiled=False):
+    f = _maybe_compiled(lib, lambda x, w, b: ((x * w + b).tanh() * x.sigmoid()).sum(), compiled)
+
     def run(inp):
         x = lib.from_numpy(inp["x"])
         w = lib.from_numpy(inp["w"]).requires_grad_()
         b = lib.from_numpy(inp["b"]).requires_grad_()
-        out = ((x * w + b).tanh() * x.sigmoid()).sum()
+        out = f(x, w, b)
         out.backward()
         return float(out.detach()), [w.grad.numpy(), b.grad.numpy()]
 
@@ -409,14 +419,20 @@ def w4_numpy(inp):
     return float(np.sum(t * t)), [hv]
 
 
-def _w4_torchlike(lib):
+def _w4_torchlike(lib, compiled=False):
+    def hvp(a, v, x):
+        y = (lib.tanh(a @ x) ** 2).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        (hv,) = lib.autograd.grad(g @ v, x)
+        return y.detach(), hv
+
+    f = _maybe_compiled(lib, hvp, compiled)
+
     def run(inp):
         a = lib.from_numpy(inp["A"])
         v = lib.from_numpy(inp["v"])
         x = lib.from_numpy(inp["x"]).requires_grad_()
-        y = (lib.tanh(a @ x) ** 2).sum()
-        (g,) = lib.autograd.grad(y, x, create_graph=True)
-        (hv,) = lib.autograd.grad(g @ v, x)
+        y, hv = f(a, v, x)
         return float(y.detach()), [hv.detach().numpy()]
 
     return run
@@ -486,14 +502,20 @@ def w7_numpy(inp):
     return float(loss), [gK, gkb, gW, gwb]
 
 
-def _w7_torchlike(lib):
-    def run(inp):
-        F = lib.nn.functional
-        K, kb, W, wb = (lib.from_numpy(inp[k]).requires_grad_() for k in W7_PARAMS)
-        x, y = lib.from_numpy(inp["x"]), lib.from_numpy(inp["y"])
+def _w7_torchlike(lib, compiled=False):
+    F = lib.nn.functional
+
+    def loss_fn(x, y, K, kb, W, wb):
         a = F.relu(F.conv2d(x, K, kb, padding=1))
         z = F.linear(F.max_pool2d(a, 2).flatten(1), W, wb)
-        loss = F.cross_entropy(z, y)
+        return F.cross_entropy(z, y)
+
+    f = _maybe_compiled(lib, loss_fn, compiled)
+
+    def run(inp):
+        K, kb, W, wb = (lib.from_numpy(inp[k]).requires_grad_() for k in W7_PARAMS)
+        x, y = lib.from_numpy(inp["x"]), lib.from_numpy(inp["y"])
+        loss = f(x, y, K, kb, W, wb)
         loss.backward()
         return float(loss.detach()), [t.grad.numpy() for t in (K, kb, W, wb)]
 
@@ -501,6 +523,11 @@ def _w7_torchlike(lib):
 
 
 # -- registry ------------------------------------------------------------------------------
+
+
+def _maybe_compiled(lib, fn, compiled: bool):
+    """``lib.compile(fn)`` for the compiled rows (compiled once, reused by every run)."""
+    return lib.compile(fn) if compiled else fn
 
 
 def implementations(workload: str) -> dict:
@@ -514,10 +541,21 @@ def implementations(workload: str) -> dict:
 
         return run
 
+    def torch_compiled(factory, *args):
+        made = []  # one compiled function for all runs (compiling is the first call's cost)
+
+        def run(inp):
+            if not made:
+                made.append(factory(importlib.import_module("torch"), *args, compiled=True))
+            return made[0](inp)
+
+        return run
+
     table = {
         "W1": {
             "numpy": w1_numpy,
             "ember": _w1_torchlike(ember, ember.float64),
+            "ember-compiled": _w1_torchlike(ember, ember.float64, compiled=True),
             "torch": torch_impl(lambda t: _w1_torchlike(t, t.float64)),
             "autograd": w1_autograd,
             "mygrad": w1_mygrad,
@@ -526,7 +564,9 @@ def implementations(workload: str) -> dict:
         "W2": {
             "numpy": w2_numpy,
             "ember": _w2_torchlike(ember),
+            "ember-compiled": _w2_torchlike(ember, compiled=True),
             "torch": torch_impl(_w2_torchlike),
+            "torch-compiled": torch_compiled(_w2_torchlike),
             "autograd": w2_autograd,
             "mygrad": w2_mygrad,
             "jax": w2_jax,
@@ -534,7 +574,9 @@ def implementations(workload: str) -> dict:
         "W3": {
             "numpy": w3_numpy,
             "ember": _w3_torchlike(ember),
+            "ember-compiled": _w3_torchlike(ember, compiled=True),
             "torch": torch_impl(_w3_torchlike),
+            "torch-compiled": torch_compiled(_w3_torchlike),
             "autograd": w3_autograd,
             "mygrad": w3_mygrad,
             "jax": w3_jax,
@@ -542,14 +584,18 @@ def implementations(workload: str) -> dict:
         "W4": {
             "numpy": w4_numpy,
             "ember": _w4_torchlike(ember),
+            "ember-compiled": _w4_torchlike(ember, compiled=True),
             "torch": torch_impl(_w4_torchlike),
+            "torch-compiled": torch_compiled(_w4_torchlike),
             "autograd": w4_autograd,
             "jax": w4_jax,
         },
         "W7": {
             "numpy": w7_numpy,
             "ember": _w7_torchlike(ember),
+            "ember-compiled": _w7_torchlike(ember, compiled=True),
             "torch": torch_impl(_w7_torchlike),
+            "torch-compiled": torch_compiled(_w7_torchlike),
         },
         "W5": {
             "numpy": w5_numpy,

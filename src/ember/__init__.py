@@ -87,6 +87,7 @@ from .amp.autocast_mode import (  # noqa: E402
     set_autocast_enabled,
 )
 from .serialization import load, save  # noqa: E402
+from ._compile import compile  # noqa: E402, A004  (torch.compile shadows the builtin too)
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,

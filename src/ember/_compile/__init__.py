@@ -1,0 +1,480 @@
+"""``ember.compile``: capture a function's ops once per input signature, run generated code.
+
+The first call with a new signature (tensor shapes, dtypes and ``requires_grad``; other
+arguments by value; grad mode; for a module its training flags and parameters) runs the
+function eagerly while ``capture.Capture`` records the declared ops it applies; ``codegen``
+turns that list into a forward and a backward function of arrays. Later calls with the
+same signature run the generated forward, and the outputs hang on the eager graph through
+one ``CompiledFunctionBackward`` node whose backward is the generated backward, so
+``loss.backward()``, hooks on parameters and optimizers work unchanged.
+
+A signature whose capture fails (a graph break: ``.item()``, data-dependent control flow,
+an op that is not a declaration, an in-place change...) runs eagerly, and ``explain``
+reports why; ``fullgraph=True`` raises the reason instead. The generated code of a
+signature is checked against the eager result of the first call before it is used.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .._creation import default_generator
+from .._mode import state as _state
+from .._tensor import Tensor
+from ..autograd.graph import Node, SavedValue, edge_of
+from ..nn import Module
+from ..ops._core import QUIET, quiet_reset, quiet_set
+from .capture import Capture, GraphBreak
+from .codegen import CompiledGraph, generate
+
+__all__ = ["compile", "GraphBreak", "OptimizedModule"]
+
+_new = object.__new__
+CACHE_SIZE_LIMIT = 8  # torch._dynamo.config.cache_size_limit
+DOUBLE_BACKWARD_MSG = "torch.compile with aot_autograd does not currently support double backward"
+
+
+class _Fallback:
+    """A signature that runs eagerly, and why."""
+
+    __slots__ = ("reason", "where", "signature")
+
+    def __init__(self, reason: str, where: str = "", signature: str = "") -> None:
+        self.reason = reason
+        self.where = where
+        self.signature = signature
+
+
+def _describe(tensors: list) -> str:
+    """The inputs of a signature and the grad mode, for reports."""
+    shapes = ", ".join(f"{list(t._data.shape)}{' requires_grad' if t._rg else ''}" for t in tensors)
+    return f"({shapes}){'' if _state.enabled else ' no_grad'}"
+
+
+# -- the node joining compiled code to the eager graph --------------------------------------
+
+
+class CompiledFunctionBackward(Node):
+    """Backward of one compiled call: runs the generated backward on the saved values."""
+
+    __slots__ = ()
+    _multi_output = True
+    _fast = False
+
+    def backward(self, grads, ctx, *inputs):
+        graph, saved = ctx
+        as_tensors = any(isinstance(g, Tensor) for g in grads)
+        arrays = [g._data if isinstance(g, Tensor) else g for g in grads]
+        token = quiet_set(QUIET)
+        try:
+            results = graph.backward(arrays, *saved)
+        finally:
+            quiet_reset(token)
+        if not as_tensors:
+            return results
+        # create_graph=True: first order works, a second backward raises (as torch's).
+        grad_edges = tuple(edge_of(g) for g in grads if isinstance(g, Tensor))
+        return _no_double_backward(self.next_functions + grad_edges, results)
+
+
+class CompiledFunctionBackwardBackward(Node):
+    """What a backward through a compiled backward meets: torch's error."""
+
+    __slots__ = ()
+    _multi_output = True
+    _fast = False
+
+    def backward(self, grads, *saved):
+        raise RuntimeError(DOUBLE_BACKWARD_MSG)
+
+
+def _no_double_backward(edges: tuple, results):
+    """The gradients as Tensors that require grad (their inputs do) through a node whose
+    backward raises torch's error."""
+    tensors = [None if r is None else Tensor._wrap(np.asarray(r)) for r in results]
+    edges = tuple(e for e in edges if e[0] is not None)
+    if _state.enabled and edges:
+        node = _new(CompiledFunctionBackwardBackward)
+        node.next_functions = edges
+        node._meta = tuple((t._data.shape, t._data.dtype) for t in tensors if t is not None)
+        node._hooks = None
+        node._params = ()
+        node._saved = node._versions = ()
+        nr = 0
+        for t in tensors:
+            if t is not None and t._data.dtype.kind in "fc":
+                t.grad_fn, t._rg, t._output_nr = node, True, nr
+                nr += 1
+    return tuple(tensors)
+
+
+# -- flattening calls -------------------------------------------------------------------
+
+
+def _flatten(obj, tensors: list):
+    """The structure of ``obj`` with its tensors replaced by their positions in ``tensors``."""
+    if isinstance(obj, Tensor):
+        tensors.append(obj)
+        a = obj._data  # strides too: parameters may be views of an input's array
+        return (Tensor, a.shape, a.dtype, a.strides, obj._rg)
+    if isinstance(obj, (list, tuple)):
+        return (type(obj), tuple(_flatten(x, tensors) for x in obj))
+    if isinstance(obj, dict):
+        return (dict, tuple((k, _flatten(v, tensors)) for k, v in obj.items()))
+    hash(obj)  # TypeError: an unhashable argument (the call runs eagerly)
+    return (type(obj), obj)
+
+
+def _out_spec(obj, slots: list, cap: Capture):
+    """The structure of a result with its tensors replaced by output indices."""
+    if isinstance(obj, Tensor):
+        k = cap.by_tensor.get(id(obj))
+        if k is None:
+            k = cap.slot_of(obj)
+        slots.append(k)
+        return ("T", len(slots) - 1)
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+        return (type(obj), [_out_spec(x, slots, cap) for x in obj])
+    if isinstance(obj, dict):
+        return (dict, [(k, _out_spec(v, slots, cap)) for k, v in obj.items()])
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return ("C", obj)
+    raise GraphBreak(f"returning a {type(obj).__name__} from a compiled function")
+
+
+def _build(spec, outs):
+    kind = spec[0]
+    if kind == "T":
+        return outs[spec[1]]
+    if kind == "C":
+        return spec[1]
+    if kind is dict:
+        return {k: _build(v, outs) for k, v in spec[1]}
+    return kind(_build(s, outs) for s in spec[1])
+
+
+class _Entry:
+    """One signature's compiled graph and how to rebuild the result."""
+
+    __slots__ = ("graph", "spec", "attr_rg", "signature")
+
+    def __init__(self, graph: CompiledGraph, spec, signature: str = "") -> None:
+        self.graph = graph
+        self.spec = spec
+        self.signature = signature
+        self.attr_rg = tuple(t._rg for t in graph.attrs)
+
+
+# -- the compiled callable ----------------------------------------------------------------
+
+
+class _CompiledFunction:
+    """``fn`` compiled: a cache of captures keyed by call signature."""
+
+    def __init__(self, fn, fullgraph: bool, module=None) -> None:
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.module = module
+        self.cache: dict = {}
+        self.breaks: list = []  # (reason, where) of every fallback
+
+    def key(self, args, kwargs, tensors: list):
+        try:
+            structure = (_flatten(args, tensors), _flatten(kwargs, tensors))
+        except TypeError:
+            return None
+        key = (structure, _state.enabled, _state.inference)
+        if self.module is not None:
+            m = self.module
+            key += (
+                tuple(x.training for x in m.modules()),
+                tuple(map(id, m.parameters())),
+                tuple(map(id, m.buffers())),
+            )
+        return key
+
+    def __call__(self, *args, **kwargs):
+        tensors: list = []
+        key = self.key(args, kwargs, tensors)
+        if key is None:
+            return self.fn(*args, **kwargs)
+        entry = self.cache.get(key)
+        if entry is None:
+            return self._compile(key, args, kwargs, tensors)
+        if type(entry) is _Fallback:
+            return self.fn(*args, **kwargs)
+        if entry.attr_rg != tuple(t._rg for t in entry.graph.attrs):
+            return self._compile(key, args, kwargs, tensors)
+        try:
+            return self._run(entry, tensors)
+        except Exception:  # bad values (a singular matrix...): eager raises torch's error
+            return self.fn(*args, **kwargs)
+
+    def _run(self, entry: _Entry, tensors: list):
+        graph = entry.graph
+        arrays = [tensors[i]._data for i in graph.arg_positions]
+        arrays += [t._data for t in graph.attrs]
+        token = quiet_set(QUIET)
+        try:
+            outs, saved = graph.forward(*arrays)
+        finally:
+            quiet_reset(token)
+        results = []
+        inputs = [tensors[i] for i in graph.arg_positions] + graph.attrs
+        for k, out in enumerate(outs):
+            alias = graph.out_alias[k]
+            if alias is not None:
+                results.append(inputs[alias])
+                continue
+            if type(out) is not np.ndarray:
+                out = np.asarray(out)
+            results.append(Tensor._wrap(out))
+        if _state.enabled and graph.grad_inputs and any(graph.out_rg):
+            _attach(graph, saved, inputs, results)
+        return _build(entry.spec, results)
+
+    def _compile(self, key, args, kwargs, tensors: list):
+        if len(self.cache) >= CACHE_SIZE_LIMIT:
+            self.cache[key] = fb = _Fallback(f"cache_size_limit ({CACHE_SIZE_LIMIT}) reached")
+            self.breaks.append((fb.reason, fb.where))
+            return self.fn(*args, **kwargs)
+        rng_state = default_generator._rng.bit_generator.state
+        cap = Capture(strict=self.fullgraph)
+        for t in tensors:
+            cap.add_input(t)
+        with cap:
+            result = self.fn(*args, **kwargs)
+            try:
+                slots: list = []
+                spec = _out_spec(result, slots, cap)
+            except GraphBreak as e:
+                cap.fail(e.reason)
+        try:
+            cap.check()
+            graph = generate(cap, slots)
+            entry = _Entry(graph, spec, _describe(tensors))
+            default_generator._rng.bit_generator.state = rng_state
+            try:
+                compiled = self._run(entry, tensors)
+            except Exception as exc:
+                raise GraphBreak(f"the generated code failed: {type(exc).__name__}: {exc}") from exc
+            _same_result(result, compiled)
+            self._validate(entry, args, kwargs, tensors, rng_state)
+            default_generator._rng.bit_generator.state = rng_state
+            compiled = self._run(entry, tensors)
+        except GraphBreak as e:
+            if self.fullgraph:
+                raise
+            self.cache[key] = _Fallback(e.reason, e.where, _describe(tensors))
+            self.breaks.append((e.reason, e.where))
+            return result
+        self.cache[key] = entry
+        return compiled
+
+    def _validate(self, entry: _Entry, args, kwargs, tensors: list, rng_state) -> None:
+        """Run the function and the generated code on other values of the same signature
+        (floats perturbed, integers and booleans permuted): an array an op computed from a
+        tensor's values outside the graph would be frozen in the code and differ here."""
+        rng = np.random.default_rng(20261125)
+        mapping = {id(t): _perturbed(t, rng) for t in tensors}
+        other = [mapping[id(t)] for t in tensors]
+        token = _state.enabled
+        _state.enabled = False  # values only: no graph for either run
+        attrs = [(t, t._data) for t in entry.graph.attrs]  # parameters, buffers: swapped too
+        for t, a in attrs:
+            t._data = _perturbed(t, rng)._data
+        try:
+            default_generator._rng.bit_generator.state = rng_state
+            try:
+                want = self.fn(*_replace(args, mapping), **_replace(kwargs, mapping))
+            except Exception as exc:
+                raise GraphBreak(
+                    f"the capture could not be checked on other values ({type(exc).__name__})"
+                ) from exc
+            default_generator._rng.bit_generator.state = rng_state
+            try:
+                got = self._run(entry, other)
+            except Exception as exc:
+                raise GraphBreak("the generated code fails on other values") from exc
+            try:
+                _same_result(want, got)
+            except GraphBreak:
+                raise GraphBreak(
+                    "the function depends on tensor values that ember could not trace "
+                    "(an op read a tensor's data outside the declared ops)"
+                ) from None
+        finally:
+            _state.enabled = token
+            for t, a in attrs:
+                t._data = a
+
+    # -- reports ------------------------------------------------------------------------
+
+    def explain(self) -> str:
+        """What was compiled and what runs eagerly, with the reasons and source lines."""
+        lines = []
+        for n, entry in enumerate(self.cache.values()):
+            if type(entry) is _Fallback:
+                lines.append(f"signature {n} {entry.signature}: runs eagerly: {entry.reason}")
+                if entry.where:
+                    lines.append(f"    at {entry.where}")
+            else:
+                g = entry.graph
+                lines.append(
+                    f"signature {n} {entry.signature}: compiled: {g.n_ops} ops, "
+                    f"{len(g.out_slots)} outputs, "
+                    f"{len(g.grad_inputs)} gradient inputs"
+                )
+        return "\n".join(lines) if lines else "nothing compiled yet"
+
+    @property
+    def code(self) -> str:
+        """The generated source of the most recent compiled signature."""
+        for entry in reversed(list(self.cache.values())):
+            if type(entry) is not _Fallback:
+                return entry.graph.code
+        return ""
+
+
+def _perturbed(t: Tensor, rng) -> Tensor:
+    """Other values for ``t``: floats scaled by up to 10% (signs kept), other dtypes permuted."""
+    a = t._data
+    if a.dtype.kind in "fc" and a.size:
+        b = (a * (1 + 0.1 * rng.uniform(-1, 1, a.shape))).astype(a.dtype)
+    elif a.size > 1:
+        b = rng.permutation(a.reshape(-1)).reshape(a.shape)
+    else:
+        b = a.copy()
+    out = Tensor._wrap(b)
+    out._rg = t._rg
+    return out
+
+
+def _replace(obj, mapping: dict):
+    """``obj`` (args, kwargs) with its tensors replaced through ``mapping``."""
+    if isinstance(obj, Tensor):
+        return mapping.get(id(obj), obj)
+    if type(obj) in (list, tuple):
+        return type(obj)(_replace(x, mapping) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _replace(v, mapping) for k, v in obj.items()}
+    return obj
+
+
+def _same_result(eager, compiled) -> None:
+    """The generated code's first result must equal the eager run's (else: a fallback)."""
+    if isinstance(eager, Tensor):
+        a, b = eager._data, compiled._data
+        if a.shape != b.shape or a.dtype != b.dtype or not np.array_equal(a, b, equal_nan=True):
+            raise GraphBreak("the generated code does not reproduce the eager result")
+        if eager._rg != compiled._rg:
+            raise GraphBreak("the generated code does not reproduce requires_grad")
+    elif isinstance(eager, (list, tuple)):
+        for x, y in zip(eager, compiled):
+            _same_result(x, y)
+    elif isinstance(eager, dict):
+        for k in eager:
+            _same_result(eager[k], compiled[k])
+
+
+def _attach(graph: CompiledGraph, saved, inputs: list, results: list) -> None:
+    node = _new(CompiledFunctionBackward)
+    node.next_functions = tuple(edge_of(inputs[i]) for i in graph.grad_inputs)
+    node._meta = tuple(graph.out_meta)
+    node._hooks = None
+    node._params = ()
+    node._saved = (SavedValue((graph, saved)),)
+    node._versions = (0,)
+    for k, t in enumerate(results):
+        if graph.out_rg[k] and graph.out_alias[k] is None:
+            t.grad_fn, t._rg, t._output_nr = node, True, k
+
+
+# -- the public API ----------------------------------------------------------------------
+
+
+def compile(
+    model=None,
+    *,
+    fullgraph: bool = False,
+    dynamic: bool | None = None,
+    backend="inductor",
+    mode: str | None = None,
+    options: dict | None = None,
+    disable: bool = False,
+):
+    """Compile a function or module (torch.compile's API); also a decorator.
+
+    Each new signature of a call is captured once (the declared ops it applies) and
+    replaced by generated NumPy code; what cannot be captured runs eagerly (see
+    ``explain``), or raises under ``fullgraph=True``. ``dynamic``, ``backend``, ``mode``
+    and ``options`` are accepted for compatibility.
+
+    Example:
+        >>> import ember
+        >>> f = ember.compile(lambda x: (x.sin() * 2).sum())
+        >>> x = ember.ones(3, requires_grad=True)
+        >>> f(x).backward()
+        >>> x.grad
+        tensor([1.0806, 1.0806, 1.0806])
+    """
+    if model is None:
+        return functools.partial(
+            compile,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            backend=backend,
+            mode=mode,
+            options=options,
+            disable=disable,
+        )
+    if mode is not None and options is not None:
+        raise RuntimeError(
+            "Either mode or options can be specified, but both can't be specified at the same time."
+        )
+    if disable:
+        return model
+    if isinstance(model, Module):
+        return OptimizedModule(model, fullgraph)
+    if not callable(model):
+        raise RuntimeError("model must be a callable")
+    compiled = _CompiledFunction(model, fullgraph)
+
+    @functools.wraps(model)
+    def compiled_fn(*args, **kwargs):
+        return compiled(*args, **kwargs)
+
+    compiled_fn._ember_compiled = compiled
+    compiled_fn.explain = compiled.explain
+    compiled_fn._torchdynamo_orig_callable = model
+    return compiled_fn
+
+
+class OptimizedModule(Module):
+    """A module whose calls run compiled (torch's ``OptimizedModule``): its parameters,
+    ``state_dict`` (under ``_orig_mod.``) and attributes are the original module's."""
+
+    def __init__(self, mod, fullgraph: bool = False) -> None:
+        super().__init__()
+        self._orig_mod = mod
+        self._compiled = _CompiledFunction(mod.__call__, fullgraph, module=mod)
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name in ("_orig_mod", "_compiled"):
+                raise
+            return getattr(self._orig_mod, name)
+
+    def explain(self) -> str:
+        """What was compiled and what runs eagerly (see ``compile``)."""
+        return self._compiled.explain()

@@ -1,0 +1,426 @@
+"""Capture: run a function once, eagerly, and record the declared ops it applies.
+
+Every differentiable op is a declaration (``autograd.opdef.defop``) applied through
+``recording.record``; while a capture runs, ``record`` reports each application here
+(``Capture.op``): the node class, its operands, its parameters and its outputs. That list is
+the graph the compiler generates code from, so the compiler never needs a table of ops of
+its own: it calls each declaration's ``forward`` and its backward rules.
+
+What the list cannot express makes the capture fail with the reason (the caller then runs
+the function eagerly, or raises under ``fullgraph=True``):
+
+- a value leaving the graph: ``.item()``, ``bool(t)``, ``.tolist()``, ``.numpy()``,
+  printing (the captured code would freeze the value, or drop the side effect);
+- a tensor made by an op that is not a declaration (``Tensor._wrap`` in op code), unless it is
+  a deterministic factory (``zeros``, ``arange``, ...) whose result is a constant for the
+  guarded shapes, or an alias of a captured value (``detach``);
+- an index array passed as a parameter that is not exactly a captured tensor's array;
+- an in-place change of a captured tensor (its version counter moved), a custom
+  ``autograd.Function``, hooks on intermediate tensors.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import traceback
+import types
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd import recording as _recording
+
+__all__ = ["Capture", "CallOp", "GraphBreak", "Op", "SlotRef", "Literal", "ViewOf", "view_of"]
+
+
+class GraphBreak(RuntimeError):
+    """What stopped a capture: ``reason`` and the user's source line (``where``)."""
+
+    def __init__(self, reason: str, where: str = "") -> None:
+        super().__init__(reason + (f"\n  at {where}" if where else ""))
+        self.reason = reason
+        self.where = where
+
+
+class SlotRef:
+    """A reference to value slot ``k`` (an operand, or an array inside a parameter)."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+    def __repr__(self) -> str:
+        return f"v{self.k}"
+
+
+class ViewOf:
+    """A parameter that is a view of value slot ``k``'s array (rebuilt at each call)."""
+
+    __slots__ = ("k", "offset", "shape", "strides")
+
+    def __init__(self, k: int, offset: int, shape: tuple, strides: tuple) -> None:
+        self.k, self.offset, self.shape, self.strides = k, offset, shape, strides
+
+
+def view_of(a: np.ndarray, offset: int, shape: tuple, strides: tuple) -> np.ndarray:
+    """The read-only view of C-contiguous ``a`` at byte ``offset`` with ``shape``/``strides``."""
+    start = a.reshape(-1)[offset // a.itemsize :]
+    return np.lib.stride_tricks.as_strided(start, shape, strides, writeable=False)
+
+
+class Literal:
+    """A Python number or None operand."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+
+class Op:
+    """One captured application of a declared op (or an alias: ``cls`` None)."""
+
+    __slots__ = ("cls", "args", "params", "outs", "out_rg", "n_saves", "edges", "meta")
+
+    def __init__(self, cls, args, params, outs, out_rg, n_saves, edges, meta) -> None:
+        self.cls = cls  # the node class (None: outs[0] aliases args[0] with no gradient)
+        self.args = args  # SlotRef | Literal per declared input (a list for variadic ops)
+        self.params = params  # with SlotRef where an array is a captured tensor's array
+        self.outs = outs  # value slots of the outputs
+        self.out_rg = out_rg  # per output: does it require grad
+        self.n_saves = n_saves  # arrays the forward returns after the outputs
+        self.edges = edges  # per input: does it take a gradient
+        self.meta = meta  # per output: (shape, dtype)
+
+
+class CallOp:
+    """A call of a public function whose result is not a declared op's (comparisons,
+    ``argmax``, bitwise ops: no gradient), replayed by calling it on the arrays' tensors."""
+
+    __slots__ = ("fn", "args", "kwargs", "outs")
+
+    def __init__(self, fn, args, kwargs, outs) -> None:
+        self.fn, self.args, self.kwargs, self.outs = fn, args, kwargs, outs
+
+
+# Methods never logged as calls: the capture's own hooks, and what is not an op.
+_NOT_CALLS = frozenset(
+    "__init__ __repr__ __str__ __format__ __hash__ __reduce_ex__ __deepcopy__ __array__ "
+    "__array_ufunc__ __len__ __iter__ __bool__ __float__ __int__ __complex__ __index__ "
+    "__setitem__ __iadd__ __isub__ __imul__ __itruediv__ __ipow__ __contains__ _wrap _bump "
+    "backward register_hook retain_grad requires_grad_ detach_ numpy tolist item".split()
+)
+
+
+# Factories whose result is a constant once shapes are guarded (not random draws).
+_CONSTANT_FACTORIES = frozenset(
+    "tensor as_tensor from_numpy zeros ones empty full eye arange linspace logspace zeros_like "
+    "ones_like empty_like full_like tril_indices triu_indices scalar_tensor new_tensor new_zeros "
+    "new_ones new_full new_empty".split()
+)
+# Names of the registry's wrappers, not of ops: the op is the next frame in.
+_WRAPPERS = frozenset({"method", "op", "wrapper", "inner", "wrapped", "decorate"})
+# Tensor methods that hand a value to Python: captured code would freeze it.
+_LEAKS = {
+    "item": "Tensor.item() (a value leaves the graph)",
+    "tolist": "Tensor.tolist() (values leave the graph)",
+    "numpy": "Tensor.numpy() (values leave the graph)",
+    "__array__": "converting a tensor to a NumPy array (values leave the graph)",
+    "__bool__": "data-dependent control flow (bool() of a tensor)",
+    "__float__": "float() of a tensor (a value leaves the graph)",
+    "__int__": "int() of a tensor (a value leaves the graph)",
+    "__index__": "using a tensor as a Python index (a value leaves the graph)",
+    "__contains__": "`in` on a tensor (data-dependent)",
+    "__repr__": "printing a tensor",
+    "__str__": "printing a tensor",
+    "__format__": "printing a tensor",
+    "equal": "Tensor.equal() (a value leaves the graph)",
+    "allclose": "Tensor.allclose() (a value leaves the graph)",
+    "data_ptr": "Tensor.data_ptr()",
+    "register_hook": "a hook on a tensor inside the compiled region",
+    "retain_grad": "retain_grad() inside the compiled region",
+    "_bump": "an in-place operation inside the compiled region",
+}
+
+
+def _user_line() -> str:
+    """``file:line: code`` of the innermost frame outside ember (where the user's code is)."""
+    for fs in reversed(traceback.extract_stack()):
+        if "/ember/" not in fs.filename.replace("\\", "/"):
+            return f"{fs.filename}:{fs.lineno}: {fs.line}"
+    return ""
+
+
+def _outermost_ember_function(frame) -> str:
+    """The public ember function the user called, seen from a frame inside ember."""
+    name = ""
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module == "ember" or module.startswith("ember."):
+            code_name = frame.f_code.co_name
+            if not module.startswith("ember._compile") and code_name not in _WRAPPERS:
+                name = code_name
+        elif name:
+            break
+        frame = frame.f_back
+    return name
+
+
+class Capture:
+    """A context that records the declared ops a block applies (see the module docstring)."""
+
+    def __init__(self, strict: bool = False) -> None:
+        # strict (fullgraph=True): raise at the first break. Otherwise the block runs on,
+        # eagerly and correctly, and the break is remembered (``check``).
+        self.strict = strict
+        self.ops: list[Op] = []
+        self.values: list = []  # slot -> the Tensor captured there (kept alive: ids stay unique)
+        self.kinds: list = []  # slot -> "input" | "attr" | "const" | "op"
+        self.by_tensor: dict = {}  # id(tensor) -> slot
+        self.by_array: dict = {}  # id(array) -> slot (arrays of captured tensors)
+        self.made: dict = {}  # id(tensor) -> (tensor, name of the ember function that made it)
+        self.made_arrays: dict = {}  # id(array) -> the tensor made around it
+        self.versions: list = []  # slot -> version counter value when captured
+        self.input_slots: list = []
+        self._patched: list = []
+        self._error: GraphBreak | None = None
+        self._depth = 0  # nesting of logged public calls (only the outermost is an op)
+
+    # -- slots --------------------------------------------------------------------------
+
+    def _new_slot(self, t: Tensor, kind: str) -> int:
+        k = len(self.values)
+        self.values.append(t)
+        self.kinds.append(kind)
+        self.by_tensor[id(t)] = k
+        self.by_array.setdefault(id(t._data), k)
+        self.versions.append(t._vc[0] if t._vc is not None else 0)
+        return k
+
+    def add_input(self, t: Tensor) -> int:
+        k = self.by_tensor.get(id(t))
+        if k is None:
+            k = self._new_slot(t, "input")
+        self.input_slots.append(k)
+        return k
+
+    def slot_of(self, t: Tensor) -> int:
+        """The slot of an operand: known, made during the capture, or from before it."""
+        k = self.by_tensor.get(id(t))
+        if k is not None:
+            return k
+        made = self.made.get(id(t))
+        if made is None:
+            return self._new_slot(t, "attr")  # a parameter, buffer or closure tensor
+        src = self.by_array.get(id(t._data))
+        if src is not None and self.kinds[src] != "const":  # detach(), .data: an alias
+            k = self._new_slot(t, "op")
+            self.ops.append(Op(None, [SlotRef(src)], (), [k], [False], 0, (False,), None))
+            return k
+        if made[1] not in _CONSTANT_FACTORIES:
+            self.fail(f"ember.{made[1] or '<op>'} is not capturable (it is not a declared op)")
+        return self._new_slot(t, "const")
+
+    # -- what record reports ------------------------------------------------------------
+
+    def op(self, cls, inputs, params, outputs, extras) -> None:
+        if self._error is None:
+            self._op(cls, inputs, params, outputs, extras)
+
+    def _op(self, cls, inputs, params, outputs, extras) -> None:
+        if cls.forward is None:
+            self.fail(f"{cls.__name__} declares no forward to replay")
+            return
+        if cls._variadic:
+            args = [[self._operand(x) for x in inputs]]
+            edges = tuple(isinstance(x, Tensor) and x._rg for x in inputs)
+        else:
+            args = [self._operand(x) for x in inputs]
+            edges = tuple(isinstance(x, Tensor) and x._rg for x in inputs)
+        params = tuple(self._param(p, cls) for p in params)
+        outs = []
+        for t in outputs:
+            self.made.pop(id(t), None)
+            outs.append(self._new_slot(t, "op"))
+        rg = [bool(t._rg) for t in outputs]
+        meta = tuple((t._data.shape, t._data.dtype) for t in outputs)
+        self.ops.append(Op(cls, args, params, outs, rg, len(extras), edges, meta))
+
+    def _operand(self, x):
+        if isinstance(x, Tensor):
+            return SlotRef(self.slot_of(x))
+        if x is None or isinstance(x, (bool, int, float, complex, np.number)):
+            return Literal(x)
+        self.fail(f"an operand of type {type(x).__name__} is not capturable")
+        return Literal(x)
+
+    def _param(self, p, cls):
+        if isinstance(p, np.ndarray):
+            k = self.by_array.get(id(p))
+            if k is not None and self.values[k]._data is p:
+                return SlotRef(k)
+            t = self.made_arrays.get(id(p))
+            if t is not None and t._data is p and id(t) in self.made:
+                return SlotRef(self.slot_of(t))  # a factory's index (arange) or fails
+            view = self._view_of_known(p)
+            if view is not None:
+                return view
+            # A constant (a Python list as an index, a divisor from shapes) or an array an
+            # op computed from a tensor's values: the compiler's check on other values
+            # (``_CompiledFunction._validate``) tells them apart.
+            return p
+        if isinstance(p, tuple):
+            return tuple(self._param(q, cls) for q in p)
+        if isinstance(p, list):
+            return [self._param(q, cls) for q in p]
+        if isinstance(p, Tensor):
+            return SlotRef(self.slot_of(p))
+        return p
+
+    def _view_of_known(self, p: np.ndarray):
+        """``p`` as a view (reshape, broadcast, slice) of a captured tensor's array, which
+        the generated code rebuilds from that array at each call; None if it is not one."""
+        root = p
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        for k, t in enumerate(self.values):
+            a = t._data
+            if self.kinds[k] == "const" or a.dtype != p.dtype or not a.flags.c_contiguous:
+                continue
+            a_root = a
+            while isinstance(a_root.base, np.ndarray):
+                a_root = a_root.base
+            if a_root is not root:
+                continue
+            offset = p.__array_interface__["data"][0] - a.__array_interface__["data"][0]
+            if offset < 0 or offset % a.itemsize:
+                continue
+            return ViewOf(k, offset, p.shape, p.strides)
+        return None
+
+    def unsupported(self, what: str) -> None:
+        self.fail(f"{what} is not capturable")
+
+    def fail(self, reason: str) -> None:
+        """Remember why the capture is unusable; raise it when strict."""
+        if self._error is None:
+            self._error = GraphBreak(reason, _user_line())
+        if self.strict:
+            raise self._error
+
+    # -- the context --------------------------------------------------------------------
+
+    def __enter__(self):
+        if _recording._on or _recording._capture:
+            raise GraphBreak("forward-mode AD or another capture is active")
+        self._patch()
+        _recording._capture[:] = [self]
+        _recording._on[:] = [True]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _recording._capture.clear()
+        _recording._on.clear()
+        self._unpatch()
+
+    def check(self) -> None:
+        """Raise the first reason the capture is unusable (also seen after the block ran)."""
+        if self._error is not None:
+            raise self._error
+        for k, t in enumerate(self.values):
+            now = t._vc[0] if t._vc is not None else 0
+            if now != self.versions[k]:
+                raise GraphBreak("an in-place operation changed a tensor inside the region")
+            aux = t._aux
+            if aux is not None and getattr(aux, "retains_grad", False) and self.kinds[k] == "op":
+                raise GraphBreak("retain_grad() inside the compiled region is not capturable")
+
+    def _patch(self) -> None:
+        original = Tensor.__dict__["_wrap"].__func__
+        made = self.made
+        made_arrays = self.made_arrays
+
+        def tracking_wrap(data):
+            t = original(data)
+            made[id(t)] = (t, _outermost_ember_function(sys._getframe(1)))
+            made_arrays[id(data)] = t
+            return t
+
+        self._patch_attr(Tensor, "_wrap", staticmethod(tracking_wrap))
+        for name, module in list(sys.modules.items()):
+            if (name == "ember" or name.startswith("ember.")) and module is not None:
+                if getattr(module, "_wrap", None) is original:
+                    self._patch_attr(module, "_wrap", tracking_wrap)
+        for method, reason in _LEAKS.items():
+            if method in Tensor.__dict__:
+                self._patch_attr(Tensor, method, self._leak(Tensor.__dict__[method], reason))
+        import ember  # deferred: capture patches the namespace that imports this module
+
+        for owner in (ember, Tensor):
+            for name, fn in list(vars(owner).items()):
+                private = name.startswith("_") and not name.startswith("__")
+                if isinstance(fn, types.FunctionType) and not private:
+                    if name not in _NOT_CALLS and name not in _LEAKS:
+                        self._patch_attr(owner, name, self._logged(fn))
+
+    def _logged(self, fn):
+        """``fn`` logging its call when its result is a tensor no declared op made."""
+        capture = self
+
+        @functools.wraps(fn)
+        def logged(*args, **kwargs):
+            if capture._depth:
+                return fn(*args, **kwargs)
+            capture._depth += 1
+            try:
+                out = fn(*args, **kwargs)
+            finally:
+                capture._depth -= 1
+            if isinstance(out, Tensor) and id(out) in capture.made and not out._rg:
+                capture._call_op(fn, args, kwargs, out)
+            return out
+
+        return logged
+
+    def _call_op(self, fn, args, kwargs, out: Tensor) -> None:
+        if self._error is not None:
+            return
+        src = self.by_array.get(id(out._data))
+        if src is not None and self.values[src]._data is out._data:
+            return  # an alias (detach): slot_of handles it
+        call_args = [self._call_arg(a) for a in args]
+        call_kwargs = {k: self._call_arg(v) for k, v in kwargs.items()}
+        if self._error is not None:
+            return
+        self.made.pop(id(out), None)
+        k = self._new_slot(out, "op")
+        self.ops.append(CallOp(fn, call_args, call_kwargs, [k]))
+
+    def _call_arg(self, a):
+        if isinstance(a, Tensor):
+            return SlotRef(self.slot_of(a))
+        if isinstance(a, (list, tuple)) and any(isinstance(x, Tensor) for x in a):
+            self.fail("a list of tensors passed to a function that is not a declared op")
+        return a
+
+    def _leak(self, fn, reason):
+        capture = self
+        call = fn.__func__ if isinstance(fn, staticmethod) else fn
+
+        def leaking(*args, **kwargs):
+            capture.fail(f"{reason} is not capturable")
+            return call(*args, **kwargs)
+
+        leaking.__name__ = getattr(fn, "__name__", "leak")
+        return leaking
+
+    def _patch_attr(self, owner, name, value) -> None:
+        self._patched.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, value)
+
+    def _unpatch(self) -> None:
+        for owner, name, value in reversed(self._patched):
+            setattr(owner, name, value)
+        self._patched.clear()

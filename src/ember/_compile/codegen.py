@@ -1,0 +1,323 @@
+"""Code generation: a captured op list becomes two plain Python functions of arrays.
+
+``forward(a0, a1, ...)`` calls each declaration's ``forward`` in order on arrays (no
+Tensors, no nodes, no saved-value bookkeeping) and returns the outputs and what backward
+reads. ``backward(grads, saved...)`` runs the declarations' backward rules in reverse
+order, reduces broadcast gradients and casts them as the engine does, and returns one
+gradient per input that requires grad. Only what backward reads is kept from forward.
+
+The functions are generated as source (``CompiledGraph.code``) so they can be read, and
+every value is a local variable: the interpreter's fastest storage.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..autograd.engine import _cast
+from ..autograd.graph import sum_to_shape
+from .._tensor import Tensor
+from .capture import CallOp, Capture, Literal, Op, SlotRef, ViewOf, view_of
+
+__all__ = ["CompiledGraph", "generate"]
+
+_new = object.__new__
+
+
+class CompiledGraph:
+    """The generated functions of one capture, and what the caller needs to run them."""
+
+    def __init__(self) -> None:
+        self.forward = None
+        self.backward = None
+        self.code = ""
+        self.n_inputs = 0  # arrays of the call's tensors, then of the attrs
+        self.arg_positions: list = []  # which of the call's tensors forward takes (no repeats)
+        self.attrs: list = []  # tensors read at every call (parameters, buffers, closures)
+        self.grad_inputs: list = []  # positions (in inputs + attrs) that get a gradient
+        self.out_slots: list = []
+        self.out_rg: list = []  # per output: requires grad
+        self.out_meta: list = []  # per output: (shape, dtype)
+        self.out_alias: list = []  # per output: index of the input/attr it is, or None
+        self.n_ops = 0
+
+
+def _fake_node(op: Op, params):
+    """A node of the op's class holding what its backward reads besides saved values."""
+    node = _new(op.cls)
+    node.next_functions = tuple((True, 0) if e else (None, 0) for e in op.edges)
+    node._params = params
+    node._meta = op.meta
+    node._hooks = None
+    node._saved = node._versions = ()
+    return node
+
+
+def _slot_needed(op: Op, name: str) -> bool:
+    """Does a rule of an input that takes a gradient read saved slot ``name``?"""
+    cls = op.cls
+    if name in cls._saves or cls.composite is not None:
+        return True
+    rules = [cls._rules[k] for k in cls._inputs]
+    if all(r is None for r in rules):  # one combined rule for every input
+        return True
+    return any(e and r is not None and name in r[1] for e, r in zip(op.edges, rules))
+
+
+def _has_slot(value) -> bool:
+    if isinstance(value, (SlotRef, ViewOf)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_has_slot(v) for v in value)
+    return False
+
+
+def generate(cap: Capture, out_slots: list) -> CompiledGraph:
+    """Generate the forward and backward functions of a capture whose results are the
+    values in ``out_slots``."""
+    g = CompiledGraph()
+    env: dict = {"np": np, "sum_to_shape": sum_to_shape, "_cast": _cast, "_fake": _fake_node}
+    env["_view"] = view_of
+    env["_T"] = Tensor._wrap
+    const_n = [0]
+
+    def const(value) -> str:
+        name = f"K{const_n[0]}"
+        const_n[0] += 1
+        env[name] = value
+        return name
+
+    def expr(value) -> str:
+        """Source for an operand or parameter."""
+        if isinstance(value, SlotRef):
+            return f"v{value.k}"
+        if isinstance(value, ViewOf):
+            return f"_view(v{value.k}, {value.offset}, {value.shape!r}, {value.strides!r})"
+        if isinstance(value, Literal):
+            value = value.value
+        if isinstance(value, tuple) and _has_slot(value):
+            return "(" + "".join(expr(v) + ", " for v in value) + ")"
+        if isinstance(value, list) and _has_slot(value):
+            return "[" + ", ".join(expr(v) for v in value) + "]"
+        if (
+            value is None
+            or type(value) in (bool, int)
+            or (type(value) is float and np.isfinite(value))
+        ):
+            return repr(value)
+        return const(value)
+
+    # -- the inputs: the call's tensors, then the tensors read from outside ------------------
+    arg_of: dict = {}
+    params_in = []
+    for i, k in enumerate(cap.input_slots):
+        if k not in arg_of:
+            arg_of[k] = len(params_in)
+            params_in.append(f"v{k}")
+            g.arg_positions.append(i)
+    g.n_inputs = len(params_in)
+    for k, kind in enumerate(cap.kinds):
+        if kind == "attr":
+            arg_of[k] = len(params_in)
+            params_in.append(f"v{k}")
+            g.attrs.append(cap.values[k])
+    header = []
+    for k, kind in enumerate(cap.kinds):
+        if kind == "const":
+            header.append(f"    v{k} = {const(cap.values[k]._data)}")
+
+    # -- which values get a gradient (static: from the outputs that require grad) ------------
+    grad_of = set()
+    for k, rg in zip(out_slots, [cap.values[k]._rg for k in out_slots]):
+        if rg:
+            grad_of.add(k)
+    on_path = []
+    for op in reversed(cap.ops):
+        if type(op) is CallOp or op.cls is None or not any(o in grad_of for o in op.outs):
+            on_path.append(False)
+            continue
+        on_path.append(True)
+        args = op.args[0] if op.cls._variadic else op.args
+        for a, e in zip(args, op.edges):
+            if e and isinstance(a, SlotRef):
+                grad_of.add(a.k)
+    on_path.reverse()
+    grad_slots = [k for k in arg_of if k in grad_of and cap.values[k]._rg]
+    g.grad_inputs = [arg_of[k] for k in grad_slots]
+
+    # -- forward ----------------------------------------------------------------------------
+    fwd = [f"def forward({', '.join(params_in)}):"] + header
+    saved_names: list = []
+    saved_set: set = set()
+
+    def keep(name: str) -> None:
+        if name not in saved_set:
+            saved_set.add(name)
+            saved_names.append(name)
+
+    bwd_ops = []  # (op, node expr, slot exprs)
+    for j, op in enumerate(cap.ops):
+        outs = ", ".join(f"v{o}" for o in op.outs)
+        if type(op) is CallOp:  # no gradient: the public function on tensors of the arrays
+            env[f"F{j}"] = op.fn
+            args = [f"_T({expr(a)})" if isinstance(a, SlotRef) else expr(a) for a in op.args]
+            kwargs = [
+                f"{k!r}: " + (f"_T({expr(a)})" if isinstance(a, SlotRef) else expr(a))
+                for k, a in op.kwargs.items()
+            ]
+            call = f"F{j}({''.join(a + ', ' for a in args)}**{{{', '.join(kwargs)}}})"
+            fwd.append(f"    {outs} = {call}._data  # {op.fn.__name__}")
+            continue
+        if op.cls is None:  # an alias (detach): the same array, no gradient
+            fwd.append(f"    {outs} = {expr(op.args[0])}")
+            continue
+        env[f"F{j}"] = op.cls.forward
+        if op.cls._variadic:
+            call_args = ["[" + ", ".join(expr(a) for a in op.args[0]) + "]"]
+        else:
+            call_args = [expr(a) for a in op.args]
+        call_args += [expr(p) for p in op.params]
+        saves = [f"x{j}_{i}" for i in range(op.n_saves)]
+        targets = ", ".join([f"v{o}" for o in op.outs] + saves)
+        if op.cls._multi_output and not saves:
+            targets = outs + ","
+        fwd.append(f"    {targets} = F{j}({', '.join(call_args)})  # {op.cls.__name__}")
+        if not on_path[j]:
+            continue
+        if _has_slot(op.params):
+            node = f"n{j}"
+            env[f"C{j}"] = op
+            fwd.append(f"    n{j} = _fake(C{j}, {expr(op.params)})")
+            keep(node)
+        else:
+            node = f"N{j}"
+            env[node] = _fake_node(op, op.params)
+        slot_exprs = []
+        for name in op.cls._slots:
+            if not _slot_needed(op, name):  # only rules of inputs without a gradient read it
+                slot_exprs.append("None")
+                continue
+            decl_inputs = op.cls._inputs
+            if name in decl_inputs:
+                value = op.args[decl_inputs.index(name)]
+            elif name in op.cls._outputs:
+                value = SlotRef(op.outs[op.cls._outputs.index(name)])
+            else:
+                value = f"x{j}_{op.cls._saves.index(name)}"
+            if isinstance(value, str):
+                slot_exprs.append(value)
+                keep(value)
+            else:
+                e = expr(value)
+                slot_exprs.append(e)
+                if isinstance(value, SlotRef):
+                    keep(e)
+        if op.cls._variadic and op.cls._save is not None:  # saves its operands
+            slot_exprs = [expr(a) for a in op.args[0]]
+            for a in op.args[0]:
+                if isinstance(a, SlotRef):
+                    keep(expr(a))
+        if _has_slot(op.params):
+            for k in _slot_refs(op.params):
+                keep(f"v{k}")
+        bwd_ops.append((j, op, node, slot_exprs))
+    out_exprs = []
+    for k in out_slots:
+        out_exprs.append(f"v{k}")
+    outs_tuple = "".join(e + ", " for e in out_exprs)
+    saved_tuple = "".join(n + ", " for n in saved_names)
+    fwd.append(f"    return ({outs_tuple}), ({saved_tuple})")
+
+    # -- backward ---------------------------------------------------------------------------
+    bwd = [f"def backward(grads, {''.join(n + ', ' for n in saved_names)}):"]
+    gvars = sorted(grad_of)
+    if gvars:
+        bwd.append("    " + " = ".join(f"g{k}" for k in gvars) + " = None")
+    for i, k in enumerate(out_slots):
+        if k in grad_of and cap.values[k]._rg:
+            bwd.append(f"    if grads[{i}] is not None:")
+            bwd.append(f"        g{k} = grads[{i}] if g{k} is None else g{k} + grads[{i}]")
+    for _j, op, node, slot_exprs in reversed(bwd_ops):
+        if op.cls._multi_output:
+            gin = "[" + ", ".join(f"g{o}" if o in grad_of else "None" for o in op.outs) + "]"
+            bwd.append(
+                f"    if {' or '.join(f'g{o} is not None' for o in op.outs if o in grad_of)}:"
+            )
+        else:
+            gin = f"g{op.outs[0]}"
+            bwd.append(f"    if {gin} is not None:")
+        call = f"{node}.backward({gin}{''.join(', ' + s for s in slot_exprs)})"
+        args = op.args[0] if op.cls._variadic else op.args
+        bwd.append(f"        r = {call}  # {op.cls.__name__}")
+        multi_in = len(args) > 1 or op.cls._variadic
+        if multi_in:
+            bwd.append("        if type(r) is not tuple: r = (r,)")
+        for i, (a, e) in enumerate(zip(args, op.edges)):
+            if not (e and isinstance(a, SlotRef) and a.k in grad_of):
+                continue
+            shape, dtype = cap.values[a.k]._data.shape, cap.values[a.k]._data.dtype
+            src = f"r[{i}]" if multi_in else "r"
+            bwd.append(f"        t = {src}")
+            bwd.append("        if t is not None:")
+            bwd.append(f"            if t.shape != {shape!r}: t = sum_to_shape(t, {shape!r})")
+            if not shape:
+                bwd.append("            if type(t) is not np.ndarray: t = np.asarray(t)")
+            dname = const(dtype)
+            bwd.append(f"            if t.dtype != {dname}: t = _cast(t, {dname})")
+            bwd.append(f"            g{a.k} = t if g{a.k} is None else g{a.k} + t")
+    bwd.append(f"    return ({''.join(f'g{k}, ' for k in grad_slots)})")
+
+    fwd = _free_dead(fwd, skip=set(params_in))
+    bwd = _free_dead(bwd, skip=set())
+    source = "\n".join(fwd) + "\n\n\n" + "\n".join(bwd) + "\n"
+    namespace = dict(env)
+    exec(compile(source, "<ember.compile>", "exec"), namespace)  # noqa: S102 - our own source
+    g.forward = namespace["forward"]
+    g.backward = namespace["backward"]
+    g.code = source
+    g.out_slots = list(out_slots)
+    g.out_rg = [bool(cap.values[k]._rg) for k in out_slots]
+    g.out_meta = [(cap.values[k]._data.shape, cap.values[k]._data.dtype) for k in out_slots]
+    g.out_alias = [arg_of.get(k) if cap.kinds[k] in ("input", "attr") else None for k in out_slots]
+    g.n_ops = len(cap.ops)
+    return g
+
+
+_NAME = re.compile(r"\b(?:v\d+|x\d+_\d+|n\d+|g\d+)\b")
+
+
+def _free_dead(lines: list, skip: set) -> list:
+    """Insert ``del`` after the statement that last reads each value, so intermediate
+    arrays are released as soon as possible (function locals otherwise live to the end).
+    A statement is a line at the body's indentation with its nested lines."""
+    head, body = lines[0], lines[1:]
+    units: list = []
+    for line in body:
+        if line.startswith("     ") and units:
+            units[-1].append(line)
+        else:
+            units.append([line])
+    last: dict = {}
+    for i, unit in enumerate(units):
+        for line in unit:
+            for name in _NAME.findall(line.split("#")[0]):
+                last[name] = i
+    out = [head]
+    for i, unit in enumerate(units):
+        out += unit
+        if unit[0].lstrip().startswith("return"):
+            continue
+        dead = sorted(n for n, j in last.items() if j == i and n not in skip)
+        if dead:
+            out.append(f"    del {', '.join(dead)}")
+    return out
+
+
+def _slot_refs(value):
+    if isinstance(value, (SlotRef, ViewOf)):
+        yield value.k
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _slot_refs(v)

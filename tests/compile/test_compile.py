@@ -1,0 +1,213 @@
+"""ember.compile: guards and recompiles, graph breaks, modules and training, the joint
+backward, and torch's API (decorator, fullgraph, OptimizedModule, double backward)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember._compile import GraphBreak
+
+
+def _entries(fn):
+    return fn._ember_compiled.cache
+
+
+def test_decorator_and_values_and_gradients():
+    @ember.compile
+    def f(x, w):
+        return ((x * w).sin() + w.exp()).sum()
+
+    @ember.compile(fullgraph=True)
+    def g(x, w):
+        return ((x * w).sin() + w.exp()).sum()
+
+    for fn in (f, g):
+        x = ember.randn(5, dtype=ember.float64)
+        w = ember.randn(5, dtype=ember.float64, requires_grad=True)
+        for _ in range(3):
+            w.grad = None
+            out = fn(x, w)
+            assert type(out.grad_fn).__name__ == "CompiledFunctionBackward"
+            out.backward()
+            w2 = w.detach().requires_grad_()
+            ((x * w2).sin() + w2.exp()).sum().backward()
+            np.testing.assert_allclose(out.item(), ((x * w).sin() + w.exp()).sum().item())
+            np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-12)
+
+
+def test_guards_recompile_on_shape_dtype_requires_grad_and_grad_mode():
+    f = ember.compile(lambda x: (x * 2).tanh().sum())
+    f(ember.ones(3))
+    f(ember.ones(3))
+    assert len(_entries(f)) == 1
+    f(ember.ones(4))
+    f(ember.ones(3, dtype=ember.float64))
+    f(ember.ones(3, requires_grad=True))
+    with ember.no_grad():
+        out = f(ember.ones(3, requires_grad=True))
+    assert out.grad_fn is None and not out.requires_grad
+    assert len(_entries(f)) == 5
+
+
+def test_python_arguments_are_guarded_by_value():
+    f = ember.compile(lambda x, k: x * k)
+    assert f(ember.ones(2), 2).tolist() == [2.0, 2.0]
+    assert f(ember.ones(2), 3).tolist() == [3.0, 3.0]
+
+
+def test_cache_size_limit_falls_back_to_eager():
+    f = ember.compile(lambda x: x + 1)
+    for n in range(1, 12):
+        assert f(ember.zeros(n)).shape == (n,)
+    assert "cache_size_limit" in f.explain()
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (lambda x: x * x.sum().item(), "Tensor.item()"),
+        (lambda x: x if x.sum() > 0 else -x, "data-dependent control flow"),
+        (lambda x: (print(x), x + 1)[1], "printing a tensor"),
+        (lambda x: x.add_(1), "in-place"),
+    ],
+)
+def test_graph_breaks_run_eagerly_and_say_why(body, reason, capsys):
+    f = ember.compile(body)
+    x = ember.tensor([1.0, -2.0, 3.0])
+    want = body(x.clone())
+    got = f(x.clone())
+    assert ember.equal(got, want)
+    assert reason in f.explain()
+    assert ember.equal(f(x.clone()), body(x.clone()))  # and later calls run eagerly too
+
+
+def test_fullgraph_raises_the_reason():
+    f = ember.compile(lambda x: x * float(x.sum()), fullgraph=True)
+    with pytest.raises(GraphBreak, match="float"):
+        f(ember.ones(2))
+
+
+def test_graph_break_report_names_the_source_line():
+    def f(x):
+        y = x.sin()
+        return y * y.max().item()  # the line the report points at
+
+    cf = ember.compile(f)
+    cf(ember.ones(3))
+    assert "y.max().item()" in cf.explain()
+
+
+def test_values_inside_are_read_at_each_call_not_frozen():
+    """Index tensors (targets) and parameters change between calls; results follow them."""
+    w = nn.Parameter(ember.randn(4, 3))
+    f = ember.compile(lambda x, y: F.cross_entropy(x @ w, y))
+    x = ember.randn(5, 4)
+    for seed in range(3):
+        y = ember.randint(0, 3, (5,), generator=ember.Generator().manual_seed(seed))
+        assert ember.allclose(f(x, y), F.cross_entropy(x @ w, y))
+        with ember.no_grad():
+            w.mul_(0.5)  # an optimizer step in between
+    assert "runs eagerly" not in f.explain()
+
+
+def test_random_ops_draw_fresh_numbers_each_call():
+    f = ember.compile(lambda x: x + ember.rand_like(x))
+    a, b = f(ember.zeros(4)), f(ember.zeros(4))
+    assert not ember.equal(a, b)
+
+
+def test_module_training_matches_eager():
+    def make():
+        ember.manual_seed(0)
+        return nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).double()
+
+    eager, base = make(), make()
+    compiled = ember.compile(base)
+    assert type(compiled).__name__ == "OptimizedModule" and compiled._orig_mod is base
+    assert all(k.startswith("_orig_mod.") for k in compiled.state_dict())
+    opt_e = ember.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
+    opt_c = ember.optim.SGD(compiled.parameters(), lr=0.1, momentum=0.9)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        x = ember.tensor(rng.standard_normal((16, 6)))
+        y = ember.tensor(rng.integers(0, 3, 16))
+        for model, opt in ((eager, opt_e), (compiled, opt_c)):
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+    for p, q in zip(eager.parameters(), base.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert "runs eagerly" not in compiled.explain()
+
+
+def test_module_train_eval_switch_recompiles():
+    ember.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    c = ember.compile(net)
+    x = ember.ones(2, 4)
+    net.eval()
+    assert ember.equal(c(x), net(x))
+    net.train()
+    c(x)
+    assert len(c._compiled.cache) == 2
+
+
+def test_parameter_hooks_and_leaf_accumulation():
+    lin = nn.Linear(3, 2)
+    seen = []
+    lin.weight.register_hook(lambda g: seen.append(g.shape))
+    c = ember.compile(lin)
+    for _ in range(2):
+        c(ember.ones(4, 3)).sum().backward()
+    assert seen == [(2, 3), (2, 3)]
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.full((2, 3), 8.0))
+
+
+def test_backward_twice_needs_retain_graph_and_double_backward_raises():
+    f = ember.compile(lambda x: (x * x).sum())
+    x = ember.ones(3, requires_grad=True)
+    f(x)
+    out = f(x)
+    out.backward(retain_graph=True)
+    out.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        out.backward()
+    (g,) = ember.autograd.grad(f(x), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), 2.0)
+    with pytest.raises(RuntimeError, match="does not currently support double backward"):
+        g.sum().backward()
+
+
+def test_generated_code_is_readable():
+    f = ember.compile(lambda x: x.exp().sum())
+    f(ember.ones(3, requires_grad=True))
+    code = f._ember_compiled.code
+    assert "def forward(" in code and "def backward(" in code
+    assert "# ExpBackward0" in code
+
+
+def test_outputs_structure_and_aliases():
+    f = ember.compile(lambda x, y: {"sum": x + y, "both": (x, y * 2), "n": 3})
+    x, y = ember.ones(2), ember.ones(2)
+    for _ in range(2):
+        out = f(x, y)
+        assert out["n"] == 3 and out["both"][0] is x
+        assert out["sum"].tolist() == [2.0, 2.0] and out["both"][1].tolist() == [2.0, 2.0]
+
+
+def test_bad_values_give_the_eager_error():
+    f = ember.compile(lambda a: ember.linalg.cholesky(a))
+    f(ember.eye(2, dtype=ember.float64))
+    with pytest.raises(ember.linalg.LinAlgError, match="not positive-definite"):
+        f(-ember.eye(2, dtype=ember.float64))
+
+
+def test_compile_arguments():
+    f = lambda x: x  # noqa: E731
+    assert ember.compile(f, disable=True) is f
+    with pytest.raises(RuntimeError, match="Either mode or options"):
+        ember.compile(f, mode="max-autotune", options={})
