@@ -12,7 +12,7 @@ $(PY):
 
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,oracle,viz,distributed,demo,bench]"
+	$(PY) -m pip install --quiet -e ".[dev,oracle,viz,distributed,demo,bench,onnx]"
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

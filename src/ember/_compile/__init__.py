@@ -283,7 +283,7 @@ class _CompiledFunction:
         token = _state.enabled
         _state.enabled = False  # values only: no graph for either run
         attrs = [(t, t._data) for t in entry.graph.attrs]  # parameters, buffers: swapped too
-        for t, a in attrs:
+        for t, _ in attrs:
             t._data = _perturbed(t, rng)._data
         try:
             default_generator._rng.bit_generator.state = rng_state
