@@ -16,9 +16,9 @@ import re
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..autograd.engine import _cast
 from ..autograd.graph import sum_to_shape
-from .._tensor import Tensor
 from .capture import CallOp, Capture, Literal, Op, SlotRef, ViewOf, view_of
 
 __all__ = ["CompiledGraph", "generate"]
