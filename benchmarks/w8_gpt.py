@@ -7,7 +7,7 @@ MLP, a final LayerNorm, an untied head and cross-entropy. One step is forward + 
 ``sdpa`` (``F.scaled_dot_product_attention(q, k, v, is_causal=True)``, nanoGPT) and
 ``explicit`` (scores, ``masked_fill`` with a tril buffer, softmax, ``@ v``, minGPT).
 
-Run: ``python benchmarks/w8_gpt.py [--repeats 15] [--profile]``. Prints the median step time
+Run: ``python benchmarks/w8_gpt.py [--repeats 15] [--profile] [--compiled]``. Prints the median step time
 of each library, the ratio ember / torch, and with ``--profile`` the top of a cProfile of
 ember's steps (by tottime).
 """
@@ -153,6 +153,9 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--profile", action="store_true", help="cProfile ember's steps")
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument(
+        "--compiled", action="store_true", help="also ember.compile and torch.compile rows"
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -174,6 +177,22 @@ def main(argv=None) -> None:
             f"ratio {t_ember / t_torch:5.2f}x   (loss {le:.5f} vs {lt:.5f}, "
             f"max grad diff {gmax:.1e})"
         )
+        if args.compiled:
+            ec, tc = ember.compile(em), torch.compile(tm)
+            t0 = time.perf_counter()
+            lec = step(ec, ei, et)
+            first_e = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            step(tc, ti, tt)
+            first_t = time.perf_counter() - t0
+            t_ec = median_time(ec, ei, et, args.repeats)
+            t_tc = median_time(tc, ti, tt, args.repeats)
+            print(
+                f"  {'':8s} compiled: torch {t_tc * 1e3:7.2f} ms (first call {first_t:.1f} s)   "
+                f"ember {t_ec * 1e3:7.2f} ms (first call {first_e:.2f} s)   ember-compiled / "
+                f"torch eager {t_ec / t_torch:5.2f}x   (loss {lec:.5f})"
+            )
+            print("  " + ec.explain().replace("\n", "\n  "))
         if args.profile:
             prof = cProfile.Profile()
             prof.enable()

@@ -493,7 +493,26 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
 # -- embedding / one_hot --------------------------------------------------------------------------
 
 
+def _embedding_indices(indices) -> np.ndarray:
+    """The index array: ``indices`` is the input Tensor (eager: checked against in-place
+    changes since the forward, as torch's saved indices are) or its array (compiled code)."""
+    if isinstance(indices, tuple):
+        tensor, version = indices
+        vc = getattr(tensor, "_vc", None)  # compiled code passes the array
+        if vc is not None and vc[0] != version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{tensor.type()} {list(tensor.shape)}] is at version "
+                f"{tensor._vc[0]}; expected version {version} instead. Hint: enable anomaly "
+                "detection to find the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True)."
+            )
+        indices = tensor
+    return getattr(indices, "_data", indices).astype(np.int64, copy=False)
+
+
 def _embedding_vjp(g, indices, num_weights, padding_idx, scale):
+    indices = _embedding_indices(indices)
     d = g.shape[-1]
     gw = np.zeros((num_weights, d), dtype=g.dtype)
     flat = g.reshape(-1, d)
@@ -508,6 +527,7 @@ def _embedding_vjp(g, indices, num_weights, padding_idx, scale):
 def _embedding_composite(weight, indices, num_weights, padding_idx, scale):
     # The rows picked, their gradient scaled by ``scale`` and cut at ``padding_idx`` (the
     # detached part carries the rest of the value).
+    indices = _embedding_indices(indices)
     rows = weight[_wrap(indices)]
     dt = weight._data.dtype
     factor = np.ones(indices.shape + (1,), dtype=dt)
@@ -523,7 +543,9 @@ EmbeddingBackward0 = defop(
     "EmbeddingBackward0",
     inputs=("weight",),
     params=("indices", "num_weights", "padding_idx", "scale"),
-    forward=lambda weight, indices, num_weights, padding_idx, scale: weight[indices],
+    forward=lambda weight, indices, num_weights, padding_idx, scale: weight[
+        _embedding_indices(indices)
+    ],
     vjp={"weight": _embedding_vjp},
     composite=_embedding_composite,
     # Linear in the weight: the embedding of its tangent (as torch: padding_idx and
@@ -601,7 +623,10 @@ def embedding(
     if scale_grad_by_freq:
         counts = np.bincount(idx.reshape(-1), minlength=num)
         scale = (1.0 / counts[idx]).astype(weight._data.dtype)
-    params = (idx.copy(), num, padding_idx, scale)
+    # The input itself (with its version), not a copy: torch saves the indices tensor and
+    # raises if it changes in place before backward; compiled code reads it at each call.
+    indices = (input, input._vc[0]) if input._vc is not None else input
+    params = (indices, num, padding_idx, scale)
     return record(EmbeddingBackward0, out, (weight,), params)
 
 
