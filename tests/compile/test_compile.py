@@ -211,3 +211,19 @@ def test_compile_arguments():
     assert ember.compile(f, disable=True) is f
     with pytest.raises(RuntimeError, match="Either mode or options"):
         ember.compile(f, mode="max-autotune", options={})
+
+
+def test_nested_compiled_functions_inline_and_forward_ad_runs_eagerly():
+    inner = ember.compile(lambda x: x.sin() * 2)
+    outer = ember.compile(lambda x: inner(x).exp().sum())
+    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    for _ in range(2):
+        (g,) = ember.autograd.grad(outer(x), x)
+        np.testing.assert_allclose(g.numpy(), (2 * x.cos() * (2 * x.sin()).exp()).detach().numpy())
+    assert "runs eagerly" not in outer.explain()
+    import ember.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x.detach(), ember.ones(3, dtype=ember.float64))
+        tangent = fwAD.unpack_dual(inner(dual)).tangent
+    np.testing.assert_allclose(tangent.numpy(), (2 * x.cos()).detach().numpy())

@@ -23,6 +23,7 @@ import numpy as np
 from .._creation import default_generator
 from .._mode import state as _state
 from .._tensor import Tensor
+from ..autograd import recording as _recording
 from ..autograd.graph import Node, SavedValue, edge_of
 from ..nn import Module
 from ..ops._core import QUIET, quiet_reset, quiet_set
@@ -196,6 +197,8 @@ class _CompiledFunction:
         return key
 
     def __call__(self, *args, **kwargs):
+        if _recording._on:  # forward AD, or an enclosing capture (which inlines this call)
+            return self.fn(*args, **kwargs)
         tensors: list = []
         key = self.key(args, kwargs, tensors)
         if key is None:

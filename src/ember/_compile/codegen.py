@@ -55,6 +55,47 @@ def _fake_node(op: Op, params):
     return node
 
 
+def _direct_rules(op: Op, j: int, expr, grad_of: set):
+    """Per input that takes a gradient, the call of its declared rule (``GRAD`` standing for
+    the incoming gradient) and the values it reads; None when the op has one combined rule
+    or variadic operands (its node's backward is called instead)."""
+    cls = op.cls
+    if cls._variadic:
+        return None
+    rules = [cls._rules[k] for k in cls._inputs]
+    if all(r is None for r in rules):
+        return None
+    out = []
+    for i, (rule, a, e) in enumerate(zip(rules, op.args, op.edges)):
+        if rule is None or not (e and isinstance(a, SlotRef) and a.k in grad_of):
+            continue
+        fn, names = rule
+        exprs, reads = [], []
+        for name in names:
+            if name in cls._inputs:
+                value = op.args[cls._inputs.index(name)]
+                e_ = expr(value)
+                if isinstance(value, SlotRef):
+                    reads.append(e_)
+            elif name in cls._outputs:
+                e_ = f"v{op.outs[cls._outputs.index(name)]}"
+                reads.append(e_)
+            elif name in cls._saves:
+                e_ = f"x{j}_{cls._saves.index(name)}"
+                reads.append(e_)
+            elif name in cls._param_names:
+                value = op.params[cls._param_names.index(name)]
+                e_ = expr(value)
+                reads += [f"v{k}" for k in _slot_refs(value)]
+            else:  # needs_input_grad
+                e_ = repr(tuple(bool(x) for x in op.edges))
+            exprs.append(e_)
+        rname = f"R{j}_{i}"
+        out.append((i, f"{rname}(GRAD{''.join(', ' + x for x in exprs)})", reads))
+        expr.env[rname] = fn
+    return out
+
+
 def _slot_needed(op: Op, name: str) -> bool:
     """Does a rule of an input that takes a gradient read saved slot ``name``?"""
     cls = op.cls
@@ -90,7 +131,7 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
         return name
 
     def expr(value) -> str:
-        """Source for an operand or parameter."""
+        """Source for an operand or parameter (``expr.env``: the generated code's globals)."""
         if isinstance(value, SlotRef):
             return f"v{value.k}"
         if isinstance(value, ViewOf):
@@ -108,6 +149,8 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
         ):
             return repr(value)
         return const(value)
+
+    expr.env = env
 
     # -- the inputs: the call's tensors, then the tensors read from outside ------------------
     arg_of: dict = {}
@@ -186,6 +229,13 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
         fwd.append(f"    {targets} = F{j}({', '.join(call_args)})  # {op.cls.__name__}")
         if not on_path[j]:
             continue
+        direct = _direct_rules(op, j, expr, grad_of)
+        if direct is not None:  # each input's rule called directly: no node, no tuple
+            for _i, _call, names in direct:
+                for name in names:
+                    keep(name)
+            bwd_ops.append((j, op, None, direct))
+            continue
         if _has_slot(op.params):
             node = f"n{j}"
             env[f"C{j}"] = op
@@ -248,17 +298,26 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
         else:
             gin = f"g{op.outs[0]}"
             bwd.append(f"    if {gin} is not None:")
-        call = f"{node}.backward({gin}{''.join(', ' + s for s in slot_exprs)})"
         args = op.args[0] if op.cls._variadic else op.args
-        bwd.append(f"        r = {call}  # {op.cls.__name__}")
         multi_in = len(args) > 1 or op.cls._variadic
-        if multi_in:
-            bwd.append("        if type(r) is not tuple: r = (r,)")
+        if node is None:
+            calls = {i: call for i, call, _ in slot_exprs}
+        else:
+            call = f"{node}.backward({gin}{''.join(', ' + s for s in slot_exprs)})"
+            bwd.append(f"        r = {call}  # {op.cls.__name__}")
+            if multi_in:
+                bwd.append("        if type(r) is not tuple: r = (r,)")
         for i, (a, e) in enumerate(zip(args, op.edges)):
             if not (e and isinstance(a, SlotRef) and a.k in grad_of):
                 continue
             shape, dtype = cap.values[a.k]._data.shape, cap.values[a.k]._data.dtype
-            src = f"r[{i}]" if multi_in else "r"
+            if node is None:
+                if i not in calls:
+                    continue
+                src = calls[i].replace("GRAD", gin)
+                src += f"  # {op.cls.__name__}: {op.cls._inputs[i]}"
+            else:
+                src = f"r[{i}]" if multi_in else "r"
             bwd.append(f"        t = {src}")
             bwd.append("        if t is not None:")
             bwd.append(f"            if t.shape != {shape!r}: t = sum_to_shape(t, {shape!r})")
