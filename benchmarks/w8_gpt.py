@@ -7,8 +7,9 @@ MLP, a final LayerNorm, an untied head and cross-entropy. One step is forward + 
 ``sdpa`` (``F.scaled_dot_product_attention(q, k, v, is_causal=True)``, nanoGPT) and
 ``explicit`` (scores, ``masked_fill`` with a tril buffer, softmax, ``@ v``, minGPT).
 
-Run: ``python benchmarks/w8_gpt.py [--repeats 15] [--profile] [--compiled]``. Prints the median step time
-of each library, the ratio ember / torch, and with ``--profile`` the top of a cProfile of
+Run: ``python benchmarks/w8_gpt.py [--repeats 15] [--profile] [--compiled]``. Prints the
+median step time of each library, the ratio ember / torch, with ``--compiled`` the same for
+``ember.compile`` and ``torch.compile``, and with ``--profile`` the top of a cProfile of
 ember's steps (by tottime).
 """
 
