@@ -75,7 +75,9 @@ def _flatten(tree):
                 i += n
             if kind in (tuple, list):
                 return kind(out)
-            return kind(*out)  # namedtuple
+            if hasattr(kind, "_make"):  # a namedtuple
+                return kind._make(out)
+            return kind(out)  # torch.return_types.*
 
         return leaves, rebuild
     if isinstance(tree, dict):
@@ -571,9 +573,14 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """``func`` mapped over a dimension of its inputs (``in_dims``: an int, None for an
     unmapped input, or a pytree matching the inputs), the results stacked along ``out_dims``.
 
-    A Python loop over the mapped dimension (correct, not fast); ``randomness`` as torch's:
-    ``"error"`` raises if ``func`` draws random numbers, ``"same"`` gives every slice the same
-    draws, ``"different"`` independent ones. ``chunk_size`` has no effect.
+    The function's declared ops are captured once on one slice and applied to the whole
+    batch by each op's batching rule (``defop(batch=...)``; elementwise ops by
+    broadcasting); an op without a rule loops over the batch by itself, as torch's
+    fallback does. A function that cannot be captured (data-dependent Python control flow,
+    random draws, values read outside the declared ops) runs once per slice instead.
+    ``randomness`` as torch's: ``"error"`` raises if ``func`` draws random numbers,
+    ``"same"`` gives every slice the same draws, ``"different"`` independent ones.
+    ``chunk_size`` has no effect.
 
     Example:
         >>> import ember, ember.func
@@ -643,6 +650,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 "vmap: Expected all tensors to have the same size in the mapped dimension, "
                 f"got sizes {sizes} for the mapped dimension"
             )
+        batched = _vmap_by_rules(func, flat_args, mapped, kwargs, sizes[0], out_dims, name)
+        if batched is not None:
+            return batched
         results = []
         state = get_rng_state()
         for b in range(sizes[0]):
@@ -694,6 +704,182 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         return out_rebuild(stacked)
 
     return wrapper
+
+
+# -- vmap by the ops' batching rules ------------------------------------------------------------
+
+
+def _vmap_by_rules(func, flat_args, mapped, kwargs, size: int, out_dims, name: str):
+    """``func`` run once on batched tensors: its declared ops are captured on one slice
+    (``ember.compile``'s capture), then applied to whole batches, each by its declared
+    batching rule (``defop(batch=...)``; elementwise ops by broadcasting) or, lacking one, by
+    a loop over the batch for that op alone. Recorded with ember ops, so the result is
+    differentiable. None when the function cannot be captured (data-dependent Python,
+    random draws, an op reading values outside the graph): the caller loops over slices."""
+    from ._compile.capture import CallOp, Capture, GraphBreak, Literal, SlotRef
+
+    batch_of = {}  # slot -> (tensor, batched)
+    moved = {}
+    samples = [list(ls) for ls, _ in flat_args]
+    for ai, li, leaf, d in mapped:
+        bt = leaf.movedim(d, 0) if d else leaf
+        sample = Tensor._wrap(bt._data[0])
+        samples[ai][li] = sample
+        moved[id(sample)] = bt
+    sample_args = [rb(nl) for nl, (_, rb) in zip(samples, flat_args)]
+    cap = Capture()
+    for nl in samples:
+        for leaf in nl:
+            if isinstance(leaf, Tensor):
+                cap.add_input(leaf)
+    state = get_rng_state()
+    try:
+        with _autograd.no_grad(), cap:
+            out = func(*sample_args, **kwargs)
+        cap.check()
+    except GraphBreak:
+        return None
+    if not bool((get_rng_state() == state).all()):  # random draws: randomness= decides
+        set_rng_state(state)
+        return None
+    for k, kind in enumerate(cap.kinds):
+        t = cap.values[k]
+        if kind == "input":
+            bt = moved.get(id(t))
+            batch_of[k] = (bt, True) if bt is not None else (t, False)
+        elif kind in ("attr", "const"):
+            batch_of[k] = (t, False)
+    for op in cap.ops:
+        if not _apply_batched(op, batch_of, size, CallOp, SlotRef, Literal):
+            return None
+    out_leaves, rebuild = _flatten(out)
+    o_dims = (
+        _flatten(out_dims)[0]
+        if isinstance(out_dims, (tuple, list))
+        else [out_dims] * len(out_leaves)
+    )
+    if len(o_dims) != len(out_leaves):
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+            "compatible with the structure of `outputs`."
+        )
+    results = []
+    for leaf, od in zip(out_leaves, o_dims):
+        if not isinstance(leaf, Tensor):
+            if od is not None:
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                    f"{type(leaf)}. Did you mean to set out_dims= to None for output?"
+                )
+            results.append(leaf)
+            continue
+        k = cap.by_tensor.get(id(leaf))
+        if k is None or k not in batch_of:
+            return None
+        t, is_batched = batch_of[k]
+        if od is None:
+            if is_batched:
+                return None  # the loop raises torch's error for a batched output
+            results.append(t)
+            continue
+        if not is_batched:
+            t = t.expand((size,) + tuple(t.shape))
+        nd = t.dim()
+        if not -nd <= od < nd:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], "
+                f"but got {od})"
+            )
+        results.append(t.movedim(0, od) if od % nd else t)
+    return rebuild(results)
+
+
+def _apply_batched(op, batch_of: dict, size: int, CallOp, SlotRef, Literal) -> bool:
+    """One captured op on batched values (see ``_vmap_by_rules``); False if it cannot be."""
+    from .autograd.opdef import ELEMENTWISE, apply
+
+    def value(a):
+        if isinstance(a, SlotRef):
+            return batch_of[a.k]
+        return (a.value if isinstance(a, Literal) else a), False
+
+    if type(op) is CallOp:  # a function without a declaration: call it per slice
+        args = [value(a) for a in op.args]
+        kwargs = {k: value(v) for k, v in op.kwargs.items()}
+        if not any(b for _, b in args) and not any(b for _, b in kwargs.values()):
+            res = op.fn(*[v for v, _ in args], **{k: v for k, (v, _) in kwargs.items()})
+            batch_of[op.outs[0]] = (res, False)
+            return True
+        rows = [
+            op.fn(
+                *[v[i] if b else v for v, b in args],
+                **{k: (v[i] if b else v) for k, (v, b) in kwargs.items()},
+            )
+            for i in range(size)
+        ]
+        batch_of[op.outs[0]] = (stack(rows), True)
+        return True
+    if op.cls is None:  # an alias (detach)
+        t, b = value(op.args[0])
+        batch_of[op.outs[0]] = (t.detach(), b)
+        return True
+    if _holds_arrays(op.params):
+        return False  # a parameter computed from one slice's values
+    cls = op.cls
+    variadic = cls._variadic
+    args = [value(a) for a in (op.args[0] if variadic else op.args)]
+    is_batched = [b for _, b in args]
+    inputs = [v for v, _ in args]
+    if not any(is_batched):
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+        res = apply(cls, [inputs] if variadic else tuple(inputs), arrays, op.params)
+        _store(op, batch_of, res, False)
+        return True
+    rule = cls._batch
+    if rule == ELEMENTWISE:  # broadcasting: batched operands get the result's rank
+        rank = max(len(m[0]) for m in op.meta)
+        aligned = []
+        for x, b in args:
+            if b and x.dim() - 1 < rank:
+                x = x.reshape((size,) + (1,) * (rank - x.dim() + 1) + tuple(x.shape[1:]))
+            aligned.append(x)
+        arrays = [x._data if isinstance(x, Tensor) else x for x in aligned]
+        _store(op, batch_of, apply(cls, tuple(aligned), arrays, op.params), True)
+        return True
+    if rule is not None:
+        full = [
+            x.expand((size,) + tuple(x.shape)) if isinstance(x, Tensor) and not b else x
+            for x, b in args
+        ]
+        res = rule(full, *op.params) if variadic else rule(*full, *op.params)
+        _store(op, batch_of, res, True)
+        return True
+    # No rule: this op alone loops over the batch (torch's fallback).
+    rows = []
+    for i in range(size):
+        xs = [x[i] if b else x for x, b in args]
+        arrays = [x._data if isinstance(x, Tensor) else x for x in xs]
+        rows.append(apply(cls, [xs] if variadic else tuple(xs), arrays, op.params))
+    if cls._multi_output:
+        res = [stack([r[j] for r in rows]) for j in range(len(op.outs))]
+    else:
+        res = stack(rows)
+    _store(op, batch_of, res, True)
+    return True
+
+
+def _store(op, batch_of: dict, res, batched: bool) -> None:
+    outs = res if isinstance(res, (list, tuple)) else [res]
+    for k, t in zip(op.outs, outs):
+        batch_of[k] = (t, batched)
+
+
+def _holds_arrays(value) -> bool:
+    import numpy as np
+
+    if isinstance(value, (tuple, list)):
+        return any(_holds_arrays(v) for v in value)
+    return isinstance(value, (np.ndarray, Tensor)) or type(value).__name__ in ("SlotRef", "ViewOf")
 
 
 # -- functional_call -------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ the function eagerly, or raises under ``fullgraph=True``):
 
 from __future__ import annotations
 
+import copy
 import functools
 import sys
 import traceback
@@ -215,6 +216,8 @@ class Capture:
         if made is None:
             return self._new_slot(t, "attr")  # a parameter, buffer or closure tensor
         src = self.by_array.get(id(t._data))
+        if src is not None and self.values[src]._data is not t._data:
+            src = None  # that array was replaced (its id reused)
         if src is not None and self.kinds[src] != "const":  # detach(), .data: an alias
             k = self._new_slot(t, "op")
             self.ops.append(Op(None, [SlotRef(src)], (), [k], [False], 0, (False,), None))
@@ -403,7 +406,7 @@ class Capture:
             return SlotRef(self.slot_of(a))
         if isinstance(a, (list, tuple)) and any(isinstance(x, Tensor) for x in a):
             self.fail("a list of tensors passed to a function that is not a declared op")
-        return a
+        return copy.deepcopy(a)  # the caller may change a list it passed, later
 
     def _leak(self, fn, reason):
         capture = self

@@ -98,6 +98,7 @@ def defop(
     composite=None,
     differentiable: tuple | None = None,
     view: bool = False,
+    batch=None,
 ) -> type[Node]:
     """Declare an op; returns its node class, named ``name`` (see the module docstring).
 
@@ -121,6 +122,10 @@ def defop(
             differentiated instead of the rules when the backward is recorded.
         differentiable: per output, whether it gets a gradient (indices do not).
         view: the outputs are views of ``inputs[0]``.
+        batch: the op's batching rule for ``vmap``: ``batch(*inputs, *params)`` on inputs
+            with a leading batch dimension (unbatched tensor inputs arrive expanded to it),
+            written with ember ops, returning the batched output(s). Elementwise ops need
+            none: broadcasting batches them (``ELEMENTWISE`` in ``_batch``).
 
     Example:
         >>> import numpy as np
@@ -151,6 +156,7 @@ def defop(
         "_slots": decl.slots,
         "_rules": decl.rules,
         "_jvp_kind": jvp if isinstance(jvp, str) or jvp is None else "explicit",
+        "_batch": batch if batch is not None else (ELEMENTWISE if jvp == ELEMENTWISE else None),
         "forward": staticmethod(forward) if forward is not None else None,
         "composite": staticmethod(composite) if composite is not None else None,
     }

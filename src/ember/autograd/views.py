@@ -39,6 +39,7 @@ VIEW_LEAF_MSG = (
 
 ViewBackward0 = defop(
     "ViewBackward0",
+    batch=lambda x, self_sizes, size: x.reshape((x.shape[0],) + tuple(size)),
     params=("self_sizes", "size"),
     forward=lambda a, self_sizes, size: a.reshape(size),
     vjp={"self": lambda g, self_sizes: g.reshape(self_sizes)},

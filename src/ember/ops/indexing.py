@@ -187,6 +187,7 @@ def _select_backward(g, dim, index, self_sym_sizes):
 
 SelectBackward0 = defop(
     "SelectBackward0",
+    batch=lambda x, dim, index, sizes: x.select(dim + 1, index),
     params=("dim", "index", "self_sym_sizes"),
     forward=lambda a, dim, index, self_sym_sizes: a[(slice(None),) * dim + (index, Ellipsis)],
     vjp={"self": _select_backward},

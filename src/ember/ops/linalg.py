@@ -329,6 +329,7 @@ def _flatten(t: Tensor) -> Tensor:
 
 DotBackward0 = defop(
     "DotBackward0",
+    batch=lambda a, b: (a * b).sum(-1),
     inputs=("self", "tensor"),
     forward=_np_dot,
     vjp={
@@ -389,6 +390,7 @@ def vdot(input, other, *, out=None):
 
 MmBackward0 = defop(
     "MmBackward0",
+    batch=lambda a, b: a.matmul(b),
     inputs=("self", "mat2"),
     forward=_np_matmul,
     vjp={
@@ -400,6 +402,7 @@ MmBackward0 = defop(
 
 MvBackward0 = defop(
     "MvBackward0",
+    batch=lambda a, v: a.matmul(v.unsqueeze(-1)).squeeze(-1),
     inputs=("self", "vec"),
     forward=_np_matmul,
     vjp={
@@ -411,6 +414,7 @@ MvBackward0 = defop(
 
 BmmBackward0 = defop(
     "BmmBackward0",
+    batch=lambda a, b: a.matmul(b),
     inputs=("self", "mat2"),
     forward=_np_matmul,
     vjp={
@@ -783,6 +787,10 @@ def _scaled_forward(x, m1, m2, beta, alpha):
 
 AddmmBackward0 = defop(
     "AddmmBackward0",
+    batch=lambda s, m1, m2, beta, alpha: (
+        s.reshape((s.shape[0],) + (1,) * (3 - s.dim()) + tuple(s.shape[1:])) * beta
+        + m1.matmul(m2) * alpha
+    ),
     inputs=("self", "mat1", "mat2"),
     params=("beta", "alpha"),
     forward=_scaled_forward,

@@ -300,8 +300,22 @@ def _sum_array(a: np.ndarray, axes, keepdim: bool, nan: bool = False):
     return fn(a, axis=axes, keepdims=keepdim, dtype=a.dtype)
 
 
+# -- batching rules (vmap): the op on a leading batch dimension ----------------------------------
+
+
+def _bdims(x: Tensor, dim) -> tuple:
+    """Reduction dims of a batched ``x`` (its logical dims one to the right; () = all)."""
+    return tuple(d + 1 for d in dim) if dim else tuple(range(1, x.dim()))
+
+
+def _batched_reduce(x: Tensor, dim, keepdim: bool, op: str) -> Tensor:
+    dims = _bdims(x, dim)
+    return getattr(x, op)(dims, keepdim) if dims else x.clone()
+
+
 SumBackward0 = defop(  # sum()
     "SumBackward0",
+    batch=lambda x, self_sym_sizes: _batched_reduce(x, (), False, "sum"),
     params=("self_sym_sizes",),
     forward=lambda a, self_sym_sizes: _sum_array(a, None, False),
     vjp={"self": lambda g, self_sym_sizes: _expand(g, self_sym_sizes)},
@@ -310,6 +324,7 @@ SumBackward0 = defop(  # sum()
 
 SumBackward1 = defop(  # sum(dim)
     "SumBackward1",
+    batch=lambda x, dim, keepdim, self_sym_sizes: _batched_reduce(x, dim, keepdim, "sum"),
     params=("dim", "keepdim", "self_sym_sizes"),
     forward=lambda a, dim, keepdim, self_sym_sizes: _sum_array(a, dim, keepdim),
     vjp={
@@ -399,6 +414,7 @@ def _mean_array(a: np.ndarray, axes, keepdim: bool) -> np.ndarray:
 
 MeanBackward0 = defop(  # mean()
     "MeanBackward0",
+    batch=lambda x, sizes, numel: _batched_reduce(x, (), False, "mean"),
     params=("self_sym_sizes", "self_sym_numel"),
     forward=lambda a, self_sym_sizes, self_sym_numel: _mean_array(a, None, False),
     vjp={
@@ -417,6 +433,7 @@ def _mean_backward(g, dim, keepdim, self_sym_sizes):
 
 MeanBackward1 = defop(  # mean(dim)
     "MeanBackward1",
+    batch=lambda x, dim, keepdim, sizes, numel: _batched_reduce(x, dim, keepdim, "mean"),
     params=("dim", "keepdim", "self_sym_sizes", "self_sym_numel"),
     forward=lambda a, dim, keepdim, self_sym_sizes, self_sym_numel: _mean_array(a, dim, keepdim),
     vjp={
@@ -1461,6 +1478,7 @@ def _log_softmax_forward(a: np.ndarray, dim: int) -> np.ndarray:
 
 SoftmaxBackward0 = defop(
     "SoftmaxBackward0",
+    batch=lambda x, dim: x.softmax(dim + 1) if x.dim() > 1 else (x - x).exp(),
     params=("dim",),
     forward=_softmax_forward,
     vjp={"self": _softmax_vjp},
@@ -1469,6 +1487,7 @@ SoftmaxBackward0 = defop(
 
 LogSoftmaxBackward0 = defop(
     "LogSoftmaxBackward0",
+    batch=lambda x, dim: x.log_softmax(dim + 1) if x.dim() > 1 else x - x,
     params=("dim",),
     forward=_log_softmax_forward,
     vjp={"self": lambda g, result, dim: g - np.exp(result) * _sumk(g, (dim,))},

@@ -136,8 +136,20 @@ def _any_number_of_outputs(cls):
 # reshape of a non-contiguous tensor is an alias when the strides allow, else a contiguous
 # copy seen with the new shape ("unsafe view": not a view of the input).
 
+
+def _bdim(d: int) -> int:
+    """A logical dim of a batched tensor (non-negative ones move right by the batch dim)."""
+    return d + 1 if d >= 0 else d
+
+
+def _brows(x: Tensor, size) -> tuple:
+    """``size`` with the batch dimension of ``x`` in front."""
+    return (x.shape[0],) + tuple(size)
+
+
 ReshapeAliasBackward0 = defop(
     "ReshapeAliasBackward0",
+    batch=lambda x, sizes, size: x.reshape(_brows(x, size)),
     params=("self_sym_sizes", "size"),
     forward=lambda a, self_sym_sizes, size: a.reshape(size),
     vjp={"self": _sizes_back},
@@ -147,6 +159,7 @@ ReshapeAliasBackward0 = defop(
 
 UnsafeViewBackward0 = defop(
     "UnsafeViewBackward0",
+    batch=lambda x, sizes, size: x.reshape(_brows(x, size)),
     params=("self_sym_sizes", "size"),
     forward=lambda a, self_sym_sizes, size: a.reshape(size),
     vjp={"self": _sizes_back},
@@ -326,6 +339,7 @@ def _squeeze_array(a: np.ndarray, dims: tuple) -> np.ndarray:
 
 SqueezeBackward0 = defop(  # squeeze()
     "SqueezeBackward0",
+    batch=lambda x, sizes: x.reshape(_brows(x, [n for n in sizes if n != 1])),
     params=("self_sym_sizes",),
     forward=lambda a, self_sym_sizes: a.squeeze(),
     vjp={"self": _sizes_back},
@@ -335,6 +349,16 @@ SqueezeBackward0 = defop(  # squeeze()
 
 SqueezeBackward1 = defop(  # squeeze(dim)
     "SqueezeBackward1",
+    batch=lambda x, dim, sizes: x.reshape(
+        _brows(
+            x,
+            [
+                n
+                for i, n in enumerate(sizes)
+                if not (i in (dim if isinstance(dim, tuple) else (dim,)) and n == 1)
+            ],
+        )
+    ),
     params=("dim", "self_sym_sizes"),
     forward=lambda a, dim, self_sym_sizes: _squeeze_array(a, (dim,)),
     vjp={"self": _sizes_back},
@@ -378,6 +402,7 @@ def _unsqueeze_array(a: np.ndarray, dim: int) -> np.ndarray:
 
 UnsqueezeBackward0 = defop(
     "UnsqueezeBackward0",
+    batch=lambda x, dim: x.unsqueeze(_bdim(dim)),
     params=("dim",),
     forward=_unsqueeze_array,
     vjp={"self": lambda g, dim: g.squeeze(dim)},
@@ -456,6 +481,7 @@ def _swap(a, dim0: int, dim1: int):
 
 TransposeBackward0 = defop(
     "TransposeBackward0",
+    batch=lambda x, dim0, dim1: x.transpose(_bdim(dim0), _bdim(dim1)) if x.dim() > 1 else x,
     params=("dim0", "dim1"),
     forward=lambda a, dim0, dim1: a.swapaxes(dim0, dim1) if a.ndim else a.view(),
     vjp={"self": _swap},
@@ -493,6 +519,7 @@ def _permute_backward(g, dims):
 
 PermuteBackward0 = defop(
     "PermuteBackward0",
+    batch=lambda x, dims: x.permute((0,) + tuple(d % (x.dim() - 1) + 1 for d in dims)),
     params=("dims",),
     forward=lambda a, dims: a.transpose(dims),
     vjp={"self": _permute_backward},
@@ -527,6 +554,7 @@ def permute(input: Tensor, *dims) -> Tensor:
 
 TBackward0 = defop(
     "TBackward0",
+    batch=lambda x: x.transpose(1, 2) if x.dim() == 3 else x,
     forward=lambda a: a.T if a.ndim == 2 else a.view(),
     vjp={"self": lambda g: g.swapaxes(0, 1) if g.ndim == 2 else g},
     jvp=LINEAR,
@@ -630,6 +658,9 @@ def _expand_array(a: np.ndarray, size: tuple) -> np.ndarray:
 
 ExpandBackward0 = defop(  # the engine sums the gradient back to the input's shape
     "ExpandBackward0",
+    batch=lambda x, sizes, size: x.reshape(
+        _brows(x, (1,) * (len(size) - len(sizes)) + tuple(sizes))
+    ).expand(_brows(x, size)),
     params=("self_sym_sizes", "size"),
     forward=lambda a, self_sym_sizes, size: _expand_array(a, size),
     vjp={"self": lambda g: g},
@@ -830,6 +861,7 @@ def _cat_backward(g, dim, bounds):
 
 CatBackward0 = defop(
     "CatBackward0",
+    batch=lambda tensors, dim, bounds: cat(tensors, _bdim(dim)),
     inputs=("*tensors",),
     params=("dim", "bounds"),
     forward=_cat_forward,
@@ -918,6 +950,7 @@ def _stack_backward(g, dim):
 
 StackBackward0 = defop(
     "StackBackward0",
+    batch=lambda tensors, dim: stack(tensors, _bdim(dim)),
     inputs=("*tensors",),
     params=("dim",),
     forward=_stack_forward,
@@ -1224,6 +1257,9 @@ def _slice_backward(g, dim, start, end, step, self_sym_sizes):
 
 SliceBackward0 = defop(
     "SliceBackward0",
+    batch=lambda x, dim, start, end, step, sizes: x[
+        (slice(None),) * (dim + 1) + (slice(start, end, step),)
+    ],
     params=("dim", "start", "end", "step", "self_sym_sizes"),
     forward=lambda a, dim, start, end, step, self_sym_sizes: a[
         (slice(None),) * dim + (slice(start, end, step),)
@@ -1384,6 +1420,7 @@ _CONTIGUOUS = "torch.contiguous_format"
 
 CloneBackward0 = defop(
     "CloneBackward0",
+    batch=lambda x: x.clone(),
     forward=lambda a: a.copy(),
     vjp={"self": lambda g: g},
     jvp=LINEAR,
