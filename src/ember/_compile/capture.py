@@ -155,9 +155,12 @@ def _user_line() -> str:
 
 
 def _outermost_ember_function(frame) -> str:
-    """The public ember function the user called, seen from a frame inside ember."""
+    """The public ember function the user called, seen from a frame inside ember; a
+    constant factory (``zeros_like``) on the way out names itself."""
     name = ""
     while frame is not None:
+        if frame.f_code.co_name in _CONSTANT_FACTORIES:
+            return frame.f_code.co_name
         module = frame.f_globals.get("__name__", "")
         if module == "ember" or module.startswith("ember."):
             code_name = frame.f_code.co_name
