@@ -31,6 +31,8 @@ NAMESPACES = (
     "ember.optim.lr_scheduler",
     "ember.distributions",
     "ember.autograd",
+    "ember.fx",
+    "ember.onnx",
 )
 
 

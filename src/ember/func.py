@@ -34,10 +34,14 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from . import autograd as _autograd
+from ._compile.capture import CallOp, Capture, GraphBreak, Literal, SlotRef
 from ._creation import get_rng_state, set_rng_state, zeros, zeros_like
 from ._tensor import Tensor
 from .autograd import forward_ad as _fwad
+from .autograd.opdef import ELEMENTWISE, apply
 from .autograd.recording import fw as _fw
 from .nn.utils.stateless import functional_call as _functional_call
 from .ops.shape import stack
@@ -716,8 +720,6 @@ def _vmap_by_rules(func, flat_args, mapped, kwargs, size: int, out_dims, name: s
     a loop over the batch for that op alone. Recorded with ember ops, so the result is
     differentiable. None when the function cannot be captured (data-dependent Python,
     random draws, an op reading values outside the graph): the caller loops over slices."""
-    from ._compile.capture import CallOp, Capture, GraphBreak, Literal, SlotRef
-
     batch_of = {}  # slot -> (tensor, batched)
     moved = {}
     samples = [list(ls) for ls, _ in flat_args]
@@ -750,7 +752,7 @@ def _vmap_by_rules(func, flat_args, mapped, kwargs, size: int, out_dims, name: s
         elif kind in ("attr", "const"):
             batch_of[k] = (t, False)
     for op in cap.ops:
-        if not _apply_batched(op, batch_of, size, CallOp, SlotRef, Literal):
+        if not _apply_batched(op, batch_of, size):
             return None
     out_leaves, rebuild = _flatten(out)
     if not _rows_match(func, flat_args, mapped, kwargs, size, out_leaves, cap, batch_of):
@@ -800,8 +802,6 @@ def _rows_match(func, flat_args, mapped, kwargs, size, out_leaves, cap, batch_of
     """The batched results' first and last rows equal ``func`` on the first and last slices
     (the first was the capture's run): an op that read a slice's values outside the graph
     would have frozen them into the replay."""
-    import numpy as np
-
     leaves = [list(ls) for ls, _ in flat_args]
     for ai, li, leaf, d in mapped:
         leaves[ai][li] = leaf.detach().select(d, size - 1)
@@ -822,9 +822,8 @@ def _rows_match(func, flat_args, mapped, kwargs, size, out_leaves, cap, batch_of
     return True
 
 
-def _apply_batched(op, batch_of: dict, size: int, CallOp, SlotRef, Literal) -> bool:
+def _apply_batched(op, batch_of: dict, size: int) -> bool:
     """One captured op on batched values (see ``_vmap_by_rules``); False if it cannot be."""
-    from .autograd.opdef import ELEMENTWISE, apply
 
     def value(a):
         if isinstance(a, SlotRef):
@@ -903,8 +902,6 @@ def _store(op, batch_of: dict, res, batched: bool) -> None:
 
 
 def _holds_arrays(value) -> bool:
-    import numpy as np
-
     if isinstance(value, (tuple, list)):
         return any(_holds_arrays(v) for v in value)
     return isinstance(value, (np.ndarray, Tensor)) or type(value).__name__ in ("SlotRef", "ViewOf")
