@@ -22,7 +22,7 @@ SMALL = {
     "W5": lambda: wl.w5_make(0, n_leaves=10, n_nodes=60),
     "W7": lambda: wl.w7_make(0, batch=4, dtype=np.float64),
 }
-IMPLS = ["numpy", "ember", "torch", "autograd", "mygrad", "jax"]
+IMPLS = ["numpy", "ember", "ember-compiled", "torch", "autograd", "mygrad", "jax"]
 
 
 def _installed(name):
@@ -41,11 +41,15 @@ PAIRS = [(w, i) for w in sorted(SMALL) for i in IMPLS if i in wl.implementations
 @pytest.mark.parametrize("workload,impl", PAIRS)
 def test_workload_gradients_match_reference(workload, impl):
     # `make test` installs the bench extra; a bare pytest without it says what is missing.
-    assert impl in ("numpy", "ember") or _installed(impl), f"install ember[bench]: no {impl}"
+    assert impl in ("numpy", "ember", "ember-compiled") or _installed(impl), (
+        f"install ember[bench]: no {impl}"
+    )
     impls = wl.implementations(workload)
     inp = SMALL[workload]()
     ref_value, ref_grads = wl.reference(workload, inp)
     value, grads = impls[impl](inp)
+    if impl == "ember-compiled":  # the first call captured; the second runs generated code
+        value, grads = impls[impl](inp)
     assert np.isclose(value, ref_value, rtol=1e-6)
     assert len(grads) == len(ref_grads)
     for g, r in zip(grads, ref_grads):
@@ -64,3 +68,23 @@ def test_w4_reference_matches_finite_differences():
     eps = 1e-6
     numeric = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
     np.testing.assert_allclose(hv, numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "workload", [w for w in sorted(SMALL) if "ember-compiled" in wl.implementations(w)]
+)
+def test_compiled_workload_equals_eager(workload):
+    """ember.compile gives ember's eager values and gradients (float64: 1e-10), and compiles."""
+    impls = wl.implementations(workload)
+    inp = SMALL[workload]()
+    want_value, want_grads = impls["ember"](inp)
+    for _ in range(2):
+        value, grads = impls["ember-compiled"](inp)
+        np.testing.assert_allclose(value, want_value, rtol=1e-10)
+        for g, w in zip(grads, want_grads):
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    report = impls["ember-compiled"].compiled.explain()
+    if workload == "W4":  # autograd.grad inside the region: a graph break, as in torch
+        assert "runs eagerly: ember.grad is not capturable" in report, report
+    else:
+        assert "runs eagerly" not in report, report

@@ -283,8 +283,6 @@ class _CompiledFunction:
         rng = np.random.default_rng(20261125)
         mapping = {id(t): _perturbed(t, rng) for t in tensors}
         other = [mapping[id(t)] for t in tensors]
-        token = _state.enabled
-        _state.enabled = False  # values only: no graph for either run
         attrs = [(t, t._data) for t in entry.graph.attrs]  # parameters, buffers: swapped too
         for t, _ in attrs:
             t._data = _perturbed(t, rng)._data
@@ -309,7 +307,6 @@ class _CompiledFunction:
                     "(an op read a tensor's data outside the declared ops)"
                 ) from None
         finally:
-            _state.enabled = token
             for t, a in attrs:
                 t._data = a
 
