@@ -227,3 +227,41 @@ def test_nested_compiled_functions_inline_and_forward_ad_runs_eagerly():
         dual = fwAD.make_dual(x.detach(), ember.ones(3, dtype=ember.float64))
         tangent = fwAD.unpack_dual(inner(dual)).tangent
     np.testing.assert_allclose(tangent.numpy(), (2 * x.cos()).detach().numpy())
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batchnorm_training_compiles_with_its_running_statistics(momentum):
+    """Buffers updated in place (running stats, num_batches_tracked) are side effects the
+    generated code replays; the cumulative average (momentum=None) reads a buffer's value
+    and runs eagerly."""
+
+    def make():
+        ember.manual_seed(0)
+        return nn.Sequential(
+            nn.Conv2d(1, 4, 3, padding=1),
+            nn.BatchNorm2d(4, momentum=momentum),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(4 * 6 * 6, 3),
+        ).double()
+
+    eager, base = make(), make()
+    compiled = ember.compile(base)
+    opt_e = ember.optim.SGD(eager.parameters(), lr=0.1)
+    opt_c = ember.optim.SGD(base.parameters(), lr=0.1)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        x = ember.tensor(rng.standard_normal((8, 1, 6, 6)))
+        y = ember.tensor(rng.integers(0, 3, 8))
+        for model, opt in ((eager, opt_e), (compiled, opt_c)):
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+    for (name, a), (_, b) in zip(eager.state_dict().items(), base.state_dict().items()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-14, err_msg=name)
+    assert int(base[1].num_batches_tracked) == 4
+    report = compiled.explain()
+    if momentum is None:
+        assert "cumulative average" in report
+    else:
+        assert "runs eagerly" not in report, report

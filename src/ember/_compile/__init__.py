@@ -259,15 +259,17 @@ class _CompiledFunction:
             graph = generate(cap, slots)
             entry = _Entry(graph, spec, _describe(tensors))
             default_generator._rng.bit_generator.state = rng_state
+            cap.restore()  # side effects (running statistics): the generated code makes them
             try:
                 compiled = self._run(entry, tensors)
             except Exception as exc:
                 raise GraphBreak(f"the generated code failed: {type(exc).__name__}: {exc}") from exc
+            after = default_generator._rng.bit_generator.state
             _same_result(result, compiled)
             self._validate(entry, args, kwargs, tensors, rng_state)
-            default_generator._rng.bit_generator.state = rng_state
-            compiled = self._run(entry, tensors)
+            default_generator._rng.bit_generator.state = after
         except GraphBreak as e:
+            cap.redo()  # the eager result is returned: so are its side effects
             if self.fullgraph:
                 raise
             self.cache[key] = _Fallback(e.reason, e.where, _describe(tensors))

@@ -32,7 +32,17 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd import recording as _recording
 
-__all__ = ["Capture", "CallOp", "GraphBreak", "Op", "SlotRef", "Literal", "ViewOf", "view_of"]
+__all__ = [
+    "Capture",
+    "CallOp",
+    "GraphBreak",
+    "Op",
+    "SideEffectOp",
+    "SlotRef",
+    "Literal",
+    "ViewOf",
+    "view_of",
+]
 
 
 class GraphBreak(RuntimeError):
@@ -104,6 +114,16 @@ class CallOp:
 
     def __init__(self, fn, args, kwargs, outs) -> None:
         self.fn, self.args, self.kwargs, self.outs = fn, args, kwargs, outs
+
+
+class SideEffectOp:
+    """An in-place update of tensors outside the graph (``recording.side_effect``),
+    replayed by calling ``fn`` on tensors of the arrays."""
+
+    __slots__ = ("fn", "args", "outs")
+
+    def __init__(self, fn, args) -> None:
+        self.fn, self.args, self.outs = fn, args, []
 
 
 # Methods never logged as calls: the capture's own hooks, and what is not an op.
@@ -191,6 +211,8 @@ class Capture:
         self._patched: list = []
         self._error: GraphBreak | None = None
         self._depth = 0  # nesting of logged public calls (only the outermost is an op)
+        self._bumps_allowed = 0  # inside a side effect: its in-place updates are captured
+        self.before: list = []  # (tensor, its array before a side effect changed it)
 
     # -- slots --------------------------------------------------------------------------
 
@@ -306,6 +328,43 @@ class Capture:
             return ViewOf(k, offset, p.shape, p.strides)
         return None
 
+    def side_effect(self, fn, args, cached) -> None:
+        """Run the update (eagerly, with ``cached``), allowing its version bumps, and log it
+        to be replayed; the updated tensors' arrays before it are kept (``restore``)."""
+        refs = [SlotRef(self.slot_of(a)) if isinstance(a, Tensor) else a for a in args]
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        self.before += [
+            (t, t._data.copy()) for t in tensors if self.kinds[self.slot_of(t)] == "attr"
+        ]
+        self._bumps_allowed += 1
+        try:
+            fn(*args, cached=cached)
+        finally:
+            self._bumps_allowed -= 1
+        for t in tensors:  # the change is part of the graph now
+            k = self.slot_of(t)
+            self.versions[k] = t._vc[0] if t._vc is not None else 0
+        if self._error is None:
+            self.ops.append(SideEffectOp(fn, refs))
+
+    def _outside(self, t) -> bool:
+        """Is ``t`` a tensor from before the capture that takes no gradient (a buffer)?"""
+        if not isinstance(t, Tensor) or t._rg or id(t) in self.made:
+            return False
+        k = self.by_tensor.get(id(t))
+        return k is None or self.kinds[k] == "attr"
+
+    def restore(self) -> None:
+        """Undo the captured run's updates (the generated code will make them again)."""
+        self.after = [(t, t._data.copy()) for t, _ in self.before]
+        for t, a in reversed(self.before):
+            np.copyto(t._data, a)
+
+    def redo(self) -> None:
+        """The captured (eager) run's updates back, when its result is the one returned."""
+        for t, a in getattr(self, "after", ()):
+            np.copyto(t._data, a)
+
     def unsupported(self, what: str) -> None:
         self.fail(f"{what} is not capturable")
 
@@ -375,10 +434,20 @@ class Capture:
         """``fn`` logging its call when its result is a tensor no declared op made."""
         capture = self
 
+        inplace = fn.__name__.endswith("_") and not fn.__name__.startswith("__")
+
         @functools.wraps(fn)
         def logged(*args, **kwargs):
             if capture._depth:
                 return fn(*args, **kwargs)
+            if inplace and args and capture._outside(args[0]):
+                # A buffer updated in place (num_batches_tracked += 1): a side effect.
+                def update(*a, cached=None):
+                    fn(*a, **kwargs)
+
+                update.__name__ = fn.__name__
+                capture.side_effect(update, args, None)
+                return args[0]
             capture._depth += 1
             try:
                 out = fn(*args, **kwargs)
@@ -416,7 +485,8 @@ class Capture:
         call = fn.__func__ if isinstance(fn, staticmethod) else fn
 
         def leaking(*args, **kwargs):
-            capture.fail(f"{reason} is not capturable")
+            if not (capture._bumps_allowed and call.__name__ == "_bump"):
+                capture.fail(f"{reason} is not capturable")
             return call(*args, **kwargs)
 
         leaking.__name__ = getattr(fn, "__name__", "leak")

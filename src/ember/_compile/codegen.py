@@ -19,7 +19,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.engine import _cast
 from ..autograd.graph import sum_to_shape
-from .capture import CallOp, Capture, Literal, Op, SlotRef, ViewOf, view_of
+from .capture import CallOp, Capture, Literal, Op, SideEffectOp, SlotRef, ViewOf, view_of
 
 __all__ = ["CompiledGraph", "generate"]
 
@@ -178,7 +178,11 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
             grad_of.add(k)
     on_path = []
     for op in reversed(cap.ops):
-        if type(op) is CallOp or op.cls is None or not any(o in grad_of for o in op.outs):
+        if (
+            type(op) in (CallOp, SideEffectOp)
+            or op.cls is None
+            or not any(o in grad_of for o in op.outs)
+        ):
             on_path.append(False)
             continue
         on_path.append(True)
@@ -203,6 +207,11 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
     bwd_ops = []  # (op, node expr, slot exprs)
     for j, op in enumerate(cap.ops):
         outs = ", ".join(f"v{o}" for o in op.outs)
+        if type(op) is SideEffectOp:  # an in-place update of tensors outside the graph
+            env[f"F{j}"] = op.fn
+            args = [f"_T({expr(a)})" if isinstance(a, SlotRef) else expr(a) for a in op.args]
+            fwd.append(f"    F{j}({', '.join(args)})  # {op.fn.__name__}")
+            continue
         if type(op) is CallOp:  # no gradient: the public function on tensors of the arrays
             env[f"F{j}"] = op.fn
             args = [f"_T({expr(a)})" if isinstance(a, SlotRef) else expr(a) for a in op.args]

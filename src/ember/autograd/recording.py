@@ -497,6 +497,23 @@ def _record_captured(cls, outs, inputs, params, extras):
     return tensors
 
 
+def side_effect(fn, *args, cached=None) -> None:
+    """Run ``fn(*args, cached=cached)``: an in-place update of tensors outside the graph
+    (batch norm's running statistics). ``cached`` holds values the caller already computed;
+    the compiler's capture records the call without it, to replay it from ``args``."""
+    if _capture:
+        _capture[0].side_effect(fn, args, cached)
+    else:
+        fn(*args, cached=cached)
+
+
+def not_capturable(what: str) -> None:
+    """Tell a running compiler capture that ``what`` (code reading a value outside the
+    graph) cannot be captured; nothing otherwise."""
+    if _capture:
+        _capture[0].unsupported(what)
+
+
 def inplace_tangent(self: Tensor, new) -> None:
     """``self`` was modified in place and its tangent is now ``new`` (None: zero): write it
     into the existing tangent's storage (shared with views and with the base), as torch does."""

@@ -13,7 +13,8 @@ from .._dtype import scalar_name
 from .._mode import state as _grad_mode
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
-from ..ops._core import COMPOSITE, defop, quiet, record, require_tensor
+from ..autograd.recording import side_effect
+from ..ops._core import COMPOSITE, defop, quiet, record, record_result, require_tensor
 from ..ops.elementwise import div
 from ..ops.shape import cat
 
@@ -34,8 +35,21 @@ def _not_differentiable(fname: str, arg: str) -> RuntimeError:
 # -- batch_norm --------------------------------------------------------------------------------
 
 
-def _batch_norm_forward(x, w, b, training, eps, mean, invstd):
-    """The normalisation with the statistics it uses (the batch's, or the running ones)."""
+def _bn_stats(x, training, eps, running_mean, running_var):
+    """(mean, biased variance, 1/sqrt(var + eps)) per channel: the batch's in training,
+    else the running ones (Tensors in eager code, their arrays in compiled code)."""
+    if training:
+        axes = (0,) + tuple(range(2, x.ndim))
+        mean = x.mean(axis=axes)
+        centered = x - mean.reshape(_bshape(x.ndim, x.shape[1]))
+        var = np.mean(centered * centered, axis=axes)
+    else:
+        mean = getattr(running_mean, "_data", running_mean).astype(x.dtype, copy=False)
+        var = getattr(running_var, "_data", running_var).astype(x.dtype, copy=False)
+    return mean, var, 1.0 / np.sqrt(var + eps)
+
+
+def _normalize(x, w, b, mean, invstd):
     shape = _bshape(x.ndim, x.shape[1])
     out = (x - mean.reshape(shape)) * invstd.reshape(shape)
     if w is not None:
@@ -45,11 +59,18 @@ def _batch_norm_forward(x, w, b, training, eps, mean, invstd):
     return np.asarray(out, dtype=x.dtype)
 
 
-def _batch_norm_vjp(g, input, weight, bias, training, eps, mean, invstd, needs_input_grad):
+def _batch_norm_forward(x, w, b, training, eps, running_mean, running_var):
+    """The normalisation, then the statistics it used (saved as torch's result1/result2)."""
+    mean, _, invstd = _bn_stats(x, training, eps, running_mean, running_var)
+    dt = x.dtype
+    return _normalize(x, w, b, mean, invstd), np.asarray(mean, dt), np.asarray(invstd, dt)
+
+
+def _batch_norm_vjp(g, input, weight, bias, training, result1, result2, needs_input_grad):
     x = input
     shape = _bshape(x.ndim, x.shape[1])
-    mean = mean.reshape(shape)
-    invstd = invstd.reshape(shape)
+    mean = result1.reshape(shape)
+    invstd = result2.reshape(shape)
     xhat = (x - mean) * invstd
     axes = (0,) + tuple(range(2, x.ndim))
     gx = gw = gb = None
@@ -69,7 +90,7 @@ def _batch_norm_vjp(g, input, weight, bias, training, eps, mean, invstd, needs_i
     return gx, gw, gb
 
 
-def _batch_norm_composite(input, weight, bias, training, eps, mean, invstd):
+def _batch_norm_composite(input, weight, bias, training, eps, running_mean, running_var):
     shape = _bshape(input.dim(), input.shape[1])
     if training:
         axes = (0,) + tuple(range(2, input.dim()))
@@ -79,6 +100,7 @@ def _batch_norm_composite(input, weight, bias, training, eps, mean, invstd):
         y = centered / (var + eps).sqrt()
     else:
         dt = input._data.dtype
+        mean, _, invstd = _bn_stats(input._data, False, eps, running_mean, running_var)
         y = (input - _wrap(mean.reshape(shape).astype(dt))) * _wrap(
             invstd.reshape(shape).astype(dt)
         )
@@ -92,9 +114,10 @@ def _batch_norm_composite(input, weight, bias, training, eps, mean, invstd):
 NativeBatchNormBackward0 = defop(
     "NativeBatchNormBackward0",
     inputs=("input", "weight", "bias"),
-    # mean / invstd: the statistics the forward normalised with (the composite reads them
-    # in evaluation mode, so they are parameters rather than saved arrays).
-    params=("training", "eps", "mean", "invstd"),
+    # The running statistics are parameters (Tensors, read in evaluation mode); the
+    # statistics the forward normalised with are saved as torch's result1/result2.
+    params=("training", "eps", "running_mean", "running_var"),
+    saves=("result1", "result2"),
     forward=_batch_norm_forward,
     vjp=_batch_norm_vjp,
     composite=_batch_norm_composite,
@@ -162,42 +185,33 @@ def batch_norm(
 
 def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
     x = input._data
-    c = x.shape[1]
-    axes = (0,) + tuple(range(2, x.ndim))
-    shape = _bshape(x.ndim, c)
-    if training:
-        mean = x.mean(axis=axes)
-        centered = x - mean.reshape(shape)
-        var = np.mean(centered * centered, axis=axes)
-        invstd = 1.0 / np.sqrt(var + eps)
-        if running_mean is not None or running_var is not None:
-            n = x.size // c
-            with no_grad():
-                if running_mean is not None:
-                    _update(running_mean, mean, momentum)
-                if running_var is not None:
-                    unbiased = var * (n / (n - 1)) if n > 1 else var
-                    _update(running_var, unbiased, momentum)
-    else:
+    if not training:
         for stat, name in ((running_mean, "running_mean"), (running_var, "running_var")):
             if stat is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
-        mean = running_mean._data.astype(x.dtype, copy=False)
-        centered = x - mean.reshape(shape)
-        invstd = 1.0 / np.sqrt(running_var._data.astype(x.dtype, copy=False) + eps)
-    out = centered * invstd.reshape(shape)
-    if weight is not None:
-        out = out * weight._data.reshape(shape)
-    if bias is not None:
-        out = out + bias._data.reshape(shape)
-    out = np.asarray(out, dtype=x.dtype)
-    params = (
-        bool(training),
-        eps,
-        np.asarray(mean, dtype=x.dtype),
-        np.asarray(invstd, dtype=x.dtype),
-    )
-    return record(NativeBatchNormBackward0, out, (input, weight, bias), params)
+    mean, var, invstd = _bn_stats(x, training, eps, running_mean, running_var)
+    w = None if weight is None else weight._data
+    b = None if bias is None else bias._data
+    dt = x.dtype
+    res = (_normalize(x, w, b, mean, invstd), np.asarray(mean, dt), np.asarray(invstd, dt))
+    params = (bool(training), eps, running_mean, running_var)
+    out = record_result(NativeBatchNormBackward0, res, (input, weight, bias), params)
+    if training and (running_mean is not None or running_var is not None):
+        # An in-place update the compiler replays (it recomputes the statistics from x).
+        side_effect(_update_running, input, running_mean, running_var, momentum, cached=(mean, var))
+    return out
+
+
+def _update_running(x: Tensor, running_mean, running_var, momentum, cached=None) -> None:
+    """The running statistics moved towards the batch's (the variance unbiased), in place."""
+    a = x._data
+    mean, var = cached if cached is not None else _bn_stats(a, True, 0.0, None, None)[:2]
+    n = a.size // a.shape[1]
+    with no_grad():
+        if running_mean is not None:
+            _update(running_mean, mean, momentum)
+        if running_var is not None:
+            _update(running_var, var * (n / (n - 1)) if n > 1 else var, momentum)
 
 
 def _update(stat: Tensor, value: np.ndarray, momentum) -> None:

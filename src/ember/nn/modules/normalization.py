@@ -7,6 +7,7 @@ import numpy as np
 
 from ... import _creation
 from ..._tensor import Tensor
+from ...autograd.recording import not_capturable, side_effect
 from .. import init
 from .._norm import batch_norm, group_norm, layer_norm, local_response_norm, rms_norm
 from ..parameter import Parameter
@@ -131,15 +132,20 @@ class _NormBase(Module):
         )
 
 
+def _count_batch(num_batches_tracked: Tensor, cached=None) -> None:
+    num_batches_tracked._data += 1
+    num_batches_tracked._bump()
+
+
 class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             nbt = self.num_batches_tracked
-            nbt._data += 1
-            nbt._bump()
-            if self.momentum is None:
+            side_effect(_count_batch, nbt)  # replayed by compiled code
+            if self.momentum is None:  # a factor from the buffer's value
+                not_capturable("BatchNorm's cumulative average (momentum=None)")
                 factor = 1.0 / float(nbt._data)
         if self.training:
             bn_training = True
