@@ -545,6 +545,7 @@ def _prod_all_jvp(t_self, self, result):
 
 ProdBackward0 = defop(  # prod()
     "ProdBackward0",
+    forward=lambda a: _prod_array(a, None, False),
     vjp={"self": _prod_all_vjp},
     jvp=_prod_all_jvp,
 )
@@ -567,6 +568,7 @@ def _prod_dim_jvp(t_self, self, result, dim, keepdim):
 ProdBackward1 = defop(  # prod(dim)
     "ProdBackward1",
     params=("dim", "keepdim"),
+    forward=lambda a, dim, keepdim: _prod_array(a, (dim,) if a.ndim else (), keepdim),
     vjp={"self": _prod_dim_vjp},
     jvp=_prod_dim_jvp,
 )
@@ -1046,9 +1048,15 @@ def _std_to_var(g, std):
     return _where(std == 0, 0, g / (std * 2))
 
 
+def _var_forward(a, dim, correction, keepdim):
+    axes = _all_axes(dim, a.ndim)
+    return _var_array(a, axes, keepdim, correction, _count(a.shape, axes))[0]
+
+
 VarBackward0 = defop(
     "VarBackward0",
     params=("dim", "correction", "keepdim"),
+    forward=_var_forward,
     vjp={"self": _var_vjp},
     jvp=_var_jvp,
 )
@@ -1056,6 +1064,7 @@ VarBackward0 = defop(
 StdBackward0 = defop(
     "StdBackward0",
     params=("dim", "correction", "keepdim"),
+    forward=lambda a, dim, correction, keepdim: np.sqrt(_var_forward(a, dim, correction, keepdim)),
     vjp={
         "self": lambda g, self, result, dim, correction, keepdim: _var_vjp(
             _std_to_var(g, result), self, dim, correction, keepdim
@@ -1629,6 +1638,9 @@ def _cumprod_jvp(t_self, self, result, dim):
 CumprodBackward0 = defop(
     "CumprodBackward0",
     params=("dim",),
+    forward=lambda a, dim: _arr(
+        a.copy() if a.ndim == 0 else np.cumprod(a, axis=dim, dtype=a.dtype), a.dtype
+    ),
     vjp={"self": _cumprod_vjp},
     jvp=_cumprod_jvp,
 )
