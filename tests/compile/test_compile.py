@@ -265,3 +265,35 @@ def test_batchnorm_training_compiles_with_its_running_statistics(momentum):
         assert "cumulative average" in report
     else:
         assert "runs eagerly" not in report, report
+
+
+def test_inplace_ops_on_values_made_inside_compile():
+    """``out += x`` and ``ReLU(inplace=True)`` on intermediates: the op out of place, the
+    tensor renamed to its result; in-place changes of inputs stay graph breaks."""
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+            self.act = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            out = self.lin(x)
+            out += x
+            return self.act(out).sum()
+
+    ember.manual_seed(0)
+    block = Block().double()
+    compiled = ember.compile(block)
+    x = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
+    for _ in range(2):
+        x.grad = None
+        got = compiled(x)
+        got.backward()
+        g = x.grad.clone()
+    x.grad = None
+    want = block(x)
+    want.backward()
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+    np.testing.assert_allclose(g.numpy(), x.grad.numpy(), rtol=1e-12)
+    assert "runs eagerly" not in compiled.explain()

@@ -347,6 +347,31 @@ class Capture:
         if self._error is None:
             self.ops.append(SideEffectOp(fn, refs))
 
+    def rebinds(self, t) -> bool:
+        """Can an in-place op on ``t`` be captured as an op whose result ``t`` then names?
+        Only for a value made inside the region (not an input, parameter or buffer)."""
+        k = self.by_tensor.get(id(t))
+        return k is not None and self.kinds[k] == "op" and self._error is None
+
+    def rebind(self, t, result, store) -> None:
+        """``t`` was changed in place to ``result``'s value (``store`` writes it, as eager
+        code does); from now on ``t`` stands for ``result``'s slot."""
+        k = self.by_tensor[id(t)]
+        self._bumps_allowed += 1
+        try:
+            store()
+        finally:
+            self._bumps_allowed -= 1
+        del k
+        for j, v in enumerate(self.values):  # the slot ``t`` was captured in: its new version
+            if v is t:
+                self.versions[j] = t._vc[0] if t._vc is not None else 0
+        kr = self.by_tensor.get(id(result))
+        if kr is None:
+            self.fail("an in-place operation whose result is not a declared op's")
+            return
+        self.by_tensor[id(t)] = kr
+
     def _outside(self, t) -> bool:
         """Is ``t`` a tensor from before the capture that takes no gradient (a buffer)?"""
         if not isinstance(t, Tensor) or t._rg or id(t) in self.made:

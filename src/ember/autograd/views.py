@@ -24,6 +24,7 @@ from .._tensor import INFERENCE_INPLACE_MSG, Tensor
 from .graph import Node, edge_of, init_node, op_name, sum_to_shape
 from .opdef import LINEAR, defop
 from .recording import (
+    _capture,
     _on,
     inplace_tangent,
     region,
@@ -224,6 +225,13 @@ def apply_inplace(self: Tensor, op, *args, copy_old: bool = True, **kwargs) -> T
     """
     recording = _state.enabled and (self._rg or _any_requires_grad(args, kwargs))
     base = check_writable(self, recording)
+    if _capture and base is None and _capture[0].rebinds(self):
+        # The compiler's capture: the op out of place, ``self`` now names its result.
+        result = op(self, *args, **kwargs)
+        _capture[0].rebind(self, result, lambda: store(self, result._data))
+        if recording:
+            self.grad_fn, self._rg, self._output_nr = result.grad_fn, result._rg, 0
+        return self
     if not recording:
         prev = _state.enabled
         _state.enabled = False
