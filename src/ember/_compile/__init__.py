@@ -341,14 +341,12 @@ class _CompiledFunction:
 
 
 def _perturbed(t: Tensor, rng) -> Tensor:
-    """Other values for ``t``: floats scaled by up to 10% (signs kept), other dtypes permuted."""
+    """Other values for ``t``, in its domain: its elements permuted (so masks and indices
+    computed from them move), floats also scaled by up to 10% (signs kept)."""
     a = t._data
+    b = rng.permutation(a.reshape(-1)).reshape(a.shape) if a.size > 1 else a.copy()
     if a.dtype.kind in "fc" and a.size:
-        b = (a * (1 + 0.1 * rng.uniform(-1, 1, a.shape))).astype(a.dtype)
-    elif a.size > 1:
-        b = rng.permutation(a.reshape(-1)).reshape(a.shape)
-    else:
-        b = a.copy()
+        b = (b * (1 + 0.1 * rng.uniform(-1, 1, a.shape))).astype(a.dtype)
     out = Tensor._wrap(b)
     out._rg = t._rg
     return out

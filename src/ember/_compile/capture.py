@@ -135,6 +135,14 @@ _NOT_CALLS = frozenset(
 )
 
 
+# Parameter types the generated code may share between calls (immutable).
+_PLAIN = (bool, int, float, complex, str, bytes, slice, range, np.dtype, np.generic, type)
+
+# Ops whose output shape depends on the input's values, not only on its shape.
+_VALUE_SHAPED = frozenset(
+    {"MaskedSelectBackward0", "NonzeroBackward0", "Unique2Backward0", "UniqueDimBackward0"}
+)
+
 # Factories whose result is a constant once shapes are guarded (not random draws).
 _CONSTANT_FACTORIES = frozenset(
     "tensor as_tensor from_numpy zeros ones empty full eye arange linspace logspace zeros_like "
@@ -213,6 +221,7 @@ class Capture:
         self._depth = 0  # nesting of logged public calls (only the outermost is an op)
         self._bumps_allowed = 0  # inside a side effect: its in-place updates are captured
         self.before: list = []  # (tensor, its array before a side effect changed it)
+        self._keep: list = []  # tensors mapped to slots without one of their own
 
     # -- slots --------------------------------------------------------------------------
 
@@ -258,6 +267,9 @@ class Capture:
             self._op(cls, inputs, params, outputs, extras)
 
     def _op(self, cls, inputs, params, outputs, extras) -> None:
+        if cls.__name__ in _VALUE_SHAPED:
+            self.fail(f"{cls.__name__}'s output shape depends on the values")
+            return
         if cls.forward is None:
             self.fail(f"{cls.__name__} declares no forward to replay")
             return
@@ -295,16 +307,27 @@ class Capture:
             view = self._view_of_known(p)
             if view is not None:
                 return view
-            # A constant (a Python list as an index, a divisor from shapes) or an array an
-            # op computed from a tensor's values: the compiler's check on other values
-            # (``_CompiledFunction._validate``) tells them apart.
+            if p.dtype.kind in "biu" and p.ndim:
+                # An index or mask array no tensor holds: it may come from a tensor's values
+                # (a boolean mask's nonzero()), which other values would change.
+                self.fail(f"{cls.__name__} takes an index computed outside the graph")
+            # A float constant (a divisor from shapes) or an array an op computed from a
+            # tensor's values: the compiler's check on other values tells them apart.
             return p
         if isinstance(p, tuple):
-            return tuple(self._param(q, cls) for q in p)
+            items = [self._param(q, cls) for q in p]
+            return type(p)._make(items) if hasattr(type(p), "_make") else tuple(items)
         if isinstance(p, list):
             return [self._param(q, cls) for q in p]
         if isinstance(p, Tensor):
             return SlotRef(self.slot_of(p))
+        if p is None or p is Ellipsis or isinstance(p, _PLAIN):
+            return p
+        if getattr(type(p), "_immutable_param", False):  # declared never changed
+            return p
+        # An object the op may change (a cache filled by its forward) would be shared by
+        # every call of the generated code.
+        self.fail(f"{cls.__name__} takes a {type(p).__name__} parameter")
         return p
 
     def _view_of_known(self, p: np.ndarray):
@@ -352,6 +375,12 @@ class Capture:
         Only for a value made inside the region (not an input, parameter or buffer)."""
         k = self.by_tensor.get(id(t))
         return k is not None and self.kinds[k] == "op" and self._error is None
+
+    def same_value(self, copy, t) -> None:
+        """``copy`` holds ``t``'s current value (a snapshot before an in-place op)."""
+        self.made.pop(id(copy), None)
+        self.by_tensor[id(copy)] = self.by_tensor[id(t)]
+        self._keep.append(copy)  # its id must stay unique while the capture runs
 
     def rebind(self, t, result, store) -> None:
         """``t`` was changed in place to ``result``'s value (``store`` writes it, as eager

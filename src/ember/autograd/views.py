@@ -227,7 +227,9 @@ def apply_inplace(self: Tensor, op, *args, copy_old: bool = True, **kwargs) -> T
     base = check_writable(self, recording)
     if _capture and base is None and _capture[0].rebinds(self):
         # The compiler's capture: the op out of place, ``self`` now names its result.
-        result = op(self, *args, **kwargs)
+        pre = _snapshot(self, copy_old)
+        _capture[0].same_value(pre, self)
+        result = op(pre, *args, **kwargs)
         _capture[0].rebind(self, result, lambda: store(self, result._data))
         if recording:
             self.grad_fn, self._rg, self._output_nr = result.grad_fn, result._rg, 0

@@ -149,6 +149,8 @@ class _Geometry:
     exact padded size the windows cover (pads on the bottom/right follow from it)."""
 
     __slots__ = ("k", "s", "d", "out", "pads", "size", "in_size", "transposed")
+    # Never changed after construction: the compiler may share it between calls.
+    _immutable_param = True
 
     def __init__(self, in_size, k, s, d, out, pads, transposed=False) -> None:
         self.in_size = tuple(in_size)
