@@ -307,6 +307,8 @@ class Capture:
             view = self._view_of_known(p)
             if view is not None:
                 return view
+            if _recording._shape_constants.get(id(p)) is p:
+                return p  # declared by its op as computed from shapes alone
             if p.dtype.kind in "biu" and p.ndim:
                 # An index or mask array no tensor holds: it may come from a tensor's values
                 # (a boolean mask's nonzero()), which other values would change.

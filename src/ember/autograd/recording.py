@@ -497,6 +497,19 @@ def _record_captured(cls, outs, inputs, params, extras):
     return tensors
 
 
+# Arrays computed from shapes and Python values alone (a pooling divisor, a Python list used
+# as an index), which a compiled function may keep as constants. Filled only while the
+# compiler captures; weak, so the arrays die with their users.
+_shape_constants: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def shape_constant(a: np.ndarray) -> np.ndarray:
+    """Mark ``a`` as computed from shapes and Python values only, and return it."""
+    if _capture:
+        _shape_constants[id(a)] = a
+    return a
+
+
 def side_effect(fn, *args, cached=None) -> None:
     """Run ``fn(*args, cached=cached)``: an in-place update of tensors outside the graph
     (batch norm's running statistics). ``cached`` holds values the caller already computed;

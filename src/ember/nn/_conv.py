@@ -29,6 +29,7 @@ from .._dtype import scalar_name
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
 from .._tensor import Tensor
+from ..autograd.recording import shape_constant
 from ..ops._core import (
     LINEAR,
     QUIET,
@@ -946,7 +947,7 @@ def avg_pool2d(
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     geo = _pool_setup(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
-    divisor = _avg_divisor(geo, count_include_pad, divisor_override)
+    divisor = shape_constant(_avg_divisor(geo, count_include_pad, divisor_override))
     out = _quietly(_avg_pool_array, x, geo, divisor)
     return record(AvgPool2DBackward0, out, (input,), (geo, divisor))
 
@@ -1716,7 +1717,7 @@ def avg_pool3d(
         raise NotImplementedError(f"\"avg_pool3d\" not implemented for '{scalar_name(x.dtype)}'")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    divisor = _avg_divisor(geo, count_include_pad, divisor_override)
+    divisor = shape_constant(_avg_divisor(geo, count_include_pad, divisor_override))
     out = _quietly(_avg_pool3d_array, x, geo, divisor)
     return record(AvgPool3DBackward0, out, (input,), (geo, divisor))
 

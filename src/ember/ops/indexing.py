@@ -28,7 +28,7 @@ import numpy as np
 from .._dtype import cpp_name, scalar_name
 from .._tensor import Tensor
 from ..autograd.graph import SavedValue
-from ..autograd.recording import _on, tangent_of
+from ..autograd.recording import _on, shape_constant, tangent_of
 from ..autograd.views import AliasBackward0
 from ._core import (
     LINEAR,
@@ -379,6 +379,8 @@ def getitem(self: Tensor, key) -> Tensor:
     if not adv:
         return _alias(self) if result is self else result
     key, unique = _adv_key(result._data.shape, adv)
+    if not tensors:  # every index array from Python values: constants of the program
+        key = tuple(shape_constant(k) if isinstance(k, np.ndarray) else k for k in key)
     return _index(result, key, unique, _index_tensors(tensors))
 
 
@@ -489,9 +491,12 @@ def _np_key(key) -> tuple:
             if arr.dtype == np.uint8:
                 arr = arr.astype(np.bool_)
             if arr.dtype == np.bool_ and arr.ndim:
-                out += list(np.nonzero(arr))
+                parts = list(np.nonzero(arr))
             else:
-                out.append(arr)
+                parts = [arr]
+            if not isinstance(k, Tensor):  # from Python values: a constant of the program
+                parts = [shape_constant(a) for a in parts]
+            out += parts
         else:
             out.append(k)
     return tuple(out)
