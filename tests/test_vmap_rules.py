@@ -101,3 +101,11 @@ def test_rules_cover_the_common_ops():
     finally:
         func._vmap_by_rules = orig
     assert sum(hits) / len(hits) > 0.6, (sum(hits), len(hits))
+
+
+def test_vmap_over_a_module_that_updates_buffers_updates_them_once_per_slice():
+    bn = ember.nn.BatchNorm1d(3)
+    x = ember.randn(4, 5, 3)
+    out = func.vmap(bn)(x)
+    assert tuple(out.shape) == (4, 5, 3)
+    assert int(bn.num_batches_tracked) == 4  # the loop's four updates, none from the capture

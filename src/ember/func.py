@@ -37,7 +37,7 @@ import functools
 import numpy as np
 
 from . import autograd as _autograd
-from ._compile.capture import CallOp, Capture, GraphBreak, Literal, SlotRef
+from ._compile.capture import CallOp, Capture, GraphBreak, Literal, SideEffectOp, SlotRef
 from ._creation import get_rng_state, set_rng_state, zeros, zeros_like
 from ._tensor import Tensor
 from .autograd import forward_ad as _fwad
@@ -740,6 +740,7 @@ def _vmap_by_rules(func, flat_args, mapped, kwargs, size: int, out_dims, name: s
             out = func(*sample_args, **kwargs)
         cap.check()
     except GraphBreak:
+        cap.restore()
         return None
     if not bool((get_rng_state() == state).all()):  # random draws: randomness= decides
         set_rng_state(state)
@@ -751,6 +752,9 @@ def _vmap_by_rules(func, flat_args, mapped, kwargs, size: int, out_dims, name: s
             batch_of[k] = (bt, True) if bt is not None else (t, False)
         elif kind in ("attr", "const"):
             batch_of[k] = (t, False)
+    if cap.before:  # buffers updated in place: the per-slice loop makes those updates
+        cap.restore()
+        return None
     for op in cap.ops:
         if not _apply_batched(op, batch_of, size):
             return None
@@ -846,6 +850,8 @@ def _apply_batched(op, batch_of: dict, size: int) -> bool:
         ]
         batch_of[op.outs[0]] = (stack(rows), True)
         return True
+    if type(op) is SideEffectOp:  # an in-place update of a buffer: per slice, as torch's
+        return False
     if op.cls is None:  # an alias (detach)
         t, b = value(op.args[0])
         batch_of[op.outs[0]] = (t.detach(), b)
