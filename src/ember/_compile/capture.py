@@ -358,9 +358,7 @@ class Capture:
         to be replayed; the updated tensors' arrays before it are kept (``restore``)."""
         refs = [SlotRef(self.slot_of(a)) if isinstance(a, Tensor) else a for a in args]
         tensors = [a for a in args if isinstance(a, Tensor)]
-        self.before += [
-            (t, t._data.copy()) for t in tensors if self.kinds[self.slot_of(t)] == "attr"
-        ]
+        self.before += [(t, t._data.copy()) for t in tensors]
         self._bumps_allowed += 1
         try:
             fn(*args, cached=cached)
