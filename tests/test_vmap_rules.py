@@ -109,3 +109,32 @@ def test_vmap_over_a_module_that_updates_buffers_updates_them_once_per_slice():
     out = func.vmap(bn)(x)
     assert tuple(out.shape) == (4, 5, 3)
     assert int(bn.num_batches_tracked) == 4  # the loop's four updates, none from the capture
+
+
+def test_per_sample_gradients_run_batched():
+    """vmap(grad(loss)): the backward's ops are captured with the loss and batched."""
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal((16, 5)))
+    y = ember.tensor(rng.standard_normal((16, 3)))
+    w = ember.tensor(rng.standard_normal((5, 3)), requires_grad=True)
+
+    def loss(w, xi, yi):
+        return ((xi @ w).tanh() - yi).pow(2).mean()
+
+    hits = []
+    orig = func._vmap_by_rules
+
+    def spy(*args, **kwargs):
+        out = orig(*args, **kwargs)
+        hits.append(out is not None)
+        return out
+
+    func._vmap_by_rules = spy
+    try:
+        got = func.vmap(func.grad(loss), in_dims=(None, 0, 0))(w, x, y)
+    finally:
+        func._vmap_by_rules = orig
+    assert hits == [True]
+    for i in range(16):
+        (want,) = ember.autograd.grad(loss(w, x[i], y[i]), w)
+        np.testing.assert_allclose(got[i].detach().numpy(), want.numpy(), rtol=1e-10, atol=1e-12)

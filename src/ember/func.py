@@ -43,6 +43,7 @@ from ._tensor import Tensor
 from .autograd import forward_ad as _fwad
 from .autograd.opdef import ELEMENTWISE, apply
 from .autograd.recording import fw as _fw
+from .autograd.recording import record_backward as _record_backward
 from .nn.utils.stateless import functional_call as _functional_call
 from .ops.shape import stack
 
@@ -735,13 +736,16 @@ def _vmap_by_rules(func, flat_args, mapped, kwargs, size: int, out_dims, name: s
             if isinstance(leaf, Tensor):
                 cap.add_input(leaf)
     state = get_rng_state()
+    _record_backward.append(True)  # autograd.grad inside func: its rules' ops are captured
     try:
-        with _autograd.no_grad(), cap:
+        with cap:
             out = func(*sample_args, **kwargs)
         cap.check()
     except GraphBreak:
         cap.restore()
         return None
+    finally:
+        _record_backward.pop()
     if not bool((get_rng_state() == state).all()):  # random draws: randomness= decides
         set_rng_state(state)
         return None

@@ -256,6 +256,8 @@ class Capture:
             k = self._new_slot(t, "op")
             self.ops.append(Op(None, [SlotRef(src)], (), [k], [False], 0, (False,), None))
             return k
+        if _recording._shape_constants.get(id(t._data)) is t._data:
+            return self._new_slot(t, "const")  # its op declared it computed from shapes
         if made[1] not in _CONSTANT_FACTORIES:
             self.fail(f"ember.{made[1] or '<op>'} is not capturable (it is not a declared op)")
         return self._new_slot(t, "const")

@@ -7,6 +7,8 @@ import numpy as np
 from .._tensor import Size, Tensor
 from .engine import run_backward
 from .graph import edge_of, grad_accumulator
+from .recording import record_backward as _record_backward
+from .recording import shape_constant
 
 
 def _as_tuple(x) -> tuple:
@@ -29,7 +31,7 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
                     "grad can be implicitly created only for real scalar outputs but got "
                     f"{out.dtype}"
                 )
-            arr = np.ones(out._data.shape, dtype=out._data.dtype)
+            arr = shape_constant(np.ones(out._data.shape, dtype=out._data.dtype))
             result.append(Tensor._wrap(arr) if create_graph else arr)
             continue
         if not isinstance(g, Tensor):
@@ -149,6 +151,8 @@ def grad(
         raise RuntimeError(
             f"grad requires one grad_output per output: got {len(grads)} and {len(outs)}"
         )
+    if _record_backward:  # vmap is capturing: the backward's ops are part of the function
+        create_graph = True
     if retain_graph is None:
         retain_graph = create_graph
     capture = []

@@ -497,6 +497,10 @@ def _record_captured(cls, outs, inputs, params, extras):
     return tensors
 
 
+# Non-empty while vmap captures a function: autograd.grad inside it records its backward
+# (create_graph), so the rules' ops are captured and batched like the rest.
+record_backward: list = []
+
 # Arrays computed from shapes and Python values alone (a pooling divisor, a Python list used
 # as an index), which a compiled function may keep as constants. Filled only while the
 # compiler captures; weak, so the arrays die with their users.
