@@ -24,7 +24,8 @@ from .._creation import default_generator
 from .._mode import state as _state
 from .._tensor import Tensor
 from ..autograd import recording as _recording
-from ..autograd.graph import Node, SavedValue, edge_of
+from ..autograd.engine import retaining_graph
+from ..autograd.graph import SECOND_BACKWARD_MSG, Node, SavedValue, edge_of
 from ..nn import Module
 from ..ops._core import QUIET, quiet_reset, quiet_set
 from .capture import Capture, GraphBreak
@@ -65,12 +66,18 @@ class CompiledFunctionBackward(Node):
     _fast = False
 
     def backward(self, grads, ctx, *inputs):
-        graph, saved = ctx
+        graph = ctx[0]
+        if retaining_graph():
+            saved = list(ctx[1])
+        else:  # the generated code frees each array after its last use
+            saved, ctx[1] = ctx[1], None
+            if saved is None:
+                raise RuntimeError(SECOND_BACKWARD_MSG)
         as_tensors = any(isinstance(g, Tensor) for g in grads)
         arrays = [g._data if isinstance(g, Tensor) else g for g in grads]
         token = quiet_set(QUIET)
         try:
-            results = graph.backward(arrays, *saved)
+            results = graph.backward(arrays, saved)
         finally:
             quiet_reset(token)
         if not as_tensors:
@@ -385,7 +392,7 @@ def _attach(graph: CompiledGraph, saved, inputs: list, results: list) -> None:
     node._meta = tuple(graph.out_meta)
     node._hooks = None
     node._params = ()
-    node._saved = (SavedValue((graph, saved)),)
+    node._saved = (SavedValue([graph, list(saved)]),)
     node._versions = (0,)
     for k, t in enumerate(results):
         if graph.out_rg[k] and graph.out_alias[k] is None:

@@ -290,7 +290,10 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
     fwd.append(f"    return ({outs_tuple}), ({saved_tuple})")
 
     # -- backward ---------------------------------------------------------------------------
-    bwd = [f"def backward(grads, {''.join(n + ', ' for n in saved_names)}):"]
+    bwd = ["def backward(grads, saved):"]
+    if saved_names:  # taken out of the list: each array is freed after its last use
+        bwd.append(f"    {''.join(n + ', ' for n in saved_names)}= saved")
+        bwd.append("    saved.clear()")
     gvars = sorted(grad_of)
     if gvars:
         bwd.append("    " + " = ".join(f"g{k}" for k in gvars) + " = None")

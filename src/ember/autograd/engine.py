@@ -69,12 +69,24 @@ def run_backward(
     # NumPy's warnings. Once per pass, not per node.
     quiet = np.errstate(all="ignore")
     quiet.__enter__()
+    _retaining.append(retain_graph)
     try:
         _execute(job, deps, root_grads)
     finally:
+        _retaining.pop()
         _mode.enabled = prev_mode
         quiet.__exit__(None, None, None)
     return job.captured
+
+
+# retain_graph of each backward pass running (innermost last): a node that frees what it
+# saved while it runs (a compiled region's one node) reads it.
+_retaining: list = []
+
+
+def retaining_graph() -> bool:
+    """Whether the backward pass now running keeps saved values (``retain_graph``)."""
+    return bool(_retaining) and _retaining[-1]
 
 
 def _dependencies(root: Node) -> dict:
