@@ -37,7 +37,15 @@ import functools
 import numpy as np
 
 from . import autograd as _autograd
-from ._compile.capture import CallOp, Capture, GraphBreak, Literal, SideEffectOp, SlotRef
+from ._compile.capture import (
+    CallOp,
+    Capture,
+    GraphBreak,
+    Literal,
+    SideEffectOp,
+    SlotRef,
+    ViewOf,
+)
 from ._creation import get_rng_state, set_rng_state, zeros, zeros_like
 from ._tensor import Tensor
 from .autograd import forward_ad as _fwad
@@ -677,16 +685,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 )
             results.append(out)
         out_leaves0, out_rebuild = _flatten(results[0])
-        o_dims = (
-            _flatten(out_dims)[0]
-            if isinstance(out_dims, (tuple, list))
-            else [out_dims] * len(out_leaves0)
-        )
-        if len(o_dims) != len(out_leaves0):
-            raise ValueError(
-                f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
-                "compatible with the structure of `outputs`."
-            )
+        o_dims = _out_dims(name, out_dims, len(out_leaves0))
         per_b = [_flatten(r)[0] for r in results]
         stacked = []
         for j, od in enumerate(o_dims):
@@ -694,17 +693,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             if od is None:
                 stacked.append(col[0])
                 continue
-            if not isinstance(col[0], Tensor):
-                raise ValueError(
-                    f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-                    f"{type(col[0])}. Did you mean to set out_dims= to None for output?"
-                )
-            nd = col[0].dim() + 1
-            if not -nd <= od < nd:
-                raise IndexError(
-                    f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], "
-                    f"but got {od})"
-                )
+            _check_out_dim(name, col[0], od, col[0].dim() + 1 if isinstance(col[0], Tensor) else 0)
             stacked.append(stack(col, od))
         return out_rebuild(stacked)
 
@@ -765,24 +754,12 @@ def _vmap_by_rules(func, flat_args, mapped, kwargs, size: int, out_dims, name: s
     out_leaves, rebuild = _flatten(out)
     if not _rows_match(func, flat_args, mapped, kwargs, size, out_leaves, cap, batch_of):
         return None
-    o_dims = (
-        _flatten(out_dims)[0]
-        if isinstance(out_dims, (tuple, list))
-        else [out_dims] * len(out_leaves)
-    )
-    if len(o_dims) != len(out_leaves):
-        raise ValueError(
-            f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
-            "compatible with the structure of `outputs`."
-        )
+    o_dims = _out_dims(name, out_dims, len(out_leaves))
     results = []
     for leaf, od in zip(out_leaves, o_dims):
         if not isinstance(leaf, Tensor):
             if od is not None:
-                raise ValueError(
-                    f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-                    f"{type(leaf)}. Did you mean to set out_dims= to None for output?"
-                )
+                _check_out_dim(name, leaf, od, 0)
             results.append(leaf)
             continue
         k = cap.by_tensor.get(id(leaf))
@@ -797,13 +774,33 @@ def _vmap_by_rules(func, flat_args, mapped, kwargs, size: int, out_dims, name: s
         if not is_batched:
             t = t.expand((size,) + tuple(t.shape))
         nd = t.dim()
-        if not -nd <= od < nd:
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], "
-                f"but got {od})"
-            )
+        _check_out_dim(name, t, od, nd)
         results.append(t.movedim(0, od) if od % nd else t)
     return rebuild(results)
+
+
+def _out_dims(name: str, out_dims, n: int) -> list:
+    """``out_dims`` per output leaf, with torch's error when the structures differ."""
+    o_dims = _flatten(out_dims)[0] if isinstance(out_dims, (tuple, list)) else [out_dims] * n
+    if len(o_dims) != n:
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+            "compatible with the structure of `outputs`."
+        )
+    return o_dims
+
+
+def _check_out_dim(name: str, leaf, od: int, nd: int) -> None:
+    """torch's errors for an output placed at ``od`` of a stacked result of ``nd`` dims."""
+    if not isinstance(leaf, Tensor):
+        raise ValueError(
+            f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+            f"{type(leaf)}. Did you mean to set out_dims= to None for output?"
+        )
+    if not -nd <= od < nd:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {od})"
+        )
 
 
 def _rows_match(func, flat_args, mapped, kwargs, size, out_leaves, cap, batch_of) -> bool:
@@ -914,7 +911,7 @@ def _store(op, batch_of: dict, res, batched: bool) -> None:
 def _holds_arrays(value) -> bool:
     if isinstance(value, (tuple, list)):
         return any(_holds_arrays(v) for v in value)
-    return isinstance(value, (np.ndarray, Tensor)) or type(value).__name__ in ("SlotRef", "ViewOf")
+    return isinstance(value, (np.ndarray, Tensor, SlotRef, ViewOf))
 
 
 # -- functional_call -------------------------------------------------------------------------------

@@ -186,7 +186,6 @@ class _CompiledFunction:
         self.fullgraph = fullgraph
         self.module = module
         self.cache: dict = {}
-        self.breaks: list = []  # (reason, where) of every fallback
 
     def key(self, args, kwargs, tensors: list):
         try:
@@ -247,8 +246,7 @@ class _CompiledFunction:
 
     def _compile(self, key, args, kwargs, tensors: list):
         if len(self.cache) >= CACHE_SIZE_LIMIT:
-            self.cache[key] = fb = _Fallback(f"cache_size_limit ({CACHE_SIZE_LIMIT}) reached")
-            self.breaks.append((fb.reason, fb.where))
+            self.cache[key] = _Fallback(f"cache_size_limit ({CACHE_SIZE_LIMIT}) reached")
             return self.fn(*args, **kwargs)
         rng_state = default_generator._rng.bit_generator.state
         cap = Capture(strict=self.fullgraph)
@@ -280,7 +278,6 @@ class _CompiledFunction:
             if self.fullgraph:
                 raise
             self.cache[key] = _Fallback(e.reason, e.where, _describe(tensors))
-            self.breaks.append((e.reason, e.where))
             return result
         self.cache[key] = entry
         return compiled

@@ -275,12 +275,10 @@ class Capture:
         if cls.forward is None:
             self.fail(f"{cls.__name__} declares no forward to replay")
             return
+        args = [self._operand(x) for x in inputs]
         if cls._variadic:
-            args = [[self._operand(x) for x in inputs]]
-            edges = tuple(isinstance(x, Tensor) and x._rg for x in inputs)
-        else:
-            args = [self._operand(x) for x in inputs]
-            edges = tuple(isinstance(x, Tensor) and x._rg for x in inputs)
+            args = [args]
+        edges = tuple(isinstance(x, Tensor) and x._rg for x in inputs)
         params = tuple(self._param(p, cls) for p in params)
         outs = []
         for t in outputs:

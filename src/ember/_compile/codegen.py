@@ -33,7 +33,6 @@ class CompiledGraph:
         self.forward = None
         self.backward = None
         self.code = ""
-        self.n_inputs = 0  # arrays of the call's tensors, then of the attrs
         self.arg_positions: list = []  # which of the call's tensors forward takes (no repeats)
         self.attrs: list = []  # tensors read at every call (parameters, buffers, closures)
         self.grad_inputs: list = []  # positions (in inputs + attrs) that get a gradient
@@ -55,7 +54,7 @@ def _fake_node(op: Op, params):
     return node
 
 
-def _direct_rules(op: Op, j: int, expr, grad_of: set):
+def _direct_rules(op: Op, j: int, expr, env: dict, grad_of: set):
     """Per input that takes a gradient, the call of its declared rule (``GRAD`` standing for
     the incoming gradient) and the values it reads; None when the op has one combined rule
     or variadic operands (its node's backward is called instead)."""
@@ -92,7 +91,7 @@ def _direct_rules(op: Op, j: int, expr, grad_of: set):
             exprs.append(e_)
         rname = f"R{j}_{i}"
         out.append((i, f"{rname}(GRAD{''.join(', ' + x for x in exprs)})", reads))
-        expr.env[rname] = fn
+        env[rname] = fn
     return out
 
 
@@ -131,7 +130,7 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
         return name
 
     def expr(value) -> str:
-        """Source for an operand or parameter (``expr.env``: the generated code's globals)."""
+        """Source for an operand or parameter."""
         if isinstance(value, SlotRef):
             return f"v{value.k}"
         if isinstance(value, ViewOf):
@@ -150,8 +149,6 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
             return repr(value)
         return const(value)
 
-    expr.env = env
-
     # -- the inputs: the call's tensors, then the tensors read from outside ------------------
     arg_of: dict = {}
     params_in = []
@@ -160,7 +157,6 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
             arg_of[k] = len(params_in)
             params_in.append(f"v{k}")
             g.arg_positions.append(i)
-    g.n_inputs = len(params_in)
     for k, kind in enumerate(cap.kinds):
         if kind == "attr":
             arg_of[k] = len(params_in)
@@ -238,7 +234,7 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
         fwd.append(f"    {targets} = F{j}({', '.join(call_args)})  # {op.cls.__name__}")
         if not on_path[j]:
             continue
-        direct = _direct_rules(op, j, expr, grad_of)
+        direct = _direct_rules(op, j, expr, env, grad_of)
         if direct is not None:  # each input's rule called directly: no node, no tuple
             for _i, _call, names in direct:
                 for name in names:
