@@ -35,6 +35,9 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src tests benchmarks examples
 
 test: $(STAMP) lint
+	@# gcc builds ember.compile's fused kernels (with Python's headers, which CPython has).
+	@command -v gcc >/dev/null || (apt-get update -qq && apt-get install -y -qq gcc) \
+		|| (sudo apt-get update -qq && sudo apt-get install -y -qq gcc)
 	@# Graphviz's `dot` renders ember.viz pictures (a system package, not on PyPI).
 	@command -v dot >/dev/null || (apt-get update -qq && apt-get install -y -qq graphviz) \
 		|| (sudo apt-get update -qq && sudo apt-get install -y -qq graphviz)

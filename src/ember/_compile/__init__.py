@@ -29,6 +29,7 @@ from ..autograd.graph import SECOND_BACKWARD_MSG, Node, SavedValue, edge_of
 from ..nn import Module
 from ..ops._core import QUIET, quiet_reset, quiet_set
 from .capture import Capture, GraphBreak
+from . import kernels
 from .codegen import CompiledGraph, generate
 
 __all__ = ["compile", "GraphBreak", "OptimizedModule"]
@@ -166,13 +167,93 @@ def _build(spec, outs):
 class _Entry:
     """One signature's compiled graph and how to rebuild the result."""
 
-    __slots__ = ("graph", "spec", "attr_rg", "signature")
+    __slots__ = ("graph", "spec", "attr_rg", "signature", "note")
 
     def __init__(self, graph: CompiledGraph, spec, signature: str = "") -> None:
         self.graph = graph
         self.spec = spec
         self.signature = signature
         self.attr_rg = tuple(t._rg for t in graph.attrs)
+        self.note = ""  # why the code calls no fused kernels, when it could have
+
+
+# -- fused kernels -------------------------------------------------------------------------
+
+
+def _with_kernels(entry: _Entry, cap: Capture, slots: list, tensors: list) -> str:
+    """Replace the entry's NumPy code by code with fused C kernels when they can be built
+    and agree with it, forward and backward, on the call's values and on other values
+    (within rounding: the kernels' libm is not NumPy's); else say why not."""
+    why = kernels.available()
+    if why:
+        return f"no fused kernels: {why}"
+    plain = entry.graph
+    try:
+        fused = generate(cap, slots, kernels=True)
+    except Exception as exc:  # a C compiler error: the NumPy code stays
+        return f"no fused kernels: {type(exc).__name__}: {str(exc)[:200]}"
+    if not fused.kernels:
+        return ""
+    rng = np.random.default_rng(20261125)
+    try:
+        for values in ("call", "other"):
+            arrays = [tensors[i]._data for i in plain.arg_positions]
+            arrays += [t._data for t in plain.attrs]
+            if values == "other":
+                arrays = [_perturbed(Tensor._wrap(a), rng)._data for a in arrays]
+            if not _close_runs(plain, fused, arrays, rng):
+                return "no fused kernels: they differ from the NumPy code beyond rounding"
+    except Exception as exc:
+        return f"no fused kernels: {type(exc).__name__} when checking them"
+    entry.graph = fused
+    return ""
+
+
+def _close_runs(plain: CompiledGraph, fused: CompiledGraph, arrays: list, rng) -> bool:
+    """Do both graphs give the same outputs and gradients within rounding? Each runs on
+    its own copies of the arrays (side effects, such as running statistics, write there)."""
+    token = quiet_set(QUIET)
+    try:
+        outs_p, saved_p = plain.forward(*[a.copy() for a in arrays])
+        outs_f, saved_f = fused.forward(*[a.copy() for a in arrays])
+        if not all(_close(a, b) for a, b in zip(outs_p, outs_f)):
+            return False
+        if not plain.grad_inputs or not any(plain.out_rg):
+            return True
+        grads = []
+        for rg, (shape, dtype) in zip(plain.out_rg, plain.out_meta):
+            g = None
+            if rg and dtype.kind == "f":
+                g = rng.standard_normal(shape).astype(dtype)
+            grads.append(g)
+        gp = plain.backward(list(grads), list(saved_p))
+        gf = fused.backward(list(grads), list(saved_f))
+        return all(
+            (a is None and (b is None or not np.any(b)))
+            or (b is None and not np.any(a))
+            or (a is not None and b is not None and _close(a, b))
+            for a, b in zip(gp, gf)
+        )
+    finally:
+        quiet_reset(token)
+
+
+def _close(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind not in "fc":
+        return bool(np.array_equal(a, b))
+    rtol = 1e-9 if a.dtype.itemsize >= 8 else 2e-4
+    finite = np.isfinite(a)
+    if not np.array_equal(finite, np.isfinite(b)) or not np.array_equal(np.isnan(a), np.isnan(b)):
+        return False
+    infinite = ~finite & ~np.isnan(a)
+    if infinite.any() and not np.array_equal(a[infinite], b[infinite]):
+        return False
+    x, y = a[finite].astype(np.float64), b[finite].astype(np.float64)
+    scale = float(np.max(np.abs(x))) if x.size else 0.0
+    return bool(np.all(np.abs(x - y) <= rtol * (np.abs(x) + scale) + 1e-300))
 
 
 # -- the compiled callable ----------------------------------------------------------------
@@ -252,13 +333,17 @@ class _CompiledFunction:
         cap = Capture(strict=self.fullgraph)
         for t in tensors:
             cap.add_input(t)
-        with cap:
-            result = self.fn(*args, **kwargs)
-            try:
-                slots: list = []
-                spec = _out_spec(result, slots, cap)
-            except GraphBreak as e:
-                cap.fail(e.reason)
+        _recording.record_backward.append(True)  # autograd.grad inside: its ops captured
+        try:
+            with cap:
+                result = self.fn(*args, **kwargs)
+                try:
+                    slots: list = []
+                    spec = _out_spec(result, slots, cap)
+                except GraphBreak as e:
+                    cap.fail(e.reason)
+        finally:
+            _recording.record_backward.pop()
         try:
             cap.check()
             graph = generate(cap, slots)
@@ -279,6 +364,7 @@ class _CompiledFunction:
                 raise
             self.cache[key] = _Fallback(e.reason, e.where, _describe(tensors))
             return result
+        entry.note = _with_kernels(entry, cap, slots, tensors)
         self.cache[key] = entry
         return compiled
 
@@ -331,8 +417,10 @@ class _CompiledFunction:
                 lines.append(
                     f"signature {n} {entry.signature}: compiled: {g.n_ops} ops, "
                     f"{len(g.out_slots)} outputs, "
-                    f"{len(g.grad_inputs)} gradient inputs"
+                    f"{len(g.grad_inputs)} gradient inputs, {g.kernels} fused kernels"
                 )
+                if entry.note:
+                    lines.append(f"    {entry.note}")
         return "\n".join(lines) if lines else "nothing compiled yet"
 
     @property

@@ -20,6 +20,7 @@ from .._tensor import Tensor
 from ..autograd.engine import _cast
 from ..autograd.graph import sum_to_shape
 from .capture import CallOp, Capture, Literal, Op, SideEffectOp, SlotRef, ViewOf, view_of
+from .kernels import Group, Sym, Untraceable, build, leaf, literal, trace
 
 __all__ = ["CompiledGraph", "generate"]
 
@@ -41,6 +42,8 @@ class CompiledGraph:
         self.out_meta: list = []  # per output: (shape, dtype)
         self.out_alias: list = []  # per output: index of the input/attr it is, or None
         self.n_ops = 0
+        self.kernels = 0  # fused C kernels the code calls
+        self.kernel_code = ""  # their C source
 
 
 def _fake_node(op: Op, params):
@@ -90,7 +93,7 @@ def _direct_rules(op: Op, j: int, expr, env: dict, grad_of: set):
                 e_ = repr(tuple(bool(x) for x in op.edges))
             exprs.append(e_)
         rname = f"R{j}_{i}"
-        out.append((i, f"{rname}(GRAD{''.join(', ' + x for x in exprs)})", reads))
+        out.append((i, f"{rname}(GRAD{''.join(', ' + x for x in exprs)})", reads, fn, exprs))
         env[rname] = fn
     return out
 
@@ -114,10 +117,13 @@ def _has_slot(value) -> bool:
     return False
 
 
-def generate(cap: Capture, out_slots: list) -> CompiledGraph:
+def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGraph:
     """Generate the forward and backward functions of a capture whose results are the
-    values in ``out_slots``."""
+    values in ``out_slots``. With ``kernels``, runs of elementwise ops (forward, and
+    backward rules) become fused C kernels (see ``kernels``); the backward is then
+    written for gradients known to exist at generation time (missing ones are zeros)."""
     g = CompiledGraph()
+    meta: dict = {}  # array variable -> (shape, dtype): what kernels may read
     env: dict = {"np": np, "sum_to_shape": sum_to_shape, "_cast": _cast, "_fake": _fake_node}
     env["_view"] = view_of
     env["_T"] = Tensor._wrap
@@ -162,6 +168,8 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
             arg_of[k] = len(params_in)
             params_in.append(f"v{k}")
             g.attrs.append(cap.values[k])
+    for k, value in enumerate(cap.values):
+        meta[f"v{k}"] = (value._data.shape, value._data.dtype)
     header = []
     for k, kind in enumerate(cap.kinds):
         if kind == "const":
@@ -228,15 +236,22 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
             call_args = [expr(a) for a in op.args]
         call_args += [expr(p) for p in op.params]
         saves = [f"x{j}_{i}" for i in range(op.n_saves)]
-        targets = ", ".join([f"v{o}" for o in op.outs] + saves)
-        if op.cls._multi_output and not saves:
-            targets = outs + ","
-        fwd.append(f"    {targets} = F{j}({', '.join(call_args)})  # {op.cls.__name__}")
+        elems = _trace_forward(op, j, cap, meta) if kernels else None
+        if elems is not None:
+            fwd += elems
+        else:
+            targets = ", ".join([f"v{o}" for o in op.outs] + saves)
+            if op.cls._multi_output and not saves:
+                targets = outs + ","
+            line = f"    {targets} = F{j}({', '.join(call_args)})  # {op.cls.__name__}"
+            if op.cls.forward.__module__ in _PURE_MODULES:
+                line = _PureLine(line, [f"v{o}" for o in op.outs] + saves)
+            fwd.append(line)
         if not on_path[j]:
             continue
         direct = _direct_rules(op, j, expr, env, grad_of)
         if direct is not None:  # each input's rule called directly: no node, no tuple
-            for _i, _call, names in direct:
+            for _i, _call, names, _fn, _exprs in direct:
                 for name in names:
                     keep(name)
             bwd_ops.append((j, op, None, direct))
@@ -285,7 +300,42 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
     saved_tuple = "".join(n + ", " for n in saved_names)
     fwd.append(f"    return ({outs_tuple}), ({saved_tuple})")
 
+    fwd = _eliminate_dead(fwd)
+
     # -- backward ---------------------------------------------------------------------------
+    if kernels:
+        bwd = _static_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, meta, env)
+    else:
+        bwd = _dynamic_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, const)
+    if kernels:
+        functions: dict = {}
+        fwd = _fuse(fwd, functions)
+        bwd = _fuse(bwd, functions)
+        g.kernel_code = "\n\n".join(functions.values())
+        if functions:
+            module = build(functions)
+            for name in functions:
+                env["_" + name] = getattr(module, name)
+    g.kernels = len(functions) if kernels else 0
+    fwd = _free_dead(fwd, skip=set(params_in))
+    bwd = _free_dead(bwd, skip=set())
+    source = "\n".join(fwd) + "\n\n\n" + "\n".join(bwd) + "\n"
+    namespace = dict(env)
+    exec(compile(source, "<ember.compile>", "exec"), namespace)  # noqa: S102 - our own source
+    g.forward = namespace["forward"]
+    g.backward = namespace["backward"]
+    g.code = source
+    g.out_slots = list(out_slots)
+    g.out_rg = [bool(cap.values[k]._rg) for k in out_slots]
+    g.out_meta = [(cap.values[k]._data.shape, cap.values[k]._data.dtype) for k in out_slots]
+    g.out_alias = [arg_of.get(k) if cap.kinds[k] in ("input", "attr") else None for k in out_slots]
+    g.n_ops = len(cap.ops)
+    return g
+
+
+def _dynamic_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, const) -> list:
+    """The backward for the plain NumPy code: a gradient may be None at run time (an
+    output nobody differentiated), so each op runs only when its gradient exists."""
     bwd = ["def backward(grads, saved):"]
     if saved_names:  # taken out of the list: each array is freed after its last use
         bwd.append(f"    {''.join(n + ', ' for n in saved_names)}= saved")
@@ -309,7 +359,7 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
         args = op.args[0] if op.cls._variadic else op.args
         multi_in = len(args) > 1 or op.cls._variadic
         if node is None:
-            calls = {i: call for i, call, _ in slot_exprs}
+            calls = {i: call for i, call, *_ in slot_exprs}
         else:
             call = f"{node}.backward({gin}{''.join(', ' + s for s in slot_exprs)})"
             bwd.append(f"        r = {call}  # {op.cls.__name__}")
@@ -335,24 +385,284 @@ def generate(cap: Capture, out_slots: list) -> CompiledGraph:
             bwd.append(f"            if t.dtype != {dname}: t = _cast(t, {dname})")
             bwd.append(f"            g{a.k} = t if g{a.k} is None else g{a.k} + t")
     bwd.append(f"    return ({''.join(f'g{k}, ' for k in grad_slots)})")
-
-    fwd = _free_dead(fwd, skip=set(params_in))
-    bwd = _free_dead(bwd, skip=set())
-    source = "\n".join(fwd) + "\n\n\n" + "\n".join(bwd) + "\n"
-    namespace = dict(env)
-    exec(compile(source, "<ember.compile>", "exec"), namespace)  # noqa: S102 - our own source
-    g.forward = namespace["forward"]
-    g.backward = namespace["backward"]
-    g.code = source
-    g.out_slots = list(out_slots)
-    g.out_rg = [bool(cap.values[k]._rg) for k in out_slots]
-    g.out_meta = [(cap.values[k]._data.shape, cap.values[k]._data.dtype) for k in out_slots]
-    g.out_alias = [arg_of.get(k) if cap.kinds[k] in ("input", "attr") else None for k in out_slots]
-    g.n_ops = len(cap.ops)
-    return g
+    return bwd
 
 
-_NAME = re.compile(r"\b(?:v\d+|x\d+_\d+|n\d+|g\d+)\b")
+# Modules whose ops' forwards are pure functions of their operands (no random draws, no
+# writes): a result nobody reads need not be computed.
+_PURE_MODULES = frozenset(
+    f"ember.ops.{m}"
+    for m in "elementwise linalg reduction shape indexing sorting special complex".split()
+)
+
+
+class _PureLine(str):
+    """A line of generated code that only defines ``defs`` (dead when none is read)."""
+
+    defs: list
+
+    def __new__(cls, text: str, defs: list):
+        line = super().__new__(cls, text)
+        line.defs = defs
+        return line
+
+
+def _eliminate_dead(items: list) -> list:
+    """Drop the pure statements whose results nothing reads (a value computed on the way
+    to one that is not returned: ``g @ v`` when only its gradient is)."""
+    live: set = set()
+    keep = []
+    for it in reversed(items):
+        if isinstance(it, _Elem):
+            defs, reads = [it.target], it.reads
+        else:
+            defs = it.defs if isinstance(it, _PureLine) else None
+            reads = _NAME.findall(it.split("#")[0])
+        if defs is not None and not live.intersection(defs):
+            continue
+        live.update(reads)
+        keep.append(it)
+    keep.reverse()
+    return keep
+
+
+def _grad_in(g, shape: tuple, dtype):
+    """An output's incoming gradient for the kernel backward: zeros when none came."""
+    if g is None:
+        return np.zeros(shape, dtype)
+    if type(g) is not np.ndarray:
+        g = np.asarray(g)
+    return g if g.dtype == dtype else _cast(g, dtype)
+
+
+class _Elem:
+    """A statement ``target = node`` of the kernel code path: an elementwise expression
+    that ``_fuse`` gathers with its neighbours into one kernel."""
+
+    __slots__ = ("target", "node", "shape", "reads", "label")
+
+    def __init__(self, target: str, node, label: str) -> None:
+        self.target, self.node, self.shape, self.label = target, node, node.shape, label
+        self.reads: set = set()
+        stack, seen = [node], set()
+        while stack:
+            n = stack.pop()
+            if not hasattr(n, "tmpl") or id(n) in seen:
+                continue
+            seen.add(id(n))
+            if n.tmpl is None:
+                self.reads.add(n.name)
+            stack.extend(n.args)
+
+
+def _trace_forward(op: Op, j: int, cap: Capture, meta: dict):
+    """The op's declared forward traced into expressions (``_Elem`` per output and saved
+    value), or None when it is not elementwise in the kernels' sense."""
+    cls = op.cls
+    if cls._variadic or cls._multi_output:
+        return None
+    args: list = []
+    try:
+        for a in op.args:
+            if isinstance(a, SlotRef):
+                args.append(leaf(f"v{a.k}", *meta[f"v{a.k}"]))
+            elif isinstance(a, Literal):
+                args.append(a.value)
+            else:
+                return None
+    except Untraceable:
+        return None
+    for p in op.params:
+        if _has_slot(p):
+            return None
+        args.append(p.value if isinstance(p, Literal) else p)
+    res = trace(cls.forward, tuple(args))
+    results = (res,) if not op.n_saves else res
+    if type(results) is not tuple or len(results) != 1 + op.n_saves:
+        return None
+    if not all(isinstance(r, Sym) and r.node.tmpl is not None for r in results):
+        return None
+    shape, dtype = meta[f"v{op.outs[0]}"]
+    if results[0].shape != shape or results[0].dtype != dtype:
+        return None
+    if any(r.shape != shape for r in results):
+        return None
+    names = [f"v{op.outs[0]}"] + [f"x{j}_{i}" for i in range(op.n_saves)]
+    for name, r in zip(names[1:], results[1:]):
+        meta[name] = (r.shape, r.dtype)
+    return [_Elem(name, r.node, cls.__name__) for name, r in zip(names, results)]
+
+
+def _trace_rule(fn, gin: str, exprs: list, meta: dict, env: dict):
+    """A derivative rule traced on its operands (the generated code's sources ``exprs``),
+    or None."""
+    try:
+        args = [leaf(gin, *meta[gin])]
+        for e in exprs:
+            if e in meta:
+                args.append(leaf(e, *meta[e]))
+            elif e in env:
+                v = env[e]
+                if isinstance(v, np.ndarray) and v.size != 1:
+                    return None
+                args.append(v)
+            else:
+                args.append(literal(e))
+    except (Untraceable, ValueError, SyntaxError, KeyError):
+        return None
+    res = trace(fn, tuple(args))
+    return res if isinstance(res, Sym) else None
+
+
+def _static_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, meta, env):
+    """The backward for the kernel code: every output's gradient exists (zeros when none
+    came), so which gradients flow is known here, and elementwise rules and gradient sums
+    become ``_Elem`` statements that ``_fuse`` gathers into kernels."""
+    env["_grad_in"] = _grad_in
+    items: list = ["def backward(grads, saved):"]
+    if saved_names:  # taken out of the list: each array is freed after its last use
+        items.append(f"    {''.join(n + ', ' for n in saved_names)}= saved")
+        items.append("    saved.clear()")
+    cur: dict = {}  # value slot -> the variable holding its gradient so far
+    count = [0]
+    dtypes: dict = {}
+
+    def dname(dtype) -> str:
+        if dtype not in dtypes:
+            dtypes[dtype] = f"D{len(dtypes)}"
+            env[dtypes[dtype]] = dtype
+        return dtypes[dtype]
+
+    def accumulate(k: int, contribution, label: str = "") -> None:
+        """Add a gradient (a Sym, or a variable name) into slot ``k``'s."""
+        shape, dtype = meta[f"v{k}"]
+        if k not in cur and isinstance(contribution, str):
+            cur[k] = contribution
+            return
+        count[0] += 1
+        name = f"g{k}_{count[0]}"
+        meta[name] = (shape, dtype)
+        total = contribution
+        if k in cur:
+            total = None
+            try:
+                prev = leaf(cur[k], shape, dtype)
+                other = contribution
+                if isinstance(other, str):
+                    other = leaf(other, shape, dtype)
+                total = trace(lambda a, b: a + b, (prev, other))
+            except Untraceable:
+                pass
+            if total is None or total.shape != shape or total.dtype != dtype:
+                if not isinstance(contribution, str):  # cannot happen: both are leaves
+                    raise Untraceable("a gradient sum")
+                items.append(f"    {name} = {cur[k]} + {contribution}")
+                cur[k] = name
+                return
+        items.append(_Elem(name, total.node, label + (" + sum" if k in cur else "")))
+        cur[k] = name
+
+    for i, k in enumerate(out_slots):
+        if k in grad_of and cap.values[k]._rg:
+            shape, dtype = meta[f"v{k}"]
+            name = f"h{i}"
+            meta[name] = (shape, dtype)
+            items.append(f"    {name} = _grad_in(grads[{i}], {shape!r}, {dname(dtype)})")
+            accumulate(k, name)
+    for j, op, node, slot_exprs in reversed(bwd_ops):
+        if not any(o in cur for o in op.outs):
+            continue  # no gradient reaches this op
+        if op.cls._multi_output:
+            gin = "[" + ", ".join(cur.get(o, "None") for o in op.outs) + "]"
+        else:
+            gin = cur[op.outs[0]]
+        args = op.args[0] if op.cls._variadic else op.args
+        multi_in = len(args) > 1 or op.cls._variadic
+        if node is None:
+            direct = {i: (call, fn, exprs) for i, call, _, fn, exprs in slot_exprs}
+        else:
+            call = f"{node}.backward({gin}{''.join(', ' + s for s in slot_exprs)})"
+            items.append(f"    r{j} = {call}  # {op.cls.__name__}")
+            if multi_in:
+                items.append(f"    if type(r{j}) is not tuple: r{j} = (r{j},)")
+        for i, (a, e) in enumerate(zip(args, op.edges)):
+            if not (e and isinstance(a, SlotRef) and a.k in grad_of):
+                continue
+            shape, dtype = meta[f"v{a.k}"]
+            if node is None:
+                if i not in direct:
+                    continue
+                call, fn, exprs = direct[i]
+                sym = None
+                if not op.cls._multi_output:
+                    sym = _trace_rule(fn, gin, exprs, meta, env)
+                if sym is not None and sym.node.tmpl is None:  # the gradient itself
+                    if sym.shape == shape and sym.dtype == dtype:
+                        accumulate(a.k, sym.node.name)
+                        continue
+                elif sym is not None and sym.shape == shape:
+                    try:
+                        if sym.dtype != dtype:
+                            sym = sym.astype(dtype)
+                        accumulate(a.k, sym, f"{op.cls.__name__}.{op.cls._inputs[i]}")
+                        continue
+                    except Untraceable:
+                        pass
+                src = call.replace("GRAD", gin) + f"  # {op.cls.__name__}: {op.cls._inputs[i]}"
+            else:
+                src = f"r{j}[{i}]" if multi_in else f"r{j}"
+            t = f"t{j}_{i}"
+            d = dname(dtype)
+            items.append(f"    {t} = {src}")
+            items.append(f"    if {t} is None: {t} = np.zeros({shape!r}, {d})")
+            items.append(f"    if {t}.shape != {shape!r}: {t} = sum_to_shape({t}, {shape!r})")
+            if not shape:
+                items.append(f"    if type({t}) is not np.ndarray: {t} = np.asarray({t})")
+            items.append(f"    if {t}.dtype != {d}: {t} = _cast({t}, {d})")
+            meta[t] = (shape, dtype)
+            accumulate(a.k, t)
+    items.append(f"    return ({''.join(cur.get(k, 'None') + ', ' for k in grad_slots)})")
+    return items
+
+
+def _fuse(items: list, functions: dict) -> list:
+    """Lines of code: each run of consecutive ``_Elem`` statements of one element count
+    becomes one kernel call (its C source added to ``functions``) returning the values
+    that later statements read; the rest of the run stays inside the kernel."""
+    last: dict = {}
+    for idx, it in enumerate(items):
+        names = it.reads if isinstance(it, _Elem) else _NAME.findall(it.split("#")[0])
+        for name in names:
+            last[name] = idx
+    out: list = []
+    i = 0
+    while i < len(items):
+        it = items[i]
+        if not isinstance(it, _Elem):
+            out.append(it)
+            i += 1
+            continue
+        j = i
+        while j < len(items) and isinstance(items[j], _Elem) and items[j].shape == it.shape:
+            j += 1
+        group = Group(it.shape)
+        group.members = [(m.target, m.node) for m in items[i:j]]
+        group.outputs = [m.target for m in items[i:j] if last.get(m.target, -1) >= j]
+        if group.outputs:
+            fname = f"k{len(functions)}"
+            functions[fname] = group.source(fname)
+            lhs = ", ".join(group.outputs)
+            call = f"_{fname}({', '.join(group.inputs)})"
+            labels = [m.label for m in items[i:j] if m.label]
+            what = ", ".join(labels[:4])
+            if len(labels) > 4:
+                what += f" and {len(labels) - 4} more"
+            out.append(f"    {lhs} = {call}  # fused: {what}")
+        i = j
+    return out
+
+
+_NAME = re.compile(r"\b(?:v\d+|x\d+_\d+|n\d+|g\d+(?:_\d+)?|h\d+|t\d+_\d+|r\d+)\b")
 
 
 def _free_dead(lines: list, skip: set) -> list:

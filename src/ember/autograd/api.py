@@ -151,7 +151,9 @@ def grad(
         raise RuntimeError(
             f"grad requires one grad_output per output: got {len(grads)} and {len(outs)}"
         )
-    if _record_backward:  # vmap is capturing: the backward's ops are part of the function
+    detach = False
+    if _record_backward:  # vmap or compile is capturing: the backward's ops are recorded
+        detach = not create_graph  # as they would be: results that take no gradient
         create_graph = True
     if retain_graph is None:
         retain_graph = create_graph
@@ -180,8 +182,8 @@ def grad(
                 )
         elif not isinstance(g, Tensor):
             g = Tensor._wrap(np.asarray(g))
-        elif not create_graph and g._data is not None:
-            pass
+        elif detach:
+            g = g.detach()
         final.append(g)
     return tuple(final)
 

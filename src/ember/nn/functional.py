@@ -351,10 +351,17 @@ def _gelu_array(a: np.ndarray, approximate: str):
     if approximate == "tanh":
         aux = np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a))
     else:
-        aux = 0.5 * (1 + _ew.erf_array(a / _SQRT_2))
-        aux = np.asarray(aux, dtype=a.dtype)
+        aux = _in_dtype(0.5 * (1 + _ew.erf_array(a / _SQRT_2)), a.dtype)
     out = 0.5 * a * (1 + aux) if approximate == "tanh" else a * aux
-    return np.asarray(out, dtype=a.dtype), aux
+    return _in_dtype(out, a.dtype), aux
+
+
+def _in_dtype(x, dtype):
+    """``x`` as an array of ``dtype`` (NumPy returns scalars for 0-d operands); written with
+    ``astype`` so that the compiler's tracer can follow it."""
+    if isinstance(x, (np.generic, float, int)):
+        return np.asarray(x, dtype=dtype)
+    return x.astype(dtype, copy=False)
 
 
 def _gelu_rule(g, self, aux, approximate):

@@ -751,7 +751,8 @@ def erf_array(a: np.ndarray) -> np.ndarray:
 
     if a.dtype == np.float16:
         return _scipy_erf(a.astype(np.float32)).astype(np.float16)
-    return np.asarray(_scipy_erf(a))
+    out = _scipy_erf(a)
+    return np.asarray(out) if isinstance(out, np.generic) else out
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)

@@ -1,0 +1,648 @@
+"""Fused elementwise kernels: runs of elementwise ops compiled to one C loop each.
+
+An op's declared forward and its derivative rules are plain NumPy code. Called on
+``Sym`` handles instead of arrays, the same code builds an expression tree (a tracer:
+NumPy dispatches its ufuncs to ``__array_ufunc__``), so nothing is written twice: what the
+op computes, and how its derivative does, comes from its one declaration. Anything the
+tracer does not model (a reduction, a reshape, a branch on values, an integer dtype)
+raises ``Untraceable`` and the op stays a NumPy call.
+
+Consecutive traced statements of the same element count become one C function in a
+generated CPython extension: one pass over memory instead of one per op, no temporaries
+between ops, transcendental functions vectorised by glibc's libmvec, and the loop split
+over the cores by OpenMP for large arrays. gcc builds each graph's module once; the
+shared object is cached on disk by the hash of its source and flags.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.machinery
+import importlib.util
+import math
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+import numpy as np
+
+__all__ = ["Sym", "Untraceable", "trace", "leaf", "available", "Group", "build"]
+
+
+class Untraceable(Exception):
+    """The traced code did something a fused kernel does not model."""
+
+
+# -- the expression tree ------------------------------------------------------------------
+
+_F64, _F32, _BOOL = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.bool_)
+_CTYPE = {_F64: "double", _F32: "float", _BOOL: "unsigned char"}
+_NPY_TYPE = {_F64: "NPY_DOUBLE", _F32: "NPY_FLOAT", _BOOL: "NPY_BOOL"}
+
+
+class _Node:
+    """An immutable expression: a leaf (an array the kernel reads), or ``tmpl`` applied to
+    ``args`` (nodes or numbers), computed in ``dtype``. ``size`` is its element count."""
+
+    __slots__ = ("tmpl", "args", "dtype", "shape", "size", "name")
+
+    def __init__(self, tmpl, args, dtype, shape, name=None) -> None:
+        self.tmpl, self.args, self.dtype, self.shape, self.name = tmpl, args, dtype, shape, name
+        self.size = math.prod(shape)
+
+
+class Sym:
+    """A handle on an expression, standing for an array in traced NumPy code. In-place
+    NumPy (``out=``, ``+=``) rebinds the handle, as the array's contents would change,
+    while expressions already built keep the old value; leaves are read-only."""
+
+    __slots__ = ("node", "owned")
+    __array_priority__ = 1000
+
+    def __init__(self, node: _Node, owned: bool = True) -> None:
+        self.node, self.owned = node, owned
+
+    # array attributes a rule may read (static: known when the code is generated)
+    dtype = property(lambda s: s.node.dtype)
+    shape = property(lambda s: s.node.shape)
+    ndim = property(lambda s: len(s.node.shape))
+    size = property(lambda s: s.node.size)
+    real = property(lambda s: s)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__":
+            raise Untraceable(f"{ufunc.__name__}.{method}")
+        out = kwargs.pop("out", None)
+        if kwargs.pop("dtype", None) is not None or kwargs:
+            raise Untraceable(f"{ufunc.__name__} with {sorted(kwargs)}")
+        result = _apply(ufunc.__name__, ufunc, inputs)
+        if out is None:
+            return Sym(result)
+        (target,) = out if isinstance(out, tuple) else (out,)
+        return _assign(target, result)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func is np.where and len(args) == 3 and not kwargs:
+            return Sym(_where(*args))
+        if func is np.broadcast_to and not kwargs:
+            return Sym(_broadcast(_node_of(args[0]), tuple(args[1])))
+        raise Untraceable(func.__name__)
+
+    def __array__(self, *a, **k):
+        raise Untraceable("an array made of a traced value")
+
+    def __bool__(self):
+        raise Untraceable("a branch on values")
+
+    def __len__(self):
+        raise Untraceable("len()")
+
+    def __getitem__(self, index):
+        raise Untraceable("indexing")
+
+    __float__ = __int__ = __index__ = __iter__ = __bool__
+    __hash__ = object.__hash__
+
+    def astype(self, dtype, copy=True):
+        return Sym(_cast(self.node, np.dtype(dtype)))
+
+    def expand(self, shape):
+        return Sym(_broadcast(self.node, tuple(shape)))
+
+    def conj(self):
+        return self
+
+    conjugate = conj
+
+    def _inplace(self, ufunc, other):
+        return _assign(self, _apply(ufunc.__name__, ufunc, (self, other)))
+
+
+def _binary(ufunc, reflected=False):
+    if reflected:
+        return lambda s, o: Sym(_apply(ufunc.__name__, ufunc, (o, s)))
+    return lambda s, o: Sym(_apply(ufunc.__name__, ufunc, (s, o)))
+
+
+for _name, _uf in [
+    ("add", np.add),
+    ("sub", np.subtract),
+    ("mul", np.multiply),
+    ("truediv", np.true_divide),
+    ("pow", np.power),
+    ("and", np.bitwise_and),
+    ("or", np.bitwise_or),
+    ("xor", np.bitwise_xor),
+]:
+    setattr(Sym, f"__{_name}__", _binary(_uf))
+    setattr(Sym, f"__r{_name}__", _binary(_uf, reflected=True))
+    setattr(Sym, f"__i{_name}__", lambda s, o, _u=_uf: s._inplace(_u, o))
+for _name, _uf in [
+    ("gt", np.greater),
+    ("ge", np.greater_equal),
+    ("lt", np.less),
+    ("le", np.less_equal),
+    ("eq", np.equal),
+    ("ne", np.not_equal),
+]:
+    setattr(Sym, f"__{_name}__", _binary(_uf))
+Sym.__neg__ = lambda s: Sym(_apply("negative", np.negative, (s,)))
+Sym.__pos__ = lambda s: s
+Sym.__abs__ = lambda s: Sym(_apply("absolute", np.absolute, (s,)))
+Sym.__invert__ = lambda s: Sym(_apply("invert", np.invert, (s,)))
+
+
+def leaf(name: str, shape: tuple, dtype) -> Sym:
+    """A read-only handle on the array variable ``name`` of the generated code."""
+    dtype = np.dtype(dtype)
+    if dtype not in _CTYPE:
+        raise Untraceable(f"dtype {dtype}")
+    return Sym(_Node(None, (), dtype, tuple(shape), name), owned=False)
+
+
+def _assign(target, node: _Node) -> Sym:
+    if not isinstance(target, Sym) or not target.owned:
+        raise Untraceable("an in-place write to an input")
+    if node.size != target.node.size:
+        raise Untraceable("an in-place write that broadcasts")
+    target.node = _cast(node, target.node.dtype) if node.dtype != target.node.dtype else node
+    return target
+
+
+# -- operations -------------------------------------------------------------------------
+
+# ufunc name -> C template per operand count; float functions get an "f" suffix for float32.
+_UNARY_FN = {
+    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
+    "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
+    "arccosh": "acosh", "arctanh": "atanh", "exp": "exp", "exp2": "exp2", "expm1": "expm1",
+    "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p", "sqrt": "sqrt",
+    "cbrt": "cbrt", "absolute": "fabs", "fabs": "fabs", "floor": "floor", "ceil": "ceil",
+    "trunc": "trunc", "rint": "nearbyint", "erf": "erf", "erfc": "erfc",
+}  # fmt: skip
+_BINARY_FN = {"arctan2": "atan2", "hypot": "hypot", "copysign": "copysign", "power": "pow"}
+_INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/"}
+_COMPARE = {
+    "greater": ">", "greater_equal": ">=", "less": "<", "less_equal": "<=",
+    "equal": "==", "not_equal": "!=",
+}  # fmt: skip
+_LOGICAL = {"logical_and": "&&", "logical_or": "||", "bitwise_and": "&&", "bitwise_or": "||"}
+# Functions glibc's libmvec has vector versions of (x86-64, glibc 2.35 and newer).
+MVEC = {
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+    "atanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "cbrt", "erf", "erfc",
+    "atan2", "hypot", "pow",
+}  # fmt: skip
+
+
+def _node_of(x) -> _Node | float | int | bool:
+    """The expression of an operand: a Sym's node, or a number (0-d arrays and NumPy
+    scalars keep their dtype as a constant node; Python numbers stay weakly typed)."""
+    if isinstance(x, Sym):
+        return x.node
+    if type(x) in (bool, int, float):
+        return x
+    if isinstance(x, (np.ndarray, np.generic)) and x.size == 1:
+        a = np.asarray(x)
+        if a.dtype not in _CTYPE:
+            raise Untraceable(f"dtype {a.dtype}")
+        return _Node("const", (a.reshape(-1)[0].item(),), a.dtype, a.shape)
+    raise Untraceable(f"an operand of type {type(x).__name__}")
+
+
+def _dtype_key(x):
+    return x.dtype if isinstance(x, _Node) else type(x)
+
+
+def _result_shape(nodes) -> tuple:
+    shapes = [n.shape for n in nodes if isinstance(n, _Node)]
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError as exc:
+        raise Untraceable("shapes that do not broadcast") from exc
+
+
+def _apply(name: str, ufunc, inputs) -> _Node:
+    nodes = tuple(_node_of(x) for x in inputs)
+    try:
+        loop = ufunc.resolve_dtypes(tuple(_dtype_key(n) for n in nodes) + (None,) * ufunc.nout)
+    except Exception as exc:
+        raise Untraceable(f"{name} on these dtypes") from exc
+    ins, out = loop[: ufunc.nin], loop[ufunc.nin]
+    if ufunc.nout != 1 or any(d not in _CTYPE for d in loop):
+        raise Untraceable(f"{name} in {out}")
+    shape = _result_shape(nodes)
+    args = tuple(_cast(n, d) for n, d in zip(nodes, ins))
+    if name in _INFIX and ins[0] != _BOOL:
+        tmpl = "({0} " + _INFIX[name] + " {1})"
+    elif name in _COMPARE:
+        tmpl = "({0} " + _COMPARE[name] + " {1})"
+    elif name in _LOGICAL or (name in ("add", "multiply") and ins[0] == _BOOL):
+        tmpl = "({0} " + _LOGICAL.get(name, "||" if name == "add" else "&&") + " {1})"
+    elif name in ("logical_not", "invert") and ins[0] == _BOOL:
+        tmpl = "(!{0})"
+    elif name == "negative" and ins[0] != _BOOL:
+        tmpl = "(-{0})"
+    elif name == "positive":
+        tmpl = "{0}"
+    elif name == "square":
+        tmpl = "({0} * {0})"
+    elif name == "reciprocal":
+        tmpl = "(1 / {0})"
+    elif name in ("maximum", "minimum"):  # NaN propagates, as NumPy's
+        op = ">=" if name == "maximum" else "<="
+        tmpl = "(({0} " + op + " {1} || {0} != {0}) ? {0} : {1})"
+    elif name == "sign":
+        tmpl = "({0} > 0 ? 1 : ({0} < 0 ? -1 : ({0} == 0 ? 0 : {0})))"  # NaN stays NaN
+    elif name == "isnan":
+        tmpl = "({0} != {0})"
+    elif name == "isinf":
+        tmpl = "(__builtin_isinf({0}) != 0)"
+    elif name == "isfinite":
+        tmpl = "(__builtin_isfinite({0}) != 0)"
+    elif name in _UNARY_FN and ins[0] != _BOOL:
+        tmpl = _fn(_UNARY_FN[name], ins[0]) + "({0})"
+    elif name in _BINARY_FN and ins[0] != _BOOL:
+        tmpl = _fn(_BINARY_FN[name], ins[0]) + "({0}, {1})"
+    else:
+        raise Untraceable(f"ufunc {name}")
+    if name == "power" and isinstance(args[1], _Node) and args[1].tmpl == "const":
+        exponent = args[1].args[0]
+        if exponent == 2:
+            tmpl = "({0} * {0})"
+        elif exponent == 0.5:
+            tmpl = _fn("sqrt", ins[0]) + "({0})"
+    return _Node(tmpl, args, out, shape)
+
+
+def _fn(name: str, dtype) -> str:
+    return name + "f" if dtype == _F32 else name
+
+
+def _cast(n, dtype) -> _Node:
+    """``n`` converted to ``dtype`` (NumPy's cast: numbers round to it)."""
+    if isinstance(n, _Node):
+        if n.dtype == dtype:
+            return n
+        if dtype == _BOOL:
+            return _Node("({0} != 0)", (n,), dtype, n.shape)
+        return _Node(f"(({_CTYPE[dtype]}){{0}})", (n,), dtype, n.shape)
+    value = np.asarray(n).astype(dtype).item()
+    return _Node("const", (value,), dtype, ())
+
+
+def _where(cond, a, b) -> _Node:
+    c, x, y = (_node_of(v) for v in (cond, a, b))
+    dtype = np.result_type(*(v.dtype if isinstance(v, _Node) else v for v in (x, y)))
+    if dtype not in _CTYPE:
+        raise Untraceable(f"where in {dtype}")
+    shape = _result_shape((c, x, y))
+    args = (_cast(c, _BOOL), _cast(x, dtype), _cast(y, dtype))
+    return _Node("({0} ? {1} : {2})", args, dtype, shape)
+
+
+def _broadcast(n, shape: tuple) -> _Node:
+    n = n if isinstance(n, _Node) else _cast(n, np.result_type(n))
+    _result_shape((n, _Node("const", (0,), n.dtype, shape)))
+    return _Node("{0}", (n,), n.dtype, shape)
+
+
+def trace(fn, args: tuple):
+    """``fn(*args)`` on handles: its result (a Sym, or a tuple of them), or None when the code
+    does something a kernel does not model."""
+    try:
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    except Exception:  # Untraceable, or an attribute a handle does not have
+        return None
+
+
+def literal(src: str):
+    """The value of a literal operand in generated code (``1.0``, ``None``...)."""
+    return ast.literal_eval(src)
+
+
+# -- code generation ----------------------------------------------------------------------
+
+
+class Group:
+    """Statements ``target = expression`` over arrays of one ``shape``, computed in one
+    loop; ``outputs`` are the targets the rest of the code reads. An input of another shape
+    broadcasts to it (its elements indexed by the loop's position in each dimension)."""
+
+    def __init__(self, shape: tuple) -> None:
+        self.shape = shape
+        self.size = math.prod(shape)
+        self.members: list = []  # (target name, node)
+        self.outputs: list = []
+        self.inputs: list = []  # leaf names, in argument order
+
+    def source(self, fname: str) -> str:
+        """The C function computing the group: CPython's fast-call convention, arrays in,
+        a new array (or a tuple of them) out."""
+        temps: dict = {}  # id(node) -> C name
+        defined: dict = {}  # target name -> C name
+        body, loads = [], []
+        leaves: dict = {}
+        self.inputs = []
+
+        def emit(n) -> str:
+            if not isinstance(n, _Node):
+                return _c_number(n)
+            if n.tmpl == "const":
+                return f"(({_CTYPE[n.dtype]}){_c_number(n.args[0])})"
+            key = id(n)
+            if key in temps:
+                return temps[key]
+            if n.tmpl is None:  # a leaf: a group member computed before, or an array input
+                if n.name in defined:
+                    return defined[n.name]
+                if n.name not in leaves:
+                    j = len(self.inputs)
+                    leaves[n.name] = j
+                    self.inputs.append(n.name)
+                    ptr = f"p{j}"
+                    idx = _index(n.shape, self.shape)
+                    loads.append((ptr, n.dtype, n.size))
+                    name = f"l{j}"
+                    body.append(f"    const {_CTYPE[n.dtype]} {name} = {ptr}[{idx}];")
+                    temps[key] = name
+                    return name
+                name = f"l{leaves[n.name]}"
+                temps[key] = name
+                return name
+            parts = [emit(a) for a in n.args]
+            name = f"t{len(temps)}"
+            temps[key] = name
+            body.append(f"    const {_CTYPE[n.dtype]} {name} = {n.tmpl.format(*parts)};")
+            return name
+
+        stores = []
+        for target, node in self.members:
+            c = emit(node)
+            defined[target] = c
+        for k, target in enumerate(self.outputs):
+            node = dict(self.members)[target]
+            stores.append((k, node))
+            body.append(f"    o{k}[{'i' if self.size != 1 else '0'}] = {defined[target]};")
+        return _function_source(fname, self, loads, stores, body)
+
+
+def _index(shape: tuple, loop: tuple) -> str:
+    """The C index into a contiguous array of ``shape`` broadcast to the loop's shape, at
+    the loop's flat position ``i``."""
+    size = math.prod(shape)
+    if size == 1 or math.prod(loop) == 1:
+        return "0"
+    if size == math.prod(loop):  # the same elements in the same order
+        return "i"
+    shape = (1,) * (len(loop) - len(shape)) + tuple(shape)[max(0, len(shape) - len(loop)) :]
+    terms, inner, inner_src = [], 1, 1
+    for d in reversed(range(len(loop))):
+        if shape[d] != 1:
+            pos = f"(i / {inner})" if inner != 1 else "i"
+            if d:
+                pos = f"({pos} % {loop[d]})"
+            terms.append(f"{pos} * {inner_src}" if inner_src != 1 else pos)
+            inner_src *= shape[d]
+        inner *= loop[d]
+    return " + ".join(reversed(terms))
+
+
+def _c_number(v) -> str:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, int):
+        return f"{v}.0"
+    if math.isnan(v):
+        return "NAN"
+    if math.isinf(v):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    return repr(float(v))
+
+
+def _function_source(fname: str, g: Group, loads: list, stores: list, body: list) -> str:
+    n_in, n_out = len(loads), len(stores)
+    lines = [
+        f"static PyObject *{fname}(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{",
+        f"  PyArrayObject *a[{max(n_in, 1)}]; PyObject *hold[{max(n_in, 1)}] = {{0}};",
+        f"  PyObject *out[{n_out}] = {{0}};",
+        f"  if (nargs != {n_in}) {{",
+        '    PyErr_SetString(PyExc_TypeError, "ember kernel: arguments"); return NULL;',
+        "  }",
+    ]
+    for j, (_ptr, dtype, size) in enumerate(loads):
+        lines.append(
+            f"  if (!(a[{j}] = _arg(args[{j}], {_NPY_TYPE[dtype]}, {size}, &hold[{j}]))) goto fail;"
+        )
+    for k, node in stores:
+        dims = ", ".join(str(d) for d in node.shape) or "0"
+        lines.append(
+            f"  {{ npy_intp d[] = {{{dims}}}; "
+            f"out[{k}] = PyArray_EMPTY({len(node.shape)}, d, {_NPY_TYPE[node.dtype]}, 0); "
+            f"if (!out[{k}]) goto fail; }}"
+        )
+    for j, (ptr, dtype, _size) in enumerate(loads):
+        lines.append(
+            f"  const {_CTYPE[dtype]} *restrict {ptr} = "
+            f"(const {_CTYPE[dtype]} *)PyArray_DATA(a[{j}]);"
+        )
+    for k, node in stores:
+        ct = _CTYPE[node.dtype]
+        lines.append(f"  {ct} *restrict o{k} = ({ct} *)PyArray_DATA((PyArrayObject *)out[{k}]);")
+    n = g.size
+    lines.append("  Py_BEGIN_ALLOW_THREADS")
+    if n > 1:  # (an OpenMP if() clause would keep the serial loop from vectorising)
+        pragma = "parallel for simd schedule(static)" if n >= PARALLEL_MIN else "simd"
+        lines.append(f"  #pragma omp {pragma}")
+        lines.append(f"  for (npy_intp i = 0; i < {n}; i++) {{")
+    else:
+        lines.append("  {")
+    lines += ["  " + b for b in body]
+    lines.append("  }")
+    lines.append("  Py_END_ALLOW_THREADS")
+    lines.append(f"  for (int j = 0; j < {max(n_in, 1)}; j++) Py_XDECREF(hold[j]);")
+    if n_out == 1:
+        lines.append("  return out[0];")
+    else:
+        lines.append(f"  PyObject *t = PyTuple_New({n_out}); if (!t) goto fail;")
+        lines.append(f"  for (int k = 0; k < {n_out}; k++) PyTuple_SET_ITEM(t, k, out[k]);")
+        lines.append("  return t;")
+    lines.append("fail:")
+    lines.append(f"  for (int j = 0; j < {max(n_in, 1)}; j++) Py_XDECREF(hold[j]);")
+    lines.append(f"  for (int k = 0; k < {n_out}; k++) Py_XDECREF(out[k]);")
+    lines.append("  return NULL;")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+# Elements from which a loop is split over the cores: below it, waking the second thread
+# costs more than it saves, and its spinning competes with the BLAS threads of matmuls.
+PARALLEL_MIN = 1 << 18
+
+_PRELUDE = """\
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <math.h>
+%s
+
+/* An argument as a C-contiguous array of the dtype and size the code was generated for
+   (anything else is an error: the caller then runs the ops eagerly). */
+static PyArrayObject *_arg(PyObject *x, int type, npy_intp size, PyObject **hold) {
+  PyArrayObject *a;
+  if (PyArray_Check(x) && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)x)) {
+    a = (PyArrayObject *)x;
+  } else {
+    *hold = PyArray_FromAny(x, NULL, 0, 0, NPY_ARRAY_C_CONTIGUOUS, NULL);
+    if (!*hold) return NULL;
+    a = (PyArrayObject *)*hold;
+  }
+  if (PyArray_TYPE(a) != type || PyArray_SIZE(a) != size) {
+    PyErr_SetString(PyExc_TypeError, "ember kernel: an argument changed dtype or size");
+    return NULL;
+  }
+  return a;
+}
+"""
+
+
+def _simd_declarations(source: str) -> str:
+    """libmvec's vector variants are declared by glibc only under -ffast-math, which would
+    also drop NaN and signed-zero semantics; declaring them here vectorises exactly the
+    functions used, with IEEE semantics kept."""
+    out = []
+    for name in sorted(MVEC & _mvec_names()):
+        for fname, ct in ((name, "double"), (name + "f", "float")):
+            if f"{fname}(" in source:
+                args = ", ".join([ct] * (2 if name in ("atan2", "hypot", "pow") else 1))
+                out.append(f'__attribute__((simd("notinbranch"))) {ct} {fname}({args});')
+    return "\n".join(out)
+
+
+_MVEC_CACHE: set | None = None
+
+
+def _mvec_names() -> set:
+    """The functions this machine's libmvec has vector versions of (none elsewhere)."""
+    global _MVEC_CACHE
+    if _MVEC_CACHE is None:
+        _MVEC_CACHE = set()
+        if sys.platform.startswith("linux") and os.uname().machine == "x86_64":
+            import ctypes
+
+            try:
+                lib = ctypes.CDLL("libmvec.so.1")
+            except OSError:
+                lib = None
+            if lib is not None:
+                for name in MVEC:
+                    if hasattr(lib, f"_ZGVdN4v_{name}") or hasattr(lib, f"_ZGVdN4vv_{name}"):
+                        _MVEC_CACHE.add(name)
+    return _MVEC_CACHE
+
+
+# -- building -----------------------------------------------------------------------------
+
+_AVAILABLE: str | None = None
+
+
+def available() -> str:
+    """Why kernels cannot be built here, or "" when they can (gcc, Python's and NumPy's
+    headers; ``EMBER_COMPILE_KERNELS=0`` turns them off)."""
+    global _AVAILABLE
+    if os.environ.get("EMBER_COMPILE_KERNELS", "1") == "0":
+        return "EMBER_COMPILE_KERNELS=0"
+    if _AVAILABLE is None:
+        if shutil.which(_cc()) is None:
+            _AVAILABLE = f"no C compiler ({_cc()})"
+        elif not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")):
+            _AVAILABLE = "no Python headers"
+        else:
+            _AVAILABLE = ""
+    return _AVAILABLE
+
+
+def _cc() -> str:
+    return os.environ.get("CC", "gcc")
+
+
+_FLAGS = [
+    "-O3", "-march=native", "-mprefer-vector-width=512", "-fno-math-errno",
+    "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared", "-w",
+]  # fmt: skip
+
+
+def _cache_dir() -> str:
+    base = os.environ.get("EMBER_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ember"
+    )
+    path = os.path.join(base, "kernels")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+_LOADED: dict = {}
+
+
+def _machine() -> str:
+    """What ``-march=native`` compiled for: the CPU's model and flags (a cache directory
+    may be shared between machines)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            lines = [ln for ln in f if ln.startswith(("model name", "flags"))][:2]
+    except OSError:
+        lines = []
+    return sys.platform + os.uname().machine + "".join(lines)
+
+
+def build(functions: dict):
+    """A module with the C functions ``{name: source}``, built by gcc (or found in the
+    cache), loaded in this process."""
+    body = "\n\n".join(functions.values())
+    table = "\n".join(
+        f'  {{"{n}", (PyCFunction)(void (*)(void)){n}, METH_FASTCALL, NULL}},' for n in functions
+    )
+    text = _PRELUDE % _simd_declarations(body) + "\n" + body
+    salt = " ".join(_FLAGS) + np.__version__ + _machine()
+    key = hashlib.sha256((text + salt).encode()).hexdigest()[:20]
+    modname = f"_ember_k{key}"
+    if modname in _LOADED:
+        return _LOADED[modname]
+    text += (
+        f"\n\nstatic PyMethodDef methods[] = {{\n{table}\n  {{NULL, NULL, 0, NULL}}\n}};\n"
+        "static struct PyModuleDef def = "
+        f'{{PyModuleDef_HEAD_INIT, "{modname}", NULL, -1, methods}};\n'
+        f"PyMODINIT_FUNC PyInit_{modname}(void) {{\n"
+        "  import_array();\n  return PyModule_Create(&def);\n}\n"
+    )
+    directory = _cache_dir()
+    so = os.path.join(directory, modname + sysconfig.get_config_var("EXT_SUFFIX"))
+    if not os.path.exists(so):
+        with tempfile.TemporaryDirectory(dir=directory) as tmp:
+            src = os.path.join(tmp, modname + ".c")
+            with open(src, "w") as f:
+                f.write(text)
+            out = os.path.join(tmp, os.path.basename(so))
+            cmd = [_cc(), *_FLAGS, f"-I{sysconfig.get_paths()['include']}",
+                   f"-I{np.get_include()}", src, "-o", out, "-lm"]  # fmt: skip
+            if _mvec_names():
+                cmd.append("-lmvec")
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise RuntimeError(f"the C compiler failed: {proc.stderr.strip()[:500]}")
+            os.replace(out, so)
+    # OpenMP threads that spin after a loop steal the cores from OpenBLAS's threads (and
+    # theirs from ours): idle threads sleep instead. Read when libgomp loads, so set first.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    loader = importlib.machinery.ExtensionFileLoader(modname, so)
+    spec = importlib.util.spec_from_file_location(modname, so, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    _LOADED[modname] = module
+    return module
