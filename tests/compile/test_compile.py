@@ -297,3 +297,42 @@ def test_inplace_ops_on_values_made_inside_compile():
     np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
     np.testing.assert_allclose(g.numpy(), x.grad.numpy(), rtol=1e-12)
     assert "runs eagerly" not in compiled.explain()
+
+
+def test_autograd_grad_inside_the_region_is_captured():
+    """A Hessian-vector product (W4's shape): both autograd.grad calls are captured, the
+    result takes no gradient (create_graph=False), as eager's."""
+
+    def hvp(a, v, x):
+        y = (ember.tanh(a @ x) ** 2).sum()
+        (g,) = ember.autograd.grad(y, x, create_graph=True)
+        (hv,) = ember.autograd.grad(g @ v, x)
+        return y.detach(), hv
+
+    rng = np.random.default_rng(0)
+    a, v = ember.tensor(rng.standard_normal((6, 6))), ember.tensor(rng.standard_normal(6))
+    x = ember.tensor(rng.standard_normal(6), requires_grad=True)
+    f = ember.compile(hvp)
+    want = hvp(a, v, x)
+    for _ in range(2):
+        got = f(a, v, x)
+        for w, g in zip(want, got):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+            assert g.requires_grad is w.requires_grad is False
+    assert "compiled: " in f._ember_compiled.explain()
+
+
+def test_autograd_grad_with_create_graph_differentiates_through_the_compiled_call():
+    def first_derivative(x):
+        (g,) = ember.autograd.grad((x**3).sum(), x, create_graph=True)
+        return g
+
+    f = ember.compile(first_derivative)
+    for _ in range(2):
+        x = ember.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        g = f(x)
+        assert g.requires_grad
+        np.testing.assert_allclose(g.detach().numpy(), 3 * x.detach().numpy() ** 2)
+        g.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), 6 * x.detach().numpy())
+    assert "runs eagerly" not in f._ember_compiled.explain()

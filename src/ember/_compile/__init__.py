@@ -12,6 +12,11 @@ A signature whose capture fails (a graph break: ``.item()``, data-dependent cont
 an op that is not a declaration, an in-place change...) runs eagerly, and ``explain``
 reports why; ``fullgraph=True`` raises the reason instead. The generated code of a
 signature is checked against the eager result of the first call before it is used.
+``autograd.grad`` inside the function is captured too: its backward runs as recorded ops.
+
+Where gcc is available, runs of elementwise statements of the generated code (forward,
+and backward rules) become fused C kernels (``kernels``), used once they agree with the
+NumPy code on the call's values and on other values; ``explain`` says when they are not.
 """
 
 from __future__ import annotations
