@@ -218,13 +218,21 @@ def test_without_a_compiler_the_numpy_code_runs(monkeypatch):
     monkeypatch.setattr(kernels, "_AVAILABLE", None)
 
 
-def test_missing_output_gradients_are_zeros():
+def test_an_input_no_gradient_reaches_gets_none_as_eagerly():
+    """The kernel backward assumes every output has a gradient; when one has none, the
+    NumPy backward runs, so an input that only feeds it gets None (not zeros)."""
     x = ember.linspace(-1, 1, 5, requires_grad=True)
-    f = ember.compile(lambda x: (x.sin(), x.cos() * 3))
+    y = ember.linspace(0, 2, 5, requires_grad=True)
+    f = ember.compile(lambda x, y: (x.sin() * 2, y.cos() * 3))
     for _ in range(2):
-        a, _b = f(x)
-        (g,) = ember.autograd.grad(a.sum(), x)
-    np.testing.assert_allclose(g.numpy(), np.cos(x.detach().numpy()))
+        a, b = f(x, y)
+        gx, gy = ember.autograd.grad(a.sum(), [x, y], allow_unused=True)
+        assert gy is None
+        np.testing.assert_allclose(gx.numpy(), 2 * np.cos(x.detach().numpy()))
+        a, b = f(x, y)
+        gx, gy = ember.autograd.grad([a.sum(), b.sum()], [x, y])
+        np.testing.assert_allclose(gy.numpy(), -3 * np.sin(y.detach().numpy()))
+    assert "_backward_numpy" in f._ember_compiled.code
 
 
 def test_in_place_ops_and_batchnorm_side_effects_still_match():

@@ -303,22 +303,45 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
     fwd = _eliminate_dead(fwd)
 
     # -- backward ---------------------------------------------------------------------------
+    bwd = _dynamic_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, const)
     if kernels:
-        bwd = _static_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, meta, env)
-    else:
-        bwd = _dynamic_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, const)
-    if kernels:
+        # The kernel backward assumes every gradient exists; when one does not at run time
+        # (an output nobody differentiated, a rule that returned None) the NumPy backward
+        # runs instead, so an input no gradient reached gets None, as eagerly.
+        static = _static_backward(
+            cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, meta, env
+        )
         functions: dict = {}
         fwd = _fuse(fwd, functions)
-        bwd = _fuse(bwd, functions)
+        static = _free_dead(_fuse(static, functions), skip=set())
         g.kernel_code = "\n\n".join(functions.values())
         if functions:
             module = build(functions)
             for name in functions:
                 env["_" + name] = getattr(module, name)
+        env["_Undefined"] = _Undefined
+        needed = [i for i, k in enumerate(out_slots) if k in grad_of and cap.values[k]._rg]
+        may_raise = any("raise _Undefined" in line for line in static)
+        bwd[0] = "def _backward_numpy(grads, saved):"
+        dispatch = ["def backward(grads, saved):"]
+        if needed:
+            missing = " or ".join(f"grads[{i}] is None" for i in needed)
+            dispatch.append(f"    if {missing}: return _backward_numpy(grads, saved)")
+        if may_raise:
+            dispatch += [
+                "    kept = list(saved)",
+                "    try:",
+                "        return _backward_kernels(grads, saved)",
+                "    except _Undefined:",
+                "        return _backward_numpy(grads, kept)",
+            ]
+        else:
+            dispatch.append("    return _backward_kernels(grads, saved)")
+        bwd = _free_dead(bwd, skip=set()) + [""] + static + [""] + dispatch
+    else:
+        bwd = _free_dead(bwd, skip=set())
     g.kernels = len(functions) if kernels else 0
     fwd = _free_dead(fwd, skip=set(params_in))
-    bwd = _free_dead(bwd, skip=set())
     source = "\n".join(fwd) + "\n\n\n" + "\n".join(bwd) + "\n"
     namespace = dict(env)
     exec(compile(source, "<ember.compile>", "exec"), namespace)  # noqa: S102 - our own source
@@ -426,10 +449,12 @@ def _eliminate_dead(items: list) -> list:
     return keep
 
 
+class _Undefined(Exception):
+    """A rule returned no gradient where the kernel backward expected one."""
+
+
 def _grad_in(g, shape: tuple, dtype):
-    """An output's incoming gradient for the kernel backward: zeros when none came."""
-    if g is None:
-        return np.zeros(shape, dtype)
+    """An output's incoming gradient for the kernel backward (it exists: see dispatch)."""
     if type(g) is not np.ndarray:
         g = np.asarray(g)
     return g if g.dtype == dtype else _cast(g, dtype)
@@ -515,11 +540,12 @@ def _trace_rule(fn, gin: str, exprs: list, meta: dict, env: dict):
 
 
 def _static_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, meta, env):
-    """The backward for the kernel code: every output's gradient exists (zeros when none
-    came), so which gradients flow is known here, and elementwise rules and gradient sums
-    become ``_Elem`` statements that ``_fuse`` gathers into kernels."""
+    """The backward for the kernel code: every output's gradient exists (the dispatcher
+    checks), so which gradients flow is known here, and elementwise rules and gradient sums
+    become ``_Elem`` statements that ``_fuse`` gathers into kernels. A rule that returns
+    None raises ``_Undefined`` (the dispatcher then runs the NumPy backward)."""
     env["_grad_in"] = _grad_in
-    items: list = ["def backward(grads, saved):"]
+    items: list = ["def _backward_kernels(grads, saved):"]
     if saved_names:  # taken out of the list: each array is freed after its last use
         items.append(f"    {''.join(n + ', ' for n in saved_names)}= saved")
         items.append("    saved.clear()")
@@ -614,7 +640,7 @@ def _static_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, 
             t = f"t{j}_{i}"
             d = dname(dtype)
             items.append(f"    {t} = {src}")
-            items.append(f"    if {t} is None: {t} = np.zeros({shape!r}, {d})")
+            items.append(f"    if {t} is None: raise _Undefined")
             items.append(f"    if {t}.shape != {shape!r}: {t} = sum_to_shape({t}, {shape!r})")
             if not shape:
                 items.append(f"    if type({t}) is not np.ndarray: {t} = np.asarray({t})")
