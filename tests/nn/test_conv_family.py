@@ -592,3 +592,24 @@ def test_gradcheck(name, fn, shapes):
     assert ember.autograd.gradcheck(fn, inputs)
     if name != "embedding_bag":  # torch has no double backward through per-sample weights
         assert ember.autograd.gradgradcheck(fn, inputs)
+
+
+@pytest.mark.parametrize("kernel", [1, 2, (2, 3), 3])
+def test_tiling_max_pool_ties_zeros_and_nans_match_torch(kernel):
+    """Windows that tile the input take a whole-array path: the first of equal maxima wins
+    (torch's strictly-larger rule, indices included), a NaN propagates (the last one)."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(-2, 3, (2, 3, 6, 6)).astype(np.float64)  # many ties
+    a[0, 0, :2, :2] = [[-0.0, 0.0], [0.0, -0.0]]
+    a[1, 2, 0, 0] = a[1, 2, 1, 1] = np.nan
+    for values in (a, np.nan_to_num(a)):
+        got = ember.tensor(values, requires_grad=True)
+        want = torch.tensor(values, requires_grad=True)
+        go, gi = ember.nn.functional.max_pool2d(got, kernel, return_indices=True)
+        wo, wi = torch.nn.functional.max_pool2d(want, kernel, return_indices=True)
+        np.testing.assert_array_equal(go.detach().numpy(), wo.detach().numpy())
+        np.testing.assert_array_equal(gi.numpy(), wi.numpy())
+        w = rng.standard_normal(tuple(wo.shape))
+        (go * ember.tensor(w)).sum().backward()
+        (wo * torch.tensor(w)).sum().backward()
+        np.testing.assert_array_equal(got.grad.numpy(), want.grad.numpy())

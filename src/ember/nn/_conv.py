@@ -746,9 +746,49 @@ def _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, fname)
     return _Geometry((h, w), k, s, d, out, p)
 
 
+def _tiles(geo: _Geometry) -> bool:
+    """Do the windows tile the input (stride = kernel, no padding or dilation)? Then tap
+    ``t`` of every window is one strided view of the input, and windows never overlap."""
+    return (
+        geo.s == geo.k
+        and not any(geo.pads)
+        and all(d == 1 for d in geo.d)
+        and all(o * k <= n for o, k, n in zip(geo.out, geo.k, geo.in_size))  # no ceil_mode tail
+    )
+
+
+def _tap_views(x: np.ndarray, geo: _Geometry) -> list:
+    """Per kernel tap (row-major), the view of ``x`` holding that tap of every window."""
+    lead = (slice(None), slice(None))
+    return [
+        x[lead + tuple(slice(t, t + o * k, k) for t, o, k in zip(tap, geo.out, geo.k))]
+        for tap in itertools.product(*(range(kk) for kk in geo.k))
+    ]
+
+
+def _max_pool_tiled(x: np.ndarray, geo: _Geometry):
+    """``_max_pool_taps`` for tiling windows without NaNs, in whole-array ufuncs: the maxima,
+    then the first tap equal to it (torch's strictly-larger rule); None if there are NaNs."""
+    views = _tap_views(x, geo)
+    top = views[0]
+    for v in views[1:]:
+        top = np.maximum(top, v)
+    if top.dtype.kind == "f" and np.isnan(top).any():
+        return None  # torch's last NaN wins: the general loop
+    dtype = np.int16 if len(views) < 32768 else np.int64
+    arg = np.full(top.shape, len(views) - 1, dtype=dtype)
+    for t in range(len(views) - 2, -1, -1):  # the earliest equal tap is written last
+        arg = np.where(views[t] == top, dtype(t), arg)
+    return top if top.base is None else top.copy(), arg
+
+
 def _max_pool_taps(x: np.ndarray, geo: _Geometry):
     """The window maxima and, per output, the flat (row-major) kernel tap of the maximum,
     for any number of spatial dims (``_max_pool_array`` / ``_max_pool3d_array``)."""
+    if _tiles(geo):
+        tiled = _max_pool_tiled(x, geo)
+        if tiled is not None:
+            return tiled
     nd = len(geo.k)
     lowest = -np.inf if x.dtype.kind in "fV" else np.iinfo(x.dtype).min
     xp = _pad4(x, geo.pads, geo.size, lowest)
@@ -768,6 +808,12 @@ def _max_pool_taps(x: np.ndarray, geo: _Geometry):
 
 
 def _max_pool_taps_vjp(g: np.ndarray, arg: np.ndarray, geo: _Geometry) -> np.ndarray:
+    if _tiles(geo):  # windows do not overlap: each tap's view is written once
+        gx = np.zeros(g.shape[:2] + geo.in_size, dtype=g.dtype)
+        zero = np.zeros((), g.dtype)
+        for t, view in enumerate(_tap_views(gx, geo)):
+            view[...] = np.where(arg == t, g, zero)
+        return gx
     gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
     for tap, sl in _offsets(geo.k, geo.s, geo.d, geo.out):
         gxp[(slice(None), slice(None)) + sl] += np.where(arg == _tap_index(tap, geo.k), g, 0)
