@@ -122,34 +122,28 @@ class Sym:
         return _assign(self, _apply(ufunc.__name__, ufunc, (self, other)))
 
 
+_COMPARE_NAMES = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal"}
+
+
 def _binary(ufunc, reflected=False):
     if reflected:
         return lambda s, o: Sym(_apply(ufunc.__name__, ufunc, (o, s)))
     return lambda s, o: Sym(_apply(ufunc.__name__, ufunc, (s, o)))
 
 
-for _name, _uf in [
-    ("add", np.add),
-    ("sub", np.subtract),
-    ("mul", np.multiply),
-    ("truediv", np.true_divide),
-    ("pow", np.power),
-    ("and", np.bitwise_and),
-    ("or", np.bitwise_or),
-    ("xor", np.bitwise_xor),
-]:
+# Python's operators on handles: the ufuncs NumPy's arrays map them to. Arithmetic ones
+# also have reflected (``1 - x``) and in-place (``x += 1``) forms; comparisons do not.
+_OPERATORS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
+    "pow": np.power, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+    "gt": np.greater, "ge": np.greater_equal, "lt": np.less, "le": np.less_equal,
+    "eq": np.equal, "ne": np.not_equal,
+}  # fmt: skip
+for _name, _uf in _OPERATORS.items():
     setattr(Sym, f"__{_name}__", _binary(_uf))
-    setattr(Sym, f"__r{_name}__", _binary(_uf, reflected=True))
-    setattr(Sym, f"__i{_name}__", lambda s, o, _u=_uf: s._inplace(_u, o))
-for _name, _uf in [
-    ("gt", np.greater),
-    ("ge", np.greater_equal),
-    ("lt", np.less),
-    ("le", np.less_equal),
-    ("eq", np.equal),
-    ("ne", np.not_equal),
-]:
-    setattr(Sym, f"__{_name}__", _binary(_uf))
+    if _uf.__name__ not in _COMPARE_NAMES:
+        setattr(Sym, f"__r{_name}__", _binary(_uf, reflected=True))
+        setattr(Sym, f"__i{_name}__", lambda s, o, _u=_uf: s._inplace(_u, o))
 Sym.__neg__ = lambda s: Sym(_apply("negative", np.negative, (s,)))
 Sym.__pos__ = lambda s: s
 Sym.__abs__ = lambda s: Sym(_apply("absolute", np.absolute, (s,)))
@@ -190,6 +184,19 @@ _COMPARE = {
     "greater": ">", "greater_equal": ">=", "less": "<", "less_equal": "<=",
     "equal": "==", "not_equal": "!=",
 }  # fmt: skip
+_TEMPLATES = {
+    "negative": "(-{0})",
+    "positive": "{0}",
+    "square": "({0} * {0})",
+    "reciprocal": "(1 / {0})",
+    # NaN propagates, as NumPy's; of equal values the first is kept
+    "maximum": "(({0} >= {1} || {0} != {0}) ? {0} : {1})",
+    "minimum": "(({0} <= {1} || {0} != {0}) ? {0} : {1})",
+    "sign": "({0} > 0 ? 1 : ({0} < 0 ? -1 : ({0} == 0 ? 0 : {0})))",  # NaN stays NaN
+    "isnan": "({0} != {0})",
+    "isinf": "(__builtin_isinf({0}) != 0)",
+    "isfinite": "(__builtin_isfinite({0}) != 0)",
+}
 _LOGICAL = {"logical_and": "&&", "logical_or": "||", "bitwise_and": "&&", "bitwise_or": "||"}
 # Functions glibc's libmvec has vector versions of (x86-64, glibc 2.35 and newer).
 MVEC = {
@@ -245,25 +252,8 @@ def _apply(name: str, ufunc, inputs) -> _Node:
         tmpl = "({0} " + _LOGICAL.get(name, "||" if name == "add" else "&&") + " {1})"
     elif name in ("logical_not", "invert") and ins[0] == _BOOL:
         tmpl = "(!{0})"
-    elif name == "negative" and ins[0] != _BOOL:
-        tmpl = "(-{0})"
-    elif name == "positive":
-        tmpl = "{0}"
-    elif name == "square":
-        tmpl = "({0} * {0})"
-    elif name == "reciprocal":
-        tmpl = "(1 / {0})"
-    elif name in ("maximum", "minimum"):  # NaN propagates, as NumPy's
-        op = ">=" if name == "maximum" else "<="
-        tmpl = "(({0} " + op + " {1} || {0} != {0}) ? {0} : {1})"
-    elif name == "sign":
-        tmpl = "({0} > 0 ? 1 : ({0} < 0 ? -1 : ({0} == 0 ? 0 : {0})))"  # NaN stays NaN
-    elif name == "isnan":
-        tmpl = "({0} != {0})"
-    elif name == "isinf":
-        tmpl = "(__builtin_isinf({0}) != 0)"
-    elif name == "isfinite":
-        tmpl = "(__builtin_isfinite({0}) != 0)"
+    elif name in _TEMPLATES and ins[0] != _BOOL:
+        tmpl = _TEMPLATES[name]
     elif name in _UNARY_FN and ins[0] != _BOOL:
         tmpl = _fn(_UNARY_FN[name], ins[0]) + "({0})"
     elif name in _BINARY_FN and ins[0] != _BOOL:
