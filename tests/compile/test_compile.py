@@ -336,3 +336,24 @@ def test_autograd_grad_with_create_graph_differentiates_through_the_compiled_cal
         g.sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), 6 * x.detach().numpy())
     assert "runs eagerly" not in f._ember_compiled.explain()
+
+
+def test_an_input_changed_in_place_before_backward_raises_as_eagerly():
+    """The compiled backward reads the input's array: changing it in place in between
+    raises torch's error (it was silently used before), as eager's saved-tensor check."""
+
+    def fn(x, w):
+        return (x * w).sum()
+
+    f = ember.compile(fn)
+    messages = []
+    for g in (fn, f, f):
+        x = ember.ones(3, requires_grad=True)
+        w = ember.full((3,), 2.0, requires_grad=True)
+        out = g(x, w)
+        with ember.no_grad():
+            x.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as info:
+            out.backward()
+        messages.append(str(info.value))
+    assert messages[1] == messages[2] == messages[0]

@@ -482,8 +482,11 @@ def _attach(graph: CompiledGraph, saved, inputs: list, results: list) -> None:
     node._meta = tuple(graph.out_meta)
     node._hooks = None
     node._params = ()
-    node._saved = (SavedValue([graph, list(saved)]),)
-    node._versions = (0,)
+    # The inputs the backward reads are saved as tensors with their versions: an in-place
+    # change before backward raises torch's error (the engine checks), as eagerly.
+    read = [inputs[i] for i in graph.saved_inputs if inputs[i]._vc is not None]
+    node._saved = (SavedValue([graph, list(saved)]), *read)
+    node._versions = (0, *(t._vc[0] for t in read))
     for k, t in enumerate(results):
         if graph.out_rg[k] and graph.out_alias[k] is None:
             t.grad_fn, t._rg, t._output_nr = node, True, k

@@ -44,6 +44,7 @@ class CompiledGraph:
         self.n_ops = 0
         self.kernels = 0  # fused C kernels the code calls
         self.kernel_code = ""  # their C source
+        self.saved_inputs: list = []  # positions of the inputs backward reads
 
 
 def _fake_node(op: Op, params):
@@ -352,6 +353,12 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
     g.out_rg = [bool(cap.values[k]._rg) for k in out_slots]
     g.out_meta = [(cap.values[k]._data.shape, cap.values[k]._data.dtype) for k in out_slots]
     g.out_alias = [arg_of.get(k) if cap.kinds[k] in ("input", "attr") else None for k in out_slots]
+    # Inputs saved as operands of ops are version-checked before backward; those only
+    # passed as parameters (BatchNorm's running statistics) are not, as eagerly.
+    operands = {f"v{a.k}" for op in cap.ops for a in _operands(op) if isinstance(a, SlotRef)}
+    g.saved_inputs = [
+        params_in.index(n) for n in saved_names if n in params_in and n in operands
+    ]
     g.n_ops = len(cap.ops)
     return g
 
@@ -716,6 +723,12 @@ def _free_dead(lines: list, skip: set) -> list:
         if dead:
             out.append(f"    del {', '.join(dead)}")
     return out
+
+
+def _operands(op) -> list:
+    if type(op) in (CallOp, SideEffectOp) or op.cls is None:
+        return []
+    return list(op.args[0]) if op.cls._variadic else list(op.args)
 
 
 def _slot_refs(value):
