@@ -356,9 +356,7 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
     # Inputs saved as operands of ops are version-checked before backward; those only
     # passed as parameters (BatchNorm's running statistics) are not, as eagerly.
     operands = {f"v{a.k}" for op in cap.ops for a in _operands(op) if isinstance(a, SlotRef)}
-    g.saved_inputs = [
-        params_in.index(n) for n in saved_names if n in params_in and n in operands
-    ]
+    g.saved_inputs = [params_in.index(n) for n in saved_names if n in params_in and n in operands]
     g.n_ops = len(cap.ops)
     return g
 
