@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from ..autograd.engine import _cast
 from ..autograd.graph import sum_to_shape
 from .capture import CallOp, Capture, Literal, Op, SideEffectOp, SlotRef, ViewOf, view_of
-from .kernels import Group, Sym, Untraceable, build, leaf, literal, trace
+from .kernels import Group, Sym, Untraceable, _Node, build, leaf, literal, trace
 
 __all__ = ["CompiledGraph", "generate"]
 
@@ -312,8 +312,20 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
         static = _static_backward(
             cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, meta, env
         )
+        remat, static, kept = _rematerialize(fwd, static, saved_names, params_in)
+        if remat:  # fewer saved values: the forward returns, and both backwards unpack, these
+            fwd[-1] = f"    return ({outs_tuple}), ({''.join(n + ', ' for n in kept)})"
+            fwd = _eliminate_dead(fwd)
+            unpack = f"    {''.join(n + ', ' for n in kept)}= saved"
+            for lines in (static, bwd):
+                lines[1] = unpack if kept else "    pass"
+            # the NumPy backward reads the recomputed values: it computes them first
+            bwd[2:2] = [_Elem(n, node, "recomputed") for n, node in remat.items()]
+            saved_names = kept
         functions: dict = {}
         fwd = _fuse(fwd, functions)
+        if remat:
+            bwd = _fuse(bwd, functions)
         static = _free_dead(_fuse(static, functions), skip=set())
         g.kernel_code = "\n\n".join(functions.values())
         if functions:
@@ -456,6 +468,85 @@ def _eliminate_dead(items: list) -> list:
 
 class _Undefined(Exception):
     """A rule returned no gradient where the kernel backward expected one."""
+
+
+def _rebuild(node, leaf_for):
+    """``node`` with each leaf replaced by ``leaf_for(leaf)`` (None: give up), sharing
+    unchanged subtrees; iterative, for deep expressions."""
+    done: dict = {}
+    stack = [(node, False)]
+    while stack:
+        n, ready = stack.pop()
+        if not isinstance(n, _Node) or id(n) in done:
+            continue
+        if n.tmpl is None:
+            done[id(n)] = leaf_for(n)
+            if done[id(n)] is None:
+                return None
+        elif not ready:
+            stack.append((n, True))
+            stack.extend((a, False) for a in n.args)
+        else:
+            args = tuple(done[id(a)] if isinstance(a, _Node) else a for a in n.args)
+            same = all(x is y for x, y in zip(args, n.args))
+            done[id(n)] = n if same else _Node(n.tmpl, args, n.dtype, n.shape)
+    return done[id(node)]
+
+
+# At most this many operations are recomputed for one saved value (a bound: shared
+# subexpressions count once per use), so kernels stay small and quick to build.
+REMAT_MAX_OPS = 64
+
+
+def _rematerialize(fwd: list, static: list, saved_names: list, params_in: list):
+    """Saved values that forward kernels computed from the inputs alone, and that only
+    backward kernels read, are recomputed there from the (saved) inputs instead of stored:
+    less memory between forward and backward and fewer arrays written (``tanh(x*w+b)``
+    costs less to recompute than to write and read back). Returns ``{name: expression}``,
+    the kernel backward with the expressions substituted, and the names still saved."""
+    inputs = set(params_in)
+    expanded: dict = {}
+    ops: dict = dict.fromkeys(inputs, 0)  # an upper bound of each expansion's operations
+    for it in fwd:
+        if not isinstance(it, _Elem) or not it.reads <= ops.keys():
+            continue
+        cost = _count_ops(it.node) + sum(ops[n] for n in it.reads)
+        if cost <= REMAT_MAX_OPS:
+            ops[it.target] = cost
+            expanded[it.target] = _rebuild(
+                it.node, lambda n: n if n.name in inputs else expanded[n.name]
+            )
+    opaque: set = set()
+    for it in static:
+        if not isinstance(it, _Elem) and not it.endswith("= saved"):  # (not the unpacking)
+            opaque.update(_NAME.findall(it.split("#")[0]))
+    read = set().union(*(it.reads for it in static if isinstance(it, _Elem)))
+    remat = {n: expanded[n] for n in saved_names if n in expanded and n in read - opaque}
+    if not remat:
+        return {}, static, saved_names
+    static = [
+        _Elem(it.target, _rebuild(it.node, lambda n: remat.get(n.name, n)), it.label)
+        if isinstance(it, _Elem) and it.reads & remat.keys()
+        else it
+        for it in static
+    ]
+    kept = [n for n in saved_names if n not in remat]
+    for node in remat.values():
+        for name in sorted(_Elem("", node, "").reads):
+            if name not in kept:
+                kept.append(name)
+    return remat, static, kept
+
+
+def _count_ops(node) -> int:
+    """The operations of one statement's own expression (its leaves not expanded)."""
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _Node) and n.tmpl not in (None, "const") and id(n) not in seen:
+            seen.add(id(n))
+            stack.extend(n.args)
+    return len(seen)
 
 
 def _grad_in(g, shape: tuple, dtype):
@@ -656,6 +747,11 @@ def _static_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, 
     return items
 
 
+# Statements per kernel at most: gcc's time grows faster than a function's length (a
+# 1000-op chain in one loop takes 4 s to build, in chunks of 32 about 0.7 s).
+KERNEL_MAX_STATEMENTS = 32
+
+
 def _fuse(items: list, functions: dict) -> list:
     """Lines of code: each run of consecutive ``_Elem`` statements of one element count
     becomes one kernel call (its C source added to ``functions``) returning the values
@@ -674,7 +770,12 @@ def _fuse(items: list, functions: dict) -> list:
             i += 1
             continue
         j = i
-        while j < len(items) and isinstance(items[j], _Elem) and items[j].shape == it.shape:
+        while (
+            j < len(items)
+            and isinstance(items[j], _Elem)
+            and items[j].shape == it.shape
+            and j - i < KERNEL_MAX_STATEMENTS
+        ):
             j += 1
         group = Group(it.shape)
         group.members = [(m.target, m.node) for m in items[i:j]]
@@ -712,12 +813,16 @@ def _free_dead(lines: list, skip: set) -> list:
         for line in unit:
             for name in _NAME.findall(line.split("#")[0]):
                 last[name] = i
+    dying: dict = {}
+    for name, i in last.items():
+        if name not in skip:
+            dying.setdefault(i, []).append(name)
     out = [head]
     for i, unit in enumerate(units):
         out += unit
         if unit[0].lstrip().startswith("return"):
             continue
-        dead = sorted(n for n, j in last.items() if j == i and n not in skip)
+        dead = sorted(dying.get(i, ()))
         if dead:
             out.append(f"    del {', '.join(dead)}")
     return out

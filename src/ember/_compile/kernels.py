@@ -340,36 +340,45 @@ class Group:
         leaves: dict = {}
         self.inputs = []
 
-        def emit(n) -> str:
+        def operand(n) -> str:
+            """C source of a number, a constant, or a node already emitted."""
             if not isinstance(n, _Node):
                 return _c_number(n)
             if n.tmpl == "const":
                 return f"(({_CTYPE[n.dtype]}){_c_number(n.args[0])})"
-            key = id(n)
-            if key in temps:
-                return temps[key]
-            if n.tmpl is None:  # a leaf: a group member computed before, or an array input
-                if n.name in defined:
-                    return defined[n.name]
-                if n.name not in leaves:
-                    j = len(self.inputs)
-                    leaves[n.name] = j
-                    self.inputs.append(n.name)
-                    ptr = f"p{j}"
-                    idx = _index(n.shape, self.shape)
-                    loads.append((ptr, n.dtype, n.size))
-                    name = f"l{j}"
-                    body.append(f"    const {_CTYPE[n.dtype]} {name} = {ptr}[{idx}];")
-                    temps[key] = name
-                    return name
-                name = f"l{leaves[n.name]}"
-                temps[key] = name
-                return name
-            parts = [emit(a) for a in n.args]
-            name = f"t{len(temps)}"
-            temps[key] = name
-            body.append(f"    const {_CTYPE[n.dtype]} {name} = {n.tmpl.format(*parts)};")
-            return name
+            return temps[id(n)]
+
+        def load(n) -> str:
+            """A leaf: a group member computed before, or an array input read at ``i``."""
+            if n.name in defined:
+                return defined[n.name]
+            if n.name not in leaves:
+                j = len(self.inputs)
+                leaves[n.name] = j
+                self.inputs.append(n.name)
+                loads.append((f"p{j}", n.dtype, n.size))
+                idx = _index(n.shape, self.shape)
+                body.append(f"    const {_CTYPE[n.dtype]} l{j} = p{j}[{idx}];")
+            return f"l{leaves[n.name]}"
+
+        def emit(root) -> str:
+            """Each node once, operands first (iteratively: expressions can be deep)."""
+            stack = [(root, False)]
+            while stack:
+                n, ready = stack.pop()
+                if not isinstance(n, _Node) or n.tmpl == "const" or id(n) in temps:
+                    continue
+                if n.tmpl is None:
+                    temps[id(n)] = load(n)
+                elif ready:
+                    name = f"t{len(temps)}"
+                    parts = [operand(a) for a in n.args]
+                    body.append(f"    const {_CTYPE[n.dtype]} {name} = {n.tmpl.format(*parts)};")
+                    temps[id(n)] = name
+                else:
+                    stack.append((n, True))
+                    stack.extend((a, False) for a in reversed(n.args))
+            return operand(root)
 
         stores = []
         for target, node in self.members:
