@@ -45,6 +45,7 @@ class CompiledGraph:
         self.kernels = 0  # fused C kernels the code calls
         self.kernel_code = ""  # their C source
         self.saved_inputs: list = []  # positions of the inputs backward reads
+        self.backward_numpy = None
 
 
 def _fake_node(op: Op, params):
@@ -360,6 +361,7 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
     exec(compile(source, "<ember.compile>", "exec"), namespace)  # noqa: S102 - our own source
     g.forward = namespace["forward"]
     g.backward = namespace["backward"]
+    g.backward_numpy = namespace.get("_backward_numpy")  # (kernel code: its fallback)
     g.code = source
     g.out_slots = list(out_slots)
     g.out_rg = [bool(cap.values[k]._rg) for k in out_slots]
