@@ -81,6 +81,15 @@ def view_of(a: np.ndarray, offset: int, shape: tuple, strides: tuple) -> np.ndar
     return np.lib.stride_tricks.as_strided(start, shape, strides, writeable=False)
 
 
+def has_slot(value) -> bool:
+    """Does a parameter value hold (or is it) a reference to a captured array?"""
+    if isinstance(value, (SlotRef, ViewOf)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(has_slot(v) for v in value)
+    return False
+
+
 class Literal:
     """A Python number or None operand."""
 
