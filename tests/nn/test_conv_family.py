@@ -613,3 +613,13 @@ def test_tiling_max_pool_ties_zeros_and_nans_match_torch(kernel):
         (go * ember.tensor(w)).sum().backward()
         (wo * torch.tensor(w)).sum().backward()
         np.testing.assert_array_equal(got.grad.numpy(), want.grad.numpy())
+
+
+def test_tiling_max_pool_gradient_with_inf_and_nan_goes_only_to_the_maxima():
+    values = np.arange(16.0).reshape(1, 1, 4, 4)
+    grad = np.array([[[[np.inf, 1.0], [np.nan, 2.0]]]])
+    got = ember.tensor(values, requires_grad=True)
+    want = torch.tensor(values, requires_grad=True)
+    ember.nn.functional.max_pool2d(got, 2).backward(ember.tensor(grad))
+    torch.nn.functional.max_pool2d(want, 2).backward(torch.tensor(grad))
+    np.testing.assert_array_equal(got.grad.numpy(), want.grad.numpy())

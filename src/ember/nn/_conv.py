@@ -809,10 +809,17 @@ def _max_pool_taps(x: np.ndarray, geo: _Geometry):
 
 def _max_pool_taps_vjp(g: np.ndarray, arg: np.ndarray, geo: _Geometry) -> np.ndarray:
     if _tiles(geo):  # windows do not overlap: each tap's view is written once
-        gx = np.zeros(g.shape[:2] + geo.in_size, dtype=g.dtype)
+        exact = all(o * k == n for o, k, n in zip(geo.out, geo.k, geo.in_size))
+        gx = (np.empty if exact else np.zeros)(g.shape[:2] + geo.in_size, dtype=g.dtype)
+        hit = np.empty(arg.shape, dtype=bool)
+        finite = g.dtype.kind != "f" or bool(np.isfinite(g).all())  # (inf * False is NaN)
         zero = np.zeros((), g.dtype)
         for t, view in enumerate(_tap_views(gx, geo)):
-            view[...] = np.where(arg == t, g, zero)
+            np.equal(arg, t, out=hit)
+            if finite:
+                np.multiply(g, hit, out=view)
+            else:
+                view[...] = np.where(hit, g, zero)
         return gx
     gxp = np.zeros(g.shape[:2] + geo.size, dtype=g.dtype)
     for tap, sl in _offsets(geo.k, geo.s, geo.d, geo.out):
