@@ -4,6 +4,8 @@ and in gradients through the vmap; and the batched path (not the per-slice loop)
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -80,9 +82,10 @@ def test_vmap_equals_the_op_on_each_slice(op):
             np.testing.assert_allclose(g[i].numpy(), w, rtol=1e-9, atol=1e-11)
 
 
-def test_rules_cover_the_common_ops():
-    """The batched path runs (no per-slice loop of the whole function) for most entries."""
-    hits = []
+@contextlib.contextmanager
+def _batched_runs():
+    """A list filled, per vmap call inside the block, with whether it ran batched."""
+    hits: list = []
     orig = func._vmap_by_rules
 
     def spy(*args, **kwargs):
@@ -92,14 +95,20 @@ def test_rules_cover_the_common_ops():
 
     func._vmap_by_rules = spy
     try:
+        yield hits
+    finally:
+        func._vmap_by_rules = orig
+
+
+def test_rules_cover_the_common_ops():
+    """The batched path runs (no per-slice loop of the whole function) for most entries."""
+    with _batched_runs() as hits:
         for op in OPS:
             xs = _batched_inputs(op, False)
             try:
                 func.vmap(lambda *ts, op=op: op.fn(ember, *ts), randomness="same")(*xs)
             except Exception:
                 continue
-    finally:
-        func._vmap_by_rules = orig
     assert sum(hits) / len(hits) > 0.6, (sum(hits), len(hits))
 
 
@@ -121,19 +130,8 @@ def test_per_sample_gradients_run_batched():
     def loss(w, xi, yi):
         return ((xi @ w).tanh() - yi).pow(2).mean()
 
-    hits = []
-    orig = func._vmap_by_rules
-
-    def spy(*args, **kwargs):
-        out = orig(*args, **kwargs)
-        hits.append(out is not None)
-        return out
-
-    func._vmap_by_rules = spy
-    try:
+    with _batched_runs() as hits:
         got = func.vmap(func.grad(loss), in_dims=(None, 0, 0))(w, x, y)
-    finally:
-        func._vmap_by_rules = orig
     assert hits == [True]
     for i in range(16):
         (want,) = ember.autograd.grad(loss(w, x[i], y[i]), w)

@@ -78,9 +78,21 @@ def _eye_like(S):
 
 
 def _checks(A, fname: str, square: bool = True) -> np.ndarray:
+    """``A``'s array: a (square) batch of float or complex matrices, else torch's error."""
+    a = _matrices(A, fname, square)
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"{fname}: Expected a floating point or complex tensor as input. Got "
+            f"{scalar_name(a.dtype)}"
+        )
+    return a
+
+
+def _matrices(A, fname: str, square: bool = True, arg: str = "A") -> np.ndarray:
+    """``A``'s array, checked to be a Tensor of at least 2 dims (square matrices)."""
     if not isinstance(A, Tensor):
         raise TypeError(
-            f"linalg_{fname.split('.')[-1]}(): argument 'A' (position 1) must be Tensor, "
+            f"linalg_{fname.split('.')[-1]}(): argument '{arg}' (position 1) must be Tensor, "
             f"not {type(A).__name__}"
         )
     a = A._data
@@ -90,11 +102,6 @@ def _checks(A, fname: str, square: bool = True) -> np.ndarray:
         raise RuntimeError(
             f"{fname}: A must be batches of square matrices, but they are "
             f"{a.shape[-2]} by {a.shape[-1]} matrices"
-        )
-    if a.dtype.kind not in "fc":
-        raise RuntimeError(
-            f"{fname}: Expected a floating point or complex tensor as input. Got "
-            f"{scalar_name(a.dtype)}"
         )
     return a
 
@@ -1198,19 +1205,7 @@ LinalgEigBackward0 = defop(
 
 
 def _eig_checks(A, fname: str) -> np.ndarray:
-    if not isinstance(A, Tensor):
-        raise TypeError(
-            f"linalg_{fname.split('.')[-1]}(): argument 'input' (position 1) must be Tensor, "
-            f"not {type(A).__name__}"
-        )
-    a = A._data
-    if a.ndim < 2:
-        raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
-    if a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(
-            f"{fname}: A must be batches of square matrices, but they are "
-            f"{a.shape[-2]} by {a.shape[-1]} matrices"
-        )
+    a = _matrices(A, fname, arg="input")
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"Unknown Complex ScalarType for {scalar_name(a.dtype)}")
     if not np.isfinite(a).all():

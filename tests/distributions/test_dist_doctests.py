@@ -1,32 +1,15 @@
 """The examples in ember.distributions' docstrings run and print what they show."""
 
-import doctest
-import importlib
-import pkgutil
-
 import pytest
 
 import ember
 import ember.distributions
-
-MODULES = ["ember.distributions"] + sorted(
-    name
-    for _, name, _ in pkgutil.walk_packages(
-        ember.distributions.__path__, prefix="ember.distributions."
-    )
-)
+from doctests import check_examples, package_modules
 
 
-@pytest.mark.parametrize("name", MODULES)
+@pytest.mark.parametrize("name", package_modules(ember.distributions))
 def test_docstring_examples(name):
-    module = importlib.import_module(name)
-    result = doctest.testmod(
-        module,
-        extraglobs={"ember": ember},
-        optionflags=doctest.NORMALIZE_WHITESPACE,
-        verbose=False,
-    )
-    assert result.failed == 0, f"{result.failed} doctest failure(s) in {name}"
+    check_examples(name, extraglobs={"ember": ember})
 
 
 def test_public_classes_have_examples():

@@ -319,7 +319,7 @@ def test_docs_interpreter_and_transformer():
 
     gm = ember.fx.symbolic_trace(f)
 
-    class NegSigmSwapInterpreter(ember.fx.Interpreter):
+    class NegSigmSwap:  # torch.fx's documented example, for Interpreter and Transformer
         def call_function(self, target, args, kwargs):
             if target is ember.sigmoid:
                 return ember.neg(*args, **kwargs)
@@ -330,22 +330,16 @@ def test_docs_interpreter_and_transformer():
                 call_self, *args_tail = args
                 return call_self.sigmoid(*args_tail, **kwargs)
             return super().call_method(target, args, kwargs)
+
+    class NegSigmSwapInterpreter(NegSigmSwap, ember.fx.Interpreter):
+        pass
 
     x = ember.tensor([0.5, -1.0])
     want = ember.sigmoid(ember.neg(x)) + 1
     np.testing.assert_allclose(NegSigmSwapInterpreter(gm).run(x).numpy(), want.numpy())
 
-    class NegSigmSwapXformer(ember.fx.Transformer):
-        def call_function(self, target, args, kwargs):
-            if target is ember.sigmoid:
-                return ember.neg(*args, **kwargs)
-            return super().call_function(target, args, kwargs)
-
-        def call_method(self, target, args, kwargs):
-            if target == "neg":
-                call_self, *args_tail = args
-                return call_self.sigmoid(*args_tail, **kwargs)
-            return super().call_method(target, args, kwargs)
+    class NegSigmSwapXformer(NegSigmSwap, ember.fx.Transformer):
+        pass
 
     new = NegSigmSwapXformer(gm).transform()
     assert isinstance(new, ember.fx.GraphModule) and new is not gm

@@ -11,13 +11,14 @@ consecutive statements of one shape into one kernel call.
 
 from __future__ import annotations
 
+import ast
 import re
 
 import numpy as np
 
 from ..autograd.engine import _cast
 from .capture import Capture, Literal, Op, SlotRef, has_slot
-from .kernels import Group, Sym, Untraceable, _Node, leaf, literal, trace
+from .kernels import Group, Sym, Untraceable, _Node, leaf, trace
 
 __all__ = ["Elem", "NAME", "Undefined", "fuse", "rematerialize", "static_backward", "trace_forward"]
 
@@ -188,7 +189,7 @@ def _trace_rule(fn, gin: str, exprs: list, meta: dict, env: dict):
                     return None
                 args.append(v)
             else:
-                args.append(literal(e))
+                args.append(ast.literal_eval(e))  # a literal operand: 1.0, None...
     except (Untraceable, ValueError, SyntaxError, KeyError):
         return None
     res = trace(fn, tuple(args))

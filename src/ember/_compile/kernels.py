@@ -16,7 +16,6 @@ shared object is cached on disk by the hash of its source and flags.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -309,11 +308,6 @@ def trace(fn, args: tuple):
             return fn(*args)
     except Exception:  # Untraceable, or an attribute a handle does not have
         return None
-
-
-def literal(src: str):
-    """The value of a literal operand in generated code (``1.0``, ``None``...)."""
-    return ast.literal_eval(src)
 
 
 # -- code generation ----------------------------------------------------------------------

@@ -448,14 +448,7 @@ def _record_dual(cls, outs, inputs, params, extras):
     if _capture:
         return _record_captured(cls, outs, inputs, params, extras)
     tangents = input_tangents(inputs)
-    _on.clear()
-    try:
-        if len(outs) == 1 and not cls._multi_output:
-            tensors = [record(cls, outs[0], inputs, params, extras)]
-        else:
-            tensors = record_multi(cls, outs, inputs, params, extras)
-    finally:
-        _on.append(True)
+    tensors = _record_plainly(cls, outs, inputs, params, extras)
     if tangents is None:
         return tensors
     diff = cls._differentiable
@@ -485,16 +478,21 @@ def _record_dual(cls, outs, inputs, params, extras):
 
 def _record_captured(cls, outs, inputs, params, extras):
     """``record``/``record_multi`` while the compiler captures (forward AD is off then)."""
+    tensors = _record_plainly(cls, outs, inputs, params, extras)
+    _capture[0].op(cls, inputs, params, tensors, extras)
+    return tensors
+
+
+def _record_plainly(cls, outs, inputs, params, extras) -> list:
+    """The outputs recorded as when neither forward AD nor a capture is on (``_on`` is
+    what routes ``record`` here: it is cleared for the call)."""
     _on.clear()
     try:
         if len(outs) == 1 and not cls._multi_output:
-            tensors = [record(cls, outs[0], inputs, params, extras)]
-        else:
-            tensors = record_multi(cls, outs, inputs, params, extras)
+            return [record(cls, outs[0], inputs, params, extras)]
+        return record_multi(cls, outs, inputs, params, extras)
     finally:
         _on.append(True)
-    _capture[0].op(cls, inputs, params, tensors, extras)
-    return tensors
 
 
 # Non-empty while vmap captures a function: autograd.grad inside it records its backward
