@@ -197,7 +197,7 @@ def _with_kernels(entry: _Entry, cap: Capture, slots: list, tensors: list) -> st
         fused = generate(cap, slots, kernels=True)
     except Exception as exc:  # a C compiler error: the NumPy code stays
         return f"no fused kernels: {type(exc).__name__}: {str(exc)[:200]}"
-    if not fused.kernels:
+    if not fused.kernels and not fused.lowered:
         return ""
     rng = np.random.default_rng(20261125)
     try:
@@ -428,6 +428,7 @@ class _CompiledFunction:
                     f"signature {n} {entry.signature}: compiled: {g.n_ops} ops, "
                     f"{len(g.out_slots)} outputs, "
                     f"{len(g.grad_inputs)} gradient inputs, {g.kernels} fused kernels"
+                    + (f", C loops for {', '.join(g.lowered)}" if g.lowered else "")
                 )
                 if entry.note:
                     lines.append(f"    {entry.note}")

@@ -21,6 +21,7 @@ from ..autograd.graph import sum_to_shape
 from .capture import CallOp, Capture, Literal, Op, SideEffectOp, SlotRef, ViewOf, has_slot, view_of
 from .fusion import NAME, Elem, Undefined, fuse, rematerialize, static_backward, trace_forward
 from .kernels import build
+from .lowerings import lowered
 
 __all__ = ["CompiledGraph", "generate"]
 
@@ -44,6 +45,7 @@ class CompiledGraph:
         self.n_ops = 0
         self.kernels = 0  # fused C kernels the code calls
         self.kernel_code = ""  # their C source
+        self.lowered: list = []  # ops run by hand-written C loops (``lowerings``)
         self.saved_inputs: list = []  # positions of the inputs backward reads
         self.backward_numpy = None
 
@@ -59,7 +61,7 @@ def _fake_node(op: Op, params):
     return node
 
 
-def _direct_rules(op: Op, j: int, expr, env: dict, grad_of: set):
+def _direct_rules(op: Op, j: int, expr, env: dict, grad_of: set, lowered_ops):
     """Per input that takes a gradient, the call of its declared rule (``GRAD`` standing for
     the incoming gradient) and the values it reads; None when the op has one combined rule
     or variadic operands (its node's backward is called instead)."""
@@ -74,6 +76,8 @@ def _direct_rules(op: Op, j: int, expr, env: dict, grad_of: set):
         if rule is None or not (e and isinstance(a, SlotRef) and a.k in grad_of):
             continue
         fn, names = rule
+        if lowered_ops is not None:
+            fn = _lower(cls, cls._inputs[i], fn, lowered_ops)
         exprs, reads = [], []
         for name in names:
             if name in cls._inputs:
@@ -100,6 +104,14 @@ def _direct_rules(op: Op, j: int, expr, env: dict, grad_of: set):
     return out
 
 
+def _lower(cls, part: str, fn, lowered_ops: set):
+    """``fn``, or its hand-written C version (then ``cls`` is noted in ``lowered_ops``)."""
+    low = lowered(cls, part, fn)
+    if low is not fn:
+        lowered_ops.add(cls.__name__)
+    return low
+
+
 def _slot_needed(op: Op, name: str) -> bool:
     """Does a rule of an input that takes a gradient read saved slot ``name``?"""
     cls = op.cls
@@ -115,8 +127,10 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
     """Generate the forward and backward functions of a capture whose results are the
     values in ``out_slots``. With ``kernels``, runs of elementwise ops (forward, and
     backward rules) become fused C kernels (see ``kernels``); the backward is then
-    written for gradients known to exist at generation time (missing ones are zeros)."""
+    written for gradients known to exist at generation time (missing ones are zeros), and
+    ops with a hand-written C version (``lowerings``) call it."""
     g = CompiledGraph()
+    lowered_ops: set = set()
     meta: dict = {}  # array variable -> (shape, dtype): what kernels may read
     env: dict = {"np": np, "sum_to_shape": sum_to_shape, "_cast": _cast, "_fake": _fake_node}
     env["_view"] = view_of
@@ -223,7 +237,9 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
         if op.cls is None:  # an alias (detach): the same array, no gradient
             fwd.append(f"    {outs} = {expr(op.args[0])}")
             continue
-        env[f"F{j}"] = op.cls.forward
+        env[f"F{j}"] = (
+            _lower(op.cls, "forward", op.cls.forward, lowered_ops) if kernels else op.cls.forward
+        )
         if op.cls._variadic:
             call_args = ["[" + ", ".join(expr(a) for a in op.args[0]) + "]"]
         else:
@@ -243,7 +259,7 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
             fwd.append(line)
         if not on_path[j]:
             continue
-        direct = _direct_rules(op, j, expr, env, grad_of)
+        direct = _direct_rules(op, j, expr, env, grad_of, lowered_ops if kernels else None)
         if direct is not None:  # each input's rule called directly: no node, no tuple
             for _i, _call, names, _fn, _exprs in direct:
                 for name in names:
@@ -347,6 +363,7 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
     else:
         bwd = _free_dead(bwd, skip=set())
     g.kernels = len(functions) if kernels else 0
+    g.lowered = sorted(lowered_ops)
     fwd = _free_dead(fwd, skip=set(params_in))
     source = "\n".join(fwd) + "\n\n\n" + "\n".join(bwd) + "\n"
     namespace = dict(env)

@@ -1,0 +1,112 @@
+"""Hand-written C loops the compiler uses for ops NumPy runs slowly (window maxima): equal
+to the ops' NumPy code on ties, NaNs, infinities, tails, dtypes and sizes, and used by
+ember.compile (which says so) with the eager values and gradients."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember._compile import kernels, lowerings
+from ember.nn import _conv
+
+pytestmark = pytest.mark.skipif(
+    bool(kernels.available()), reason="C loops need gcc and Python's headers"
+)
+
+
+def _geometry(h: int, w: int, kh: int, kw: int):
+    return _conv._Geometry((h, w), (kh, kw), (kh, kw), (1, 1), (h // kh, w // kw), (0, 0))
+
+
+def _awkward(shape, dtype, rng):
+    """Values with ties, NaNs, infinities and signed zeros, in every window position."""
+    x = rng.standard_normal(shape).astype(dtype)
+    flat = x.reshape(-1)
+    n = flat.size
+    flat[rng.integers(0, n, n // 9)] = np.nan
+    flat[rng.integers(0, n, n // 11)] = np.inf
+    flat[rng.integers(0, n, n // 13)] = -np.inf
+    flat[rng.integers(0, n, n // 7)] = 1.0  # ties
+    flat[rng.integers(0, n, n // 17)] = -0.0
+    return x
+
+
+CASES = [
+    ((64, 16, 8, 8), (2, 2), np.float32),  # W7's pooling
+    ((2, 3, 9, 7), (3, 3), np.float64),  # tails past the last window (floor mode)
+    ((3, 10, 12), (2, 3), np.float32),  # unbatched (C, H, W), non-square windows
+    ((2, 5, 12, 12), (4, 4), np.float64),
+    ((8, 64, 32, 32), (2, 2), np.float32),  # large: the loops run on both cores
+]
+
+
+@pytest.mark.parametrize("shape,k,dtype", CASES, ids=str)
+def test_c_max_pooling_equals_the_numpy_code(shape, k, dtype):
+    rng = np.random.default_rng(3)
+    geo = _geometry(shape[-2], shape[-1], *k)
+    for x in (rng.standard_normal(shape).astype(dtype), _awkward(shape, dtype, rng)):
+        top, arg = lowerings.max_pool2d(x, geo)
+        want_top, want_arg = _conv._max_pool_array(x, geo)
+        np.testing.assert_array_equal(top, want_top)
+        np.testing.assert_array_equal(arg, want_arg)
+        assert top.dtype == want_top.dtype and arg.dtype == want_arg.dtype
+        g = rng.standard_normal(top.shape).astype(dtype)
+        gx = lowerings.max_pool2d_grad(g, arg, geo)
+        np.testing.assert_array_equal(gx, _conv._max_pool_vjp_array(g, arg, geo))
+        # non-contiguous arguments are copied, not misread
+        gt = np.ascontiguousarray(np.swapaxes(g, -1, -2)).swapaxes(-1, -2)
+        np.testing.assert_array_equal(lowerings.max_pool2d_grad(gt, arg, geo), gx)
+
+
+def test_cases_the_loops_do_not_cover_run_the_numpy_code():
+    x = np.arange(2 * 3 * 6 * 6, dtype=np.float32).reshape(2, 3, 6, 6)
+    overlapping = _conv._Geometry((6, 6), (3, 3), (2, 2), (1, 1), (2, 2), (0, 0))
+    top, arg = lowerings.max_pool2d(x, overlapping)
+    want = _conv._max_pool_array(x, overlapping)
+    np.testing.assert_array_equal(top, want[0])
+    np.testing.assert_array_equal(arg, want[1])
+    ints = np.arange(36, dtype=np.int64).reshape(1, 1, 6, 6)
+    geo = _geometry(6, 6, 2, 2)
+    want = [[[[7, 9, 11], [19, 21, 23], [31, 33, 35]]]]
+    np.testing.assert_array_equal(lowerings.max_pool2d(ints, geo)[0], want)
+
+
+def test_the_module_checks_its_arguments():
+    geo = _geometry(4, 4, 2, 2)
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    lowerings.max_pool2d(x, geo)
+    module = lowerings._pool_module(np.dtype(np.float32), geo, 1)
+    top, arg = np.empty((1, 1, 2, 2), np.float32), np.empty((1, 1, 2, 2), np.int16)
+    with pytest.raises(TypeError, match="arguments"):
+        module.max_pool2d(x.astype(np.float64), top, arg)  # another dtype
+    with pytest.raises(TypeError, match="arguments"):
+        module.max_pool2d(x, top[..., :1], arg)  # sizes that do not match
+    with pytest.raises(TypeError, match="arguments"):
+        module.max_pool2d(x, top)
+
+
+def test_compile_uses_the_loops_with_eager_values_and_gradients():
+    rng = np.random.default_rng(0)
+    K = ember.tensor(rng.standard_normal((4, 1, 3, 3)).astype(np.float32), requires_grad=True)
+    x = ember.tensor(_awkward((8, 1, 8, 8), np.float32, rng)[..., :, :])
+    x = ember.where(x.isnan(), ember.zeros(()), x).clamp(-5, 5)  # finite loss
+
+    def f(x, K):
+        return F.max_pool2d(F.relu(F.conv2d(x, K, padding=1)), 2).square().sum()
+
+    compiled = ember.compile(f)
+    for _ in range(2):
+        K.grad = None
+        loss = compiled(x, K)
+        loss.backward()
+        got = (loss.item(), K.grad.numpy().copy())
+    K.grad = None
+    want = f(x, K)
+    want.backward()
+    np.testing.assert_allclose(got[0], want.item(), rtol=1e-5)
+    np.testing.assert_allclose(got[1], K.grad.numpy(), rtol=1e-5, atol=1e-5)
+    report = compiled.explain()
+    assert "C loops for MaxPool2DWithIndicesBackward0" in report, report
