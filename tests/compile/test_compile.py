@@ -101,6 +101,73 @@ def test_graph_break_report_names_the_source_line():
     assert "y.max().item()" in cf.explain()
 
 
+class _Branchy(nn.Module):
+    """Blocks in a ModuleList, then a branch on a tensor's value (a graph break)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Sequential(nn.Linear(6, 6), nn.GELU()) for _ in range(2)])
+        self.head = nn.Linear(6, 1)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        if x.sum() > 0:
+            x = x * 2
+        return self.head(x).sum()
+
+
+def test_a_module_that_breaks_runs_its_submodules_compiled():
+    ember.manual_seed(0)
+    model = _Branchy()
+    compiled = ember.compile(model)
+    seen = []
+    model.head.register_forward_hook(lambda m, args, out: seen.append(out.shape))
+    for x in (ember.randn(4, 6), -ember.ones(4, 6) * 3):  # both sides of the branch
+        for _ in range(3):
+            model.zero_grad()
+            loss = compiled(x)
+            loss.backward()
+            got = [loss.item()] + [p.grad.numpy().copy() for p in model.parameters()]
+        model.zero_grad()
+        want = model(x)
+        want.backward()
+        np.testing.assert_allclose(got[0], want.item(), rtol=1e-6)
+        for g, p in zip(got[1:], model.parameters()):
+            np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-5, atol=1e-7)
+    assert len(seen) == 8  # the submodule's hooks still run, compiled or not
+    report = compiled.explain()
+    assert "runs eagerly: data-dependent control flow" in report
+    for name in ("blocks.0", "blocks.1", "head"):
+        assert f"submodule {name}, compiled on its own:" in report, report
+    assert "compiled: 3 ops" in report  # Linear + GELU as one graph
+    # Nothing is left patched on the submodules, and the state_dict is the model's.
+    assert all("forward" not in m.__dict__ for m in model.modules())
+    assert list(compiled.state_dict()) == ["_orig_mod." + k for k in model.state_dict()]
+
+
+def test_a_submodule_that_breaks_too_is_split_further():
+    class Inner(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = self.lin(x)
+            return y * float(y.abs().max())  # a break inside the submodule
+
+    outer = nn.Sequential(Inner(), nn.Tanh())
+    compiled = ember.compile(outer)
+    x = ember.randn(2, 3)
+    for _ in range(3):  # the outer capture breaks, then Inner's, then lin's compiles
+        out = compiled(x)
+    np.testing.assert_allclose(out.detach().numpy(), outer(x).detach().numpy(), rtol=1e-6)
+    report = compiled.explain()
+    assert "submodule 0, compiled on its own:" in report
+    assert "submodule lin, compiled on its own:" in report, report
+    assert "submodule 1, compiled on its own:" in report
+
+
 def test_values_inside_are_read_at_each_call_not_frozen():
     """Index tensors (targets) and parameters change between calls; results follow them."""
     w = nn.Parameter(ember.randn(4, 3))

@@ -269,6 +269,21 @@ def _close(a, b) -> bool:
 # -- the compiled callable ----------------------------------------------------------------
 
 
+_ABSENT = object()
+
+
+def _parts(module) -> list:
+    """(name, submodule) for the submodules ``module``'s forward calls: its children, and
+    the members of containers without a forward of their own (ModuleList, ModuleDict)."""
+    out = []
+    for name, child in module.named_children():
+        if type(child).forward is Module.forward:
+            out += [(f"{name}.{n}", c) for n, c in _parts(child)]
+        else:
+            out.append((name, child))
+    return out
+
+
 class _CompiledFunction:
     """``fn`` compiled: a cache of captures keyed by call signature."""
 
@@ -277,6 +292,7 @@ class _CompiledFunction:
         self.fullgraph = fullgraph
         self.module = module
         self.cache: dict = {}
+        self.parts: dict = {}  # id(submodule) -> (name, its compiled forward), see _eager
 
     def key(self, args, kwargs, tensors: list):
         try:
@@ -304,13 +320,37 @@ class _CompiledFunction:
         if entry is None:
             return self._compile(key, args, kwargs, tensors)
         if type(entry) is _Fallback:
-            return self.fn(*args, **kwargs)
+            return self._eager(args, kwargs)
         if entry.attr_rg != tuple(t._rg for t in entry.graph.attrs):
             return self._compile(key, args, kwargs, tensors)
         try:
             return self._run(entry, tensors)
         except Exception:  # bad values (a singular matrix...): eager raises torch's error
             return self.fn(*args, **kwargs)
+
+    def _eager(self, args, kwargs):
+        """A module's call that could not be captured whole: its forward runs eagerly, and
+        the submodules it calls run compiled (each captured on its own, with the same rules
+        down the tree), so a graph break costs only the part of the model around it."""
+        if self.module is None or self.fullgraph:
+            return self.fn(*args, **kwargs)
+        patched = []
+        try:
+            for name, child in _parts(self.module):
+                entry = self.parts.get(id(child))
+                if entry is None or entry[1].module is not child:
+                    # The forward the child has now (its class's, or one set on it).
+                    entry = (name, _CompiledFunction(child.forward, False, module=child))
+                    self.parts[id(child)] = entry
+                patched.append((child, child.__dict__.get("forward", _ABSENT)))
+                child.__dict__["forward"] = entry[1]  # Module.__call__ calls self.forward
+            return self.fn(*args, **kwargs)
+        finally:
+            for child, before in reversed(patched):
+                if before is _ABSENT:
+                    del child.__dict__["forward"]
+                else:
+                    child.__dict__["forward"] = before
 
     def _run(self, entry: _Entry, tensors: list):
         graph = entry.graph
@@ -422,6 +462,7 @@ class _CompiledFunction:
                 lines.append(f"signature {n} {entry.signature}: runs eagerly: {entry.reason}")
                 if entry.where:
                     lines.append(f"    at {entry.where}")
+
             else:
                 g = entry.graph
                 lines.append(
@@ -432,6 +473,10 @@ class _CompiledFunction:
                 )
                 if entry.note:
                     lines.append(f"    {entry.note}")
+        for name, part in self.parts.values():  # called by signatures that run eagerly
+            if part.cache:
+                lines.append(f"submodule {name}, compiled on its own:")
+                lines += ["    " + ln for ln in part.explain().splitlines()]
         return "\n".join(lines) if lines else "nothing compiled yet"
 
     @property
