@@ -1117,6 +1117,8 @@ class _Adaptive:
     """The windows of one adaptive pooling along the last ``len(in_size)`` dims."""
 
     __slots__ = ("in_size", "out", "idx", "mask", "count")
+    # Made from the sizes alone and never changed: the compiler may share it between calls.
+    _immutable_param = True
 
     def __init__(self, in_size, out) -> None:
         self.in_size, self.out = tuple(in_size), tuple(out)

@@ -31,6 +31,9 @@ class _Plan:
     tap an ``(index, weight)`` pair of arrays over the output positions (weight None: 1)."""
 
     __slots__ = ("dims",)
+    # Made from the sizes and the call's arguments alone and never changed: the compiler
+    # may share it between calls.
+    _immutable_param = True
 
     def __init__(self, dims: tuple) -> None:
         self.dims = dims

@@ -627,8 +627,12 @@ def _evenly_jvp(t_self, self, result):
     return (mask * t_self).sum() / mask.sum()
 
 
-MaxBackward1 = defop("MaxBackward1", vjp={"self": _evenly_vjp}, jvp=_evenly_jvp)  # max()
-MinBackward1 = defop("MinBackward1", vjp={"self": _evenly_vjp}, jvp=_evenly_jvp)  # min()
+MaxBackward1 = defop(  # max()
+    "MaxBackward1", forward=np.max, vjp={"self": _evenly_vjp}, jvp=_evenly_jvp
+)
+MinBackward1 = defop(  # min()
+    "MinBackward1", forward=np.min, vjp={"self": _evenly_vjp}, jvp=_evenly_jvp
+)
 MedianBackward0 = defop("MedianBackward0", vjp={"self": _evenly_vjp}, jvp=_evenly_jvp)
 
 
@@ -650,11 +654,13 @@ def _select_jvp(t_self, indices, dim, keepdim, self_sym_sizes):
     return [picked if keepdim else picked.squeeze(dim), None]
 
 
-def _select_op(name: str):
+def _select_op(name: str, forward=None):
     """Declare a node for ``(values, indices)`` picked along one dim (max/min/median(dim),
-    and for other families kthvalue, mode...), recorded by ``_select_result``."""
+    and for other families kthvalue, mode...), recorded by ``_select_result``; ``forward``
+    (array, dim, keepdim, self_sym_sizes) -> (values, indices, saved indices)."""
     return defop(
         name,
+        forward=forward,
         outputs=("values", "indices_out"),
         differentiable=(True, False),
         params=("dim", "keepdim", "self_sym_sizes"),
@@ -666,8 +672,26 @@ def _select_op(name: str):
     )
 
 
-MaxBackward0 = _select_op("MaxBackward0")  # max(dim)
-MinBackward0 = _select_op("MinBackward0")  # min(dim)
+def _minmax_dim_array(a, ax: int, keepdim: bool, is_max: bool):
+    """max/min(dim)'s values, indices and the indices with the dim kept (a copy: the
+    returned indices may be changed in place) for the array ``a`` (0-d: itself, index 0)."""
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64), np.zeros((), np.int64)
+    idx = np.argmax(a, axis=ax, keepdims=True) if is_max else np.argmin(a, axis=ax, keepdims=True)
+    values = np.take_along_axis(a, idx, axis=ax)
+    indices = idx.astype(np.int64, copy=False)
+    saved = indices.copy()
+    if not keepdim:
+        values, indices = values.squeeze(ax), indices.squeeze(ax)
+    return values, indices, saved
+
+
+MaxBackward0 = _select_op(  # max(dim)
+    "MaxBackward0", lambda a, dim, keepdim, sizes: _minmax_dim_array(a, dim, keepdim, True)
+)
+MinBackward0 = _select_op(  # min(dim)
+    "MinBackward0", lambda a, dim, keepdim, sizes: _minmax_dim_array(a, dim, keepdim, False)
+)
 MedianBackward1 = _select_op("MedianBackward1")  # median(dim)
 
 
@@ -686,18 +710,9 @@ def _select_result(cls, rtype, input, a, values, indices, ax):
 def _minmax_dim(input, dim, keepdim, fname: str, is_max: bool):
     a = input._data
     ax = _single_axis(a.ndim, dim, fname)
-    if ax is None:
-        values, indices = a.copy(), np.zeros((), np.int64)
-    else:
+    if ax is not None:
         _check_nonempty(a, (ax,), fname, True)
-        idx = (
-            np.argmax(a, axis=ax, keepdims=True) if is_max else np.argmin(a, axis=ax, keepdims=True)
-        )
-        values = np.take_along_axis(a, idx, axis=ax)
-        indices = idx.astype(np.int64, copy=False)
-        if not keepdim:
-            values = values.squeeze(ax)
-            indices = indices.squeeze(ax)
+    values, indices, _ = _minmax_dim_array(a, 0 if ax is None else ax, keepdim, is_max)
     cls = MaxBackward0 if is_max else MinBackward0
     rtype = return_types.max if is_max else return_types.min
     return _select_result(cls, rtype, input, a, values, indices, ax)
