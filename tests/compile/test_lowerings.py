@@ -110,3 +110,82 @@ def test_compile_uses_the_loops_with_eager_values_and_gradients():
     np.testing.assert_allclose(got[1], K.grad.numpy(), rtol=1e-5, atol=1e-5)
     report = compiled.explain()
     assert "C loops for MaxPool2DWithIndicesBackward0" in report, report
+
+
+class _Node:
+    """What a lowered backward reads of its node: the params and the inputs' edges."""
+
+    def __init__(self, params, needs):
+        self._params = params
+        self.next_functions = tuple(((True, 0) if n else (None, 0)) for n in needs)
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 2e-5)])
+@pytest.mark.parametrize(
+    "shape, nshape, affine",
+    [((16, 32, 64), (64,), True), ((5, 3, 4), (3, 4), False), ((7, 10), (10,), True)],
+    ids=str,
+)
+def test_c_layer_norm_equals_the_numpy_code(shape, nshape, affine, dtype, tol):
+    from ember.nn import _norm
+
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    w = rng.standard_normal(nshape).astype(dtype) if affine else None
+    b = rng.standard_normal(nshape).astype(dtype) if affine else None
+    got = lowerings.layer_norm(x, w, b, nshape, 1e-5)
+    want = _norm._layer_norm_forward(x, w, b, nshape, 1e-5)
+    for a, e in zip(got, want):
+        assert a.shape == e.shape and a.dtype == e.dtype
+        np.testing.assert_allclose(a, e, rtol=tol, atol=tol)
+    g = rng.standard_normal(shape).astype(dtype)
+    for needs in ((True, affine, affine), (False, affine, False), (True, False, False)):
+        node = _Node((nshape, 1e-5), needs)
+        got = lowerings.layer_norm_backward(node, g, x, w, b, want[1], want[2])
+        ref = _norm._layer_norm_vjp(g, x, w, b, want[1], want[2], nshape, needs)
+        for a, e in zip(got, ref):
+            assert (a is None) == (e is None)
+            if a is not None:
+                np.testing.assert_allclose(a, e, rtol=tol, atol=tol * 10)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_c_embedding_gradient_is_np_add_at_exactly(dtype):
+    from ember.nn import functional as Fn
+
+    rng = np.random.default_rng(6)
+    idx = rng.integers(0, 9, (4, 30))  # many repeats: the order of the additions matters
+    g = rng.standard_normal((4, 30, 5)).astype(dtype)
+    for padding_idx in (-1, 2):
+        got = lowerings.embedding_grad(g, (idx, 0), 9, padding_idx, None)
+        want = Fn._embedding_vjp(g, (idx, 0), 9, padding_idx, None)
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(IndexError):
+        lowerings.embedding_grad(g, (idx + 100, 0), 9, -1, None)
+
+
+def test_a_compiled_transformer_block_uses_them_with_eager_gradients():
+    import ember.nn as nn
+
+    ember.manual_seed(0)
+    emb, ln = nn.Embedding(11, 8), nn.LayerNorm(8)
+    head = nn.Linear(8, 11)
+
+    def step(idx):
+        return F.cross_entropy(head(ln(emb(idx))).view(-1, 11), idx.view(-1))
+
+    compiled = ember.compile(step)
+    idx = ember.tensor(np.random.default_rng(0).integers(0, 11, (3, 7)))
+    params = [*emb.parameters(), *ln.parameters(), *head.parameters()]
+    for fn in (compiled, compiled, step):
+        for p in params:
+            p.grad = None
+        loss = fn(idx)
+        loss.backward()
+        if fn is compiled:
+            got = [loss.item()] + [p.grad.numpy().copy() for p in params]
+    np.testing.assert_allclose(got[0], loss.item(), rtol=1e-5)
+    for g, p in zip(got[1:], params):
+        np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-4, atol=1e-6)
+    report = compiled.explain()
+    assert "C loops for EmbeddingBackward0, NativeLayerNormBackward0" in report, report

@@ -21,7 +21,7 @@ from ..autograd.graph import sum_to_shape
 from .capture import CallOp, Capture, Literal, Op, SideEffectOp, SlotRef, ViewOf, has_slot, view_of
 from .fusion import NAME, Elem, Undefined, fuse, rematerialize, static_backward, trace_forward
 from .kernels import build
-from .lowerings import lowered
+from .lowerings import LoweredNode, lowered
 
 __all__ = ["CompiledGraph", "generate"]
 
@@ -274,6 +274,10 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
         else:
             node = f"N{j}"
             env[node] = _fake_node(op, op.params)
+            if kernels:
+                low = _lower(op.cls, "backward", None, lowered_ops)
+                if low is not None:
+                    env[node] = LoweredNode(env[node], low)
         slot_exprs = []
         for name in op.cls._slots:
             if not _slot_needed(op, name):  # only rules of inputs without a gradient read it
