@@ -122,24 +122,34 @@ static PyObject *max_pool2d_grad(PyObject *self, PyObject *const *args, Py_ssize
 _MODULES: dict = {}
 
 
+def _module(source: str, names: tuple, dtype: np.dtype, **sizes):
+    """The module of ``source`` (defining the functions ``names``) for ``dtype`` (``T``,
+    ``NPY_T``, ``SQRT``) and ``sizes`` as constants, built by gcc once per distinct set
+    (then found in the disk cache): with sizes known gcc unrolls and vectorises for them."""
+    key = (names, dtype, tuple(sizes.items()))
+    module = _MODULES.get(key)
+    if module is None:
+        single = dtype == np.float32
+        defines = {
+            "T": "float" if single else "double",
+            "NPY_T": "NPY_FLOAT" if single else "NPY_DOUBLE",
+            "SQRT": "sqrtf" if single else "sqrt",
+            **sizes,
+        }
+        head = "".join(f"#define {k} {v}\n" for k, v in defines.items())
+        # build() names the functions by the dict's keys; the first source defines them all.
+        module = kernels.build({names[0]: head + source, **dict.fromkeys(names[1:], "")})
+        _MODULES[key] = module
+    return module
+
+
 def _pool_module(dtype: np.dtype, geo, planes: int):
     """The module for one geometry and dtype, built by gcc once (then from the disk cache).
     ``planes`` (N*C) only decides whether the loops are split over the cores."""
     parallel = planes * math.prod(geo.in_size) >= kernels.PARALLEL_MIN
-    key = (dtype, geo.in_size, geo.out, geo.k, parallel)
-    module = _MODULES.get(key)
-    if module is None:
-        ctype, npy = ("float", "NPY_FLOAT") if dtype == np.float32 else ("double", "NPY_DOUBLE")
-        (h, w), (oh, ow), (kh, kw) = geo.in_size, geo.out, geo.k
-        defines = (
-            f"#define T {ctype}\n#define NPY_T {npy}\n#define H {h}\n#define W {w}\n"
-            f"#define OH {oh}\n#define OW {ow}\n#define KH {kh}\n#define KW {kw}\n"
-            f"#define PARALLEL {int(parallel)}\n"
-        )
-        # build() names the functions by the dict's keys; the one source defines both.
-        module = kernels.build({"max_pool2d": defines + _POOL_C, "max_pool2d_grad": ""})
-        _MODULES[key] = module
-    return module
+    (h, w), (oh, ow), (kh, kw) = geo.in_size, geo.out, geo.k
+    sizes = dict(H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, PARALLEL=int(parallel))
+    return _module(_POOL_C, ("max_pool2d", "max_pool2d_grad"), dtype, **sizes)
 
 
 def _pool_covered(x: np.ndarray, geo) -> bool:
@@ -189,7 +199,7 @@ static PyObject *layer_norm(PyObject *self, PyObject *const *args, Py_ssize_t na
   PyArrayObject *a[6] = {0}; PyObject *hold[6] = {0};
   if (nargs != 7 || !PyArray_Check(args[0])) goto bad;
   const npy_intp n = PyArray_SIZE((PyArrayObject *)args[0]), rows = n / D;
-  if (n %% D) goto bad;
+  if (n % D) goto bad;
   const npy_intp size[6] = {n, D, D, n, rows, rows};
   for (int j = 0; j < 6; j++) {
     if (args[j] == Py_None && (j == 1 || j == 2)) continue;
@@ -240,7 +250,7 @@ static PyObject *layer_norm_grad(PyObject *self, PyObject *const *args, Py_ssize
   PyArrayObject *a[8] = {0}; PyObject *hold[8] = {0};
   if (nargs != 8 || !PyArray_Check(args[1])) goto bad;
   const npy_intp n = PyArray_SIZE((PyArrayObject *)args[1]), rows = n / D;
-  if (n %% D) goto bad;
+  if (n % D) goto bad;
   const npy_intp size[8] = {n, n, D, rows, rows, n, D, D};
   for (int j = 0; j < 8; j++) {
     if (args[j] == Py_None && (j == 2 || j >= 5)) continue;
@@ -294,21 +304,6 @@ fail:
 """
 
 
-def _layer_norm_module(dtype: np.dtype, d: int):
-    key = ("layer_norm", dtype, d)
-    module = _MODULES.get(key)
-    if module is None:
-        single = dtype == np.float32
-        ctype, npy, sqrt = (
-            ("float", "NPY_FLOAT", "sqrtf") if single else ("double", "NPY_DOUBLE", "sqrt")
-        )
-        defines = f"#define T {ctype}\n#define NPY_T {npy}\n#define SQRT {sqrt}\n#define D {d}\n"
-        source = defines + _LAYER_NORM_C % {}
-        module = kernels.build({"layer_norm": source, "layer_norm_grad": ""})
-        _MODULES[key] = module
-    return module
-
-
 def _same_float_dtype(*arrays) -> bool:
     dts = {a.dtype for a in arrays if a is not None}
     return len(dts) == 1 and next(iter(dts)) in _FLOATS
@@ -322,7 +317,8 @@ def layer_norm(x, w, b, nshape, eps):
     stats = x.shape[: x.ndim - len(nshape)] + (1,) * len(nshape)
     out = np.empty(x.shape, x.dtype)
     mean, invstd = np.empty(stats, x.dtype), np.empty(stats, x.dtype)
-    _layer_norm_module(x.dtype, d).layer_norm(x, w, b, out, mean, invstd, float(eps))
+    module = _module(_LAYER_NORM_C, ("layer_norm", "layer_norm_grad"), x.dtype, D=d)
+    module.layer_norm(x, w, b, out, mean, invstd, float(eps))
     return out, mean, invstd
 
 
@@ -340,7 +336,8 @@ def layer_norm_backward(node, g, input, weight, bias, mean, invstd):
     gx = np.empty(input.shape, input.dtype) if needs[0] else None
     gw = np.zeros(nshape, input.dtype) if weight is not None and needs[1] else None
     gb = np.zeros(nshape, input.dtype) if bias is not None and needs[2] else None
-    _layer_norm_module(input.dtype, d).layer_norm_grad(g, input, weight, mean, invstd, gx, gw, gb)
+    module = _module(_LAYER_NORM_C, ("layer_norm", "layer_norm_grad"), input.dtype, D=d)
+    module.layer_norm_grad(g, input, weight, mean, invstd, gx, gw, gb)
     return gx, gw, gb
 
 
@@ -391,12 +388,7 @@ def embedding_grad(g, indices, num_weights, padding_idx, scale):
     idx = np.ascontiguousarray(_functional._embedding_indices(indices).reshape(-1))
     d = g.shape[-1]
     gw = np.zeros((num_weights, d), dtype=g.dtype)
-    key = ("embedding", g.dtype)
-    module = _MODULES.get(key)
-    if module is None:
-        ctype, npy = ("float", "NPY_FLOAT") if g.dtype == np.float32 else ("double", "NPY_DOUBLE")
-        source = f"#define T {ctype}\n#define NPY_T {npy}\n" + _EMBEDDING_C
-        module = _MODULES[key] = kernels.build({"embedding_grad": source})
+    module = _module(_EMBEDDING_C, ("embedding_grad",), g.dtype)
     module.embedding_grad(np.ascontiguousarray(g.reshape(-1, d)), idx, gw)
     if padding_idx >= 0:
         gw[padding_idx] = 0
