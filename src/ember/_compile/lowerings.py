@@ -1,14 +1,18 @@
-"""Hand-written C versions of ops whose NumPy code cannot be fused into elementwise loops.
+"""Hand-written C versions of ops whose NumPy code is slow and cannot be fused into
+elementwise loops.
 
-The fused kernels (``kernels.py``) come from tracing an op's own NumPy code; window maxima
-cannot be traced that way: NumPy computes them tap by tap over strided views, whose short
-inner loops cost ~3 ns per element (max pooling was 40% of the W7 conv step). Here such an
-op gets a C loop over its windows, used by the compiler only when kernels are on, for the
-cases it covers (other cases call the op's own code). Results equal the NumPy code's: the
-compiler checks each graph's kernels against it before using them.
+The fused kernels (``kernels.py``) come from tracing an op's own NumPy code; reductions and
+windows cannot be traced that way. NumPy computes window maxima tap by tap over strided
+views, whose short inner loops cost ~3 ns per element (max pooling was 40% of the W7 conv
+step); LayerNorm in ~10 passes with a temporary each; the embedding gradient with
+``np.add.at``'s per-element dispatch. Here such an op gets C loops, used by the compiler
+only when kernels are on, for the cases they cover (other cases call the op's own code).
+Results equal the NumPy code's within rounding: the compiler checks each graph's kernels
+against it before using them.
 
 ``lowered(cls, part, default)`` is what codegen asks: the function to call for an op's
-``"forward"`` or for the derivative rule of input ``part``.
+``"forward"``, its combined ``"backward"`` (called with the node, see ``LoweredNode``) or
+the derivative rule of input ``part``.
 """
 
 from __future__ import annotations
