@@ -188,4 +188,42 @@ def test_a_compiled_transformer_block_uses_them_with_eager_gradients():
     for g, p in zip(got[1:], params):
         np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-4, atol=1e-6)
     report = compiled.explain()
-    assert "C loops for EmbeddingBackward0, NativeLayerNormBackward0" in report, report
+    want = "C loops for EmbeddingBackward0, LogSoftmaxBackward0, NativeLayerNormBackward0"
+    assert want in report, report
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 2e-6)])
+@pytest.mark.parametrize("shape", [(64, 65), (4, 2, 8, 8), (3, 1), (7,)], ids=str)
+def test_c_softmax_and_log_softmax_equal_the_numpy_code(shape, dtype, tol):
+    from ember.ops import reduction as R
+
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    if len(shape) == 4:  # a causal mask, as attention writes it
+        x = np.where(np.tril(np.ones(shape[-2:], bool)), x, -np.inf).astype(dtype)
+    if len(shape) == 2 and shape[1] > 1:  # rows of -inf, +inf, a NaN: NumPy's NaNs
+        x[3], x[6], x[5, 2] = -np.inf, np.inf, np.nan
+    g = rng.standard_normal(shape).astype(dtype)
+    dim = len(shape) - 1
+    ops = [
+        (lowerings.softmax, lowerings.softmax_grad, R._softmax_forward, R.SoftmaxBackward0),
+        (
+            lowerings.log_softmax,
+            lowerings.log_softmax_grad,
+            R._log_softmax_forward,
+            R.LogSoftmaxBackward0,
+        ),
+    ]
+    with np.errstate(all="ignore"):
+        for forward, grad, numpy_forward, cls in ops:
+            want = numpy_forward(x, dim)
+            got = forward(x, dim)
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
+            rule = cls._rules["self"][0]
+            np.testing.assert_allclose(
+                grad(g, want, dim), rule(g, want, dim), rtol=tol, atol=tol, equal_nan=True
+            )
+    # another dim than the last: the NumPy code
+    if len(shape) > 1:
+        np.testing.assert_array_equal(lowerings.softmax(x, 0), R._softmax_forward(x, 0))

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..nn import _conv, _norm
 from ..nn import functional as _functional
+from ..ops import reduction as _reduction
 from . import kernels
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -128,8 +129,9 @@ _MODULES: dict = {}
 
 def _module(source: str, names: tuple, dtype: np.dtype, **sizes):
     """The module of ``source`` (defining the functions ``names``) for ``dtype`` (``T``,
-    ``NPY_T``, ``SQRT``) and ``sizes`` as constants, built by gcc once per distinct set
-    (then found in the disk cache): with sizes known gcc unrolls and vectorises for them."""
+    ``NPY_T``; ``SQRT(``, ``EXP(``, ``LOG(`` become libm's functions) and ``sizes`` as
+    constants, built by gcc once per distinct set (then found in the disk cache): with sizes
+    known gcc unrolls and vectorises for them."""
     key = (names, dtype, tuple(sizes.items()))
     module = _MODULES.get(key)
     if module is None:
@@ -137,10 +139,15 @@ def _module(source: str, names: tuple, dtype: np.dtype, **sizes):
         defines = {
             "T": "float" if single else "double",
             "NPY_T": "NPY_FLOAT" if single else "NPY_DOUBLE",
-            "SQRT": "sqrtf" if single else "sqrt",
+            # exp() of less underflows to 0 (or to a subnormal below 1e-37, taken as 0)
+            "EXP_LOW": "-87.0f" if single else "-708.0",
             **sizes,
         }
         head = "".join(f"#define {k} {v}\n" for k, v in defines.items())
+        # libm's functions by name, not by macro: build() declares the vector variants of
+        # the names it sees.
+        for generic in ("SQRT", "EXP", "LOG"):
+            source = source.replace(generic + "(", generic.lower() + ("f(" if single else "("))
         # build() names the functions by the dict's keys; the first source defines them all.
         module = kernels.build({names[0]: head + source, **dict.fromkeys(names[1:], "")})
         _MODULES[key] = module
@@ -399,6 +406,172 @@ def embedding_grad(g, indices, num_weights, padding_idx, scale):
     return gw
 
 
+# -- softmax, log_softmax over the last dim ----------------------------------------------
+
+# Per row of D: the maximum (NaN wins, as NumPy's max), exps, their sum and the result in
+# SIMD passes over the row, where NumPy makes ~6 passes with temporaries. Scores below
+# EXP_LOW (masked -inf ones included) give 0 without reaching exp(): libmvec's vector exp
+# takes a slow scalar path for a vector holding any of them.
+_SOFTMAX_C = r"""
+static inline T row_max(const T *x) {
+  T m = -(T)INFINITY;
+  int nan = 0;
+  #pragma omp simd reduction(max:m) reduction(|:nan)
+  for (npy_intp i = 0; i < D; i++) { m = x[i] > m ? x[i] : m; nan |= x[i] != x[i]; }
+  return nan ? (T)NAN : m;
+}
+
+static inline T exp_or_zero(T z) {
+  const int dead = z < EXP_LOW;
+  const T e = EXP(dead ? (T)0 : z);
+  return dead ? (T)0 : e;
+}
+
+/* (x, out) or (g, result, out): C-contiguous arrays of NPY_T, sizes a multiple of D */
+static int _rows(PyObject *const *args, Py_ssize_t nargs, int n, T **d, npy_intp *rows) {
+  if (nargs != n) goto bad;
+  for (int j = 0; j < n; j++) {
+    if (!PyArray_Check(args[j])) goto bad;
+    PyArrayObject *a = (PyArrayObject *)args[j];
+    if (!PyArray_IS_C_CONTIGUOUS(a) || PyArray_TYPE(a) != NPY_T) goto bad;
+    if (PyArray_SIZE(a) != PyArray_SIZE((PyArrayObject *)args[0])) goto bad;
+    d[j] = PyArray_DATA(a);
+  }
+  *rows = PyArray_SIZE((PyArrayObject *)args[0]) / D;
+  if (*rows * D != PyArray_SIZE((PyArrayObject *)args[0])) goto bad;
+  return 1;
+bad:
+  PyErr_SetString(PyExc_TypeError, "ember softmax kernel: arguments");
+  return 0;
+}
+
+static PyObject *softmax(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  T *d[2]; npy_intp rows;
+  if (!_rows(args, nargs, 2, d, &rows)) return NULL;
+  Py_BEGIN_ALLOW_THREADS
+  for (npy_intp r = 0; r < rows; r++) {
+    const T *x = d[0] + r * D;
+    T *o = d[1] + r * D;
+    const T m = row_max(x);
+    T s = 0;
+    #pragma omp simd reduction(+:s)
+    for (npy_intp i = 0; i < D; i++) { o[i] = exp_or_zero(x[i] - m); s += o[i]; }
+    #pragma omp simd
+    for (npy_intp i = 0; i < D; i++) o[i] = o[i] / s;
+  }
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+}
+
+static PyObject *softmax_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  T *d[3]; npy_intp rows;
+  if (!_rows(args, nargs, 3, d, &rows)) return NULL;
+  Py_BEGIN_ALLOW_THREADS
+  for (npy_intp r = 0; r < rows; r++) {
+    const T *g = d[0] + r * D, *y = d[1] + r * D;
+    T *o = d[2] + r * D;
+    T s = 0;
+    #pragma omp simd reduction(+:s)
+    for (npy_intp i = 0; i < D; i++) s += g[i] * y[i];
+    #pragma omp simd
+    for (npy_intp i = 0; i < D; i++) o[i] = y[i] * (g[i] - s);
+  }
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+}
+
+static PyObject *log_softmax(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  T *d[2]; npy_intp rows;
+  if (!_rows(args, nargs, 2, d, &rows)) return NULL;
+  Py_BEGIN_ALLOW_THREADS
+  for (npy_intp r = 0; r < rows; r++) {
+    const T *x = d[0] + r * D;
+    T *o = d[1] + r * D;
+    const T m = row_max(x);
+    T s = 0;
+    #pragma omp simd reduction(+:s)
+    for (npy_intp i = 0; i < D; i++) s += exp_or_zero(x[i] - m);
+    const T ls = LOG(s);
+    #pragma omp simd
+    for (npy_intp i = 0; i < D; i++) o[i] = (x[i] - m) - ls;
+  }
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+}
+
+static PyObject *log_softmax_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  T *d[3]; npy_intp rows;
+  if (!_rows(args, nargs, 3, d, &rows)) return NULL;
+  Py_BEGIN_ALLOW_THREADS
+  for (npy_intp r = 0; r < rows; r++) {
+    const T *g = d[0] + r * D, *y = d[1] + r * D;
+    T *o = d[2] + r * D;
+    T s = 0;
+    #pragma omp simd reduction(+:s)
+    for (npy_intp i = 0; i < D; i++) s += g[i];
+    #pragma omp simd
+    for (npy_intp i = 0; i < D; i++) o[i] = g[i] - exp_or_zero(y[i]) * s;
+  }
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+}
+"""
+_SOFTMAX_NAMES = ("softmax", "softmax_grad", "log_softmax", "log_softmax_grad")
+
+
+def _last_dim(dim: int, *arrays) -> bool:
+    """Do the C row loops cover these arrays: one float dtype and shape, ``dim`` last?"""
+    a = arrays[0]
+    return (
+        _same_float_dtype(*arrays)
+        and a.ndim >= 1
+        and a.size > 0
+        and dim % a.ndim == a.ndim - 1
+        and all(x.shape == a.shape for x in arrays)
+    )
+
+
+def _rows_call(name: str, dim: int, *arrays):
+    a = arrays[0]
+    out = np.empty(a.shape, a.dtype)
+    module = _module(_SOFTMAX_C, _SOFTMAX_NAMES, a.dtype, D=a.shape[-1])
+    getattr(module, name)(*(np.ascontiguousarray(x) for x in arrays), out)
+    return out
+
+
+def _rule(cls, name: str):
+    """The op's declared derivative rule of input ``name``."""
+    return cls._rules[name][0]
+
+
+def softmax(a, dim):
+    """``SoftmaxBackward0``'s forward."""
+    if not _last_dim(dim, a):
+        return _reduction._softmax_forward(a, dim)
+    return _rows_call("softmax", dim, a)
+
+
+def softmax_grad(g, result, dim):
+    """``SoftmaxBackward0``'s gradient: ``y * (g - sum(g * y))`` per row."""
+    if not _last_dim(dim, g, result):
+        return _rule(_reduction.SoftmaxBackward0, "self")(g, result, dim)
+    return _rows_call("softmax_grad", dim, g, result)
+
+
+def log_softmax(a, dim):
+    """``LogSoftmaxBackward0``'s forward."""
+    if not _last_dim(dim, a):
+        return _reduction._log_softmax_forward(a, dim)
+    return _rows_call("log_softmax", dim, a)
+
+
+def log_softmax_grad(g, result, dim):
+    """``LogSoftmaxBackward0``'s gradient: ``g - exp(y) * sum(g)`` per row."""
+    if not _last_dim(dim, g, result):
+        return _rule(_reduction.LogSoftmaxBackward0, "self")(g, result, dim)
+    return _rows_call("log_softmax_grad", dim, g, result)
+
+
 class LoweredNode:
     """Stands for an op's node in generated code: its backward is a C-backed function
     ``fn(node, grad, *saved)`` (the node keeps the params and the inputs' edges)."""
@@ -420,6 +593,10 @@ _LOWERED = {
     ("NativeLayerNormBackward0", "forward"): layer_norm,
     ("NativeLayerNormBackward0", "backward"): layer_norm_backward,
     ("EmbeddingBackward0", "weight"): embedding_grad,
+    ("SoftmaxBackward0", "forward"): softmax,
+    ("SoftmaxBackward0", "self"): softmax_grad,
+    ("LogSoftmaxBackward0", "forward"): log_softmax,
+    ("LogSoftmaxBackward0", "self"): log_softmax_grad,
 }
 
 
