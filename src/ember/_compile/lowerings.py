@@ -445,76 +445,57 @@ bad:
   return 0;
 }
 
-static PyObject *softmax(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  T *d[2]; npy_intp rows;
-  if (!_rows(args, nargs, 2, d, &rows)) return NULL;
-  Py_BEGIN_ALLOW_THREADS
-  for (npy_intp r = 0; r < rows; r++) {
-    const T *x = d[0] + r * D;
-    T *o = d[1] + r * D;
-    const T m = row_max(x);
-    T s = 0;
-    #pragma omp simd reduction(+:s)
-    for (npy_intp i = 0; i < D; i++) { o[i] = exp_or_zero(x[i] - m); s += o[i]; }
-    #pragma omp simd
-    for (npy_intp i = 0; i < D; i++) o[i] = o[i] / s;
-  }
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
+/* A module function of (a, out) or (a, b, out): ``body`` runs per row of D with ``a``,
+   ``b`` and ``o`` pointing at it. */
+#define ROW_FUNCTION(name, n, ...)                                                          \
+static PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {           \
+  T *d[3]; npy_intp rows;                                                                   \
+  if (!_rows(args, nargs, n, d, &rows)) return NULL;                                        \
+  Py_BEGIN_ALLOW_THREADS                                                                    \
+  for (npy_intp r = 0; r < rows; r++) {                                                     \
+    const T *a = d[0] + r * D, *b = d[n - 2] + r * D;                                       \
+    T *o = d[n - 1] + r * D;                                                                \
+    (void)b;                                                                                \
+    __VA_ARGS__                                                                             \
+  }                                                                                         \
+  Py_END_ALLOW_THREADS                                                                      \
+  Py_RETURN_NONE;                                                                           \
 }
 
-static PyObject *softmax_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  T *d[3]; npy_intp rows;
-  if (!_rows(args, nargs, 3, d, &rows)) return NULL;
-  Py_BEGIN_ALLOW_THREADS
-  for (npy_intp r = 0; r < rows; r++) {
-    const T *g = d[0] + r * D, *y = d[1] + r * D;
-    T *o = d[2] + r * D;
-    T s = 0;
-    #pragma omp simd reduction(+:s)
-    for (npy_intp i = 0; i < D; i++) s += g[i] * y[i];
-    #pragma omp simd
-    for (npy_intp i = 0; i < D; i++) o[i] = y[i] * (g[i] - s);
-  }
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
-}
+ROW_FUNCTION(softmax, 2,  /* a: x */
+  const T m = row_max(a);
+  T s = 0;
+  _Pragma("omp simd reduction(+:s)")
+  for (npy_intp i = 0; i < D; i++) { o[i] = exp_or_zero(a[i] - m); s += o[i]; }
+  _Pragma("omp simd")
+  for (npy_intp i = 0; i < D; i++) o[i] = o[i] / s;
+)
 
-static PyObject *log_softmax(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  T *d[2]; npy_intp rows;
-  if (!_rows(args, nargs, 2, d, &rows)) return NULL;
-  Py_BEGIN_ALLOW_THREADS
-  for (npy_intp r = 0; r < rows; r++) {
-    const T *x = d[0] + r * D;
-    T *o = d[1] + r * D;
-    const T m = row_max(x);
-    T s = 0;
-    #pragma omp simd reduction(+:s)
-    for (npy_intp i = 0; i < D; i++) s += exp_or_zero(x[i] - m);
-    const T ls = LOG(s);
-    #pragma omp simd
-    for (npy_intp i = 0; i < D; i++) o[i] = (x[i] - m) - ls;
-  }
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
-}
+ROW_FUNCTION(softmax_grad, 3,  /* a: g, b: y */
+  T s = 0;
+  _Pragma("omp simd reduction(+:s)")
+  for (npy_intp i = 0; i < D; i++) s += a[i] * b[i];
+  _Pragma("omp simd")
+  for (npy_intp i = 0; i < D; i++) o[i] = b[i] * (a[i] - s);
+)
 
-static PyObject *log_softmax_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  T *d[3]; npy_intp rows;
-  if (!_rows(args, nargs, 3, d, &rows)) return NULL;
-  Py_BEGIN_ALLOW_THREADS
-  for (npy_intp r = 0; r < rows; r++) {
-    const T *g = d[0] + r * D, *y = d[1] + r * D;
-    T *o = d[2] + r * D;
-    T s = 0;
-    #pragma omp simd reduction(+:s)
-    for (npy_intp i = 0; i < D; i++) s += g[i];
-    #pragma omp simd
-    for (npy_intp i = 0; i < D; i++) o[i] = g[i] - exp_or_zero(y[i]) * s;
-  }
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
-}
+ROW_FUNCTION(log_softmax, 2,  /* a: x */
+  const T m = row_max(a);
+  T s = 0;
+  _Pragma("omp simd reduction(+:s)")
+  for (npy_intp i = 0; i < D; i++) s += exp_or_zero(a[i] - m);
+  const T ls = LOG(s);
+  _Pragma("omp simd")
+  for (npy_intp i = 0; i < D; i++) o[i] = (a[i] - m) - ls;
+)
+
+ROW_FUNCTION(log_softmax_grad, 3,  /* a: g, b: y */
+  T s = 0;
+  _Pragma("omp simd reduction(+:s)")
+  for (npy_intp i = 0; i < D; i++) s += a[i];
+  _Pragma("omp simd")
+  for (npy_intp i = 0; i < D; i++) o[i] = a[i] - exp_or_zero(b[i]) * s;
+)
 """
 _SOFTMAX_NAMES = ("softmax", "softmax_grad", "log_softmax", "log_softmax_grad")
 
@@ -539,37 +520,24 @@ def _rows_call(name: str, dim: int, *arrays):
     return out
 
 
-def _rule(cls, name: str):
-    """The op's declared derivative rule of input ``name``."""
-    return cls._rules[name][0]
+def _row_op(name: str, numpy_code):
+    """The C row loop ``name`` with the op's NumPy code where it does not apply:
+    ``(x, dim)`` for a forward, ``(g, result, dim)`` for a gradient."""
+
+    def run(*args):
+        *arrays, dim = args
+        if not _last_dim(dim, *arrays):
+            return numpy_code(*arrays, dim)
+        return _rows_call(name, dim, *arrays)
+
+    run.__name__ = run.__qualname__ = name
+    return run
 
 
-def softmax(a, dim):
-    """``SoftmaxBackward0``'s forward."""
-    if not _last_dim(dim, a):
-        return _reduction._softmax_forward(a, dim)
-    return _rows_call("softmax", dim, a)
-
-
-def softmax_grad(g, result, dim):
-    """``SoftmaxBackward0``'s gradient: ``y * (g - sum(g * y))`` per row."""
-    if not _last_dim(dim, g, result):
-        return _rule(_reduction.SoftmaxBackward0, "self")(g, result, dim)
-    return _rows_call("softmax_grad", dim, g, result)
-
-
-def log_softmax(a, dim):
-    """``LogSoftmaxBackward0``'s forward."""
-    if not _last_dim(dim, a):
-        return _reduction._log_softmax_forward(a, dim)
-    return _rows_call("log_softmax", dim, a)
-
-
-def log_softmax_grad(g, result, dim):
-    """``LogSoftmaxBackward0``'s gradient: ``g - exp(y) * sum(g)`` per row."""
-    if not _last_dim(dim, g, result):
-        return _rule(_reduction.LogSoftmaxBackward0, "self")(g, result, dim)
-    return _rows_call("log_softmax_grad", dim, g, result)
+softmax = _row_op("softmax", _reduction._softmax_forward)
+softmax_grad = _row_op("softmax_grad", _reduction.SoftmaxBackward0._rules["self"][0])
+log_softmax = _row_op("log_softmax", _reduction._log_softmax_forward)
+log_softmax_grad = _row_op("log_softmax_grad", _reduction.LogSoftmaxBackward0._rules["self"][0])
 
 
 class LoweredNode:
