@@ -462,7 +462,6 @@ class _CompiledFunction:
                 lines.append(f"signature {n} {entry.signature}: runs eagerly: {entry.reason}")
                 if entry.where:
                     lines.append(f"    at {entry.where}")
-
             else:
                 g = entry.graph
                 lines.append(

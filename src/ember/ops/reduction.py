@@ -673,25 +673,31 @@ def _select_op(name: str, forward=None):
 
 
 def _minmax_dim_array(a, ax: int, keepdim: bool, is_max: bool):
-    """max/min(dim)'s values, indices and the indices with the dim kept (a copy: the
-    returned indices may be changed in place) for the array ``a`` (0-d: itself, index 0)."""
+    """max/min(dim)'s values and indices of the array ``a`` (0-d: itself, index 0)."""
     if a.ndim == 0:
-        return a.copy(), np.zeros((), np.int64), np.zeros((), np.int64)
+        return a.copy(), np.zeros((), np.int64)
     idx = np.argmax(a, axis=ax, keepdims=True) if is_max else np.argmin(a, axis=ax, keepdims=True)
     values = np.take_along_axis(a, idx, axis=ax)
     indices = idx.astype(np.int64, copy=False)
-    saved = indices.copy()
     if not keepdim:
         values, indices = values.squeeze(ax), indices.squeeze(ax)
-    return values, indices, saved
+    return values, indices
 
 
-MaxBackward0 = _select_op(  # max(dim)
-    "MaxBackward0", lambda a, dim, keepdim, sizes: _minmax_dim_array(a, dim, keepdim, True)
-)
-MinBackward0 = _select_op(  # min(dim)
-    "MinBackward0", lambda a, dim, keepdim, sizes: _minmax_dim_array(a, dim, keepdim, False)
-)
+def _minmax_dim_forward(is_max: bool):
+    """The declared forward: values, indices, and the indices with the dim kept (a copy:
+    the returned indices may be changed in place)."""
+
+    def forward(a, dim, keepdim, self_sym_sizes):
+        values, indices = _minmax_dim_array(a, dim, keepdim, is_max)
+        kept = indices if keepdim or a.ndim == 0 else np.expand_dims(indices, dim)
+        return values, indices, kept.copy()
+
+    return forward
+
+
+MaxBackward0 = _select_op("MaxBackward0", _minmax_dim_forward(True))  # max(dim)
+MinBackward0 = _select_op("MinBackward0", _minmax_dim_forward(False))  # min(dim)
 MedianBackward1 = _select_op("MedianBackward1")  # median(dim)
 
 
@@ -712,7 +718,7 @@ def _minmax_dim(input, dim, keepdim, fname: str, is_max: bool):
     ax = _single_axis(a.ndim, dim, fname)
     if ax is not None:
         _check_nonempty(a, (ax,), fname, True)
-    values, indices, _ = _minmax_dim_array(a, 0 if ax is None else ax, keepdim, is_max)
+    values, indices = _minmax_dim_array(a, 0 if ax is None else ax, keepdim, is_max)
     cls = MaxBackward0 if is_max else MinBackward0
     rtype = return_types.max if is_max else return_types.min
     return _select_result(cls, rtype, input, a, values, indices, ax)
