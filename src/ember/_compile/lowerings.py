@@ -101,27 +101,22 @@ bad:
   return 0;
 }
 
-static PyObject *max_pool2d(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  PyArrayObject *a[3]; npy_intp planes;
-  const int types[3] = {NPY_T, NPY_T, NPY_INT16};
-  const npy_intp per_plane[3] = {H * W, OH * OW, OH * OW};
-  if (!_pool_args(args, nargs, a, types, per_plane, &planes)) return NULL;
-  Py_BEGIN_ALLOW_THREADS
-  pool_fwd(PyArray_DATA(a[0]), PyArray_DATA(a[1]), PyArray_DATA(a[2]), planes);
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
+/* A module function of three arrays of the given dtypes and per-plane sizes, calling
+   ``fn`` on their data and the number of planes. */
+#define POOL_FUNCTION(name, fn, t0, t1, t2, s0, s1, s2)                                     \
+static PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {           \
+  PyArrayObject *a[3]; npy_intp planes;                                                     \
+  const int types[3] = {t0, t1, t2};                                                        \
+  const npy_intp per_plane[3] = {s0, s1, s2};                                               \
+  if (!_pool_args(args, nargs, a, types, per_plane, &planes)) return NULL;                  \
+  Py_BEGIN_ALLOW_THREADS                                                                    \
+  fn(PyArray_DATA(a[0]), PyArray_DATA(a[1]), PyArray_DATA(a[2]), planes);                   \
+  Py_END_ALLOW_THREADS                                                                      \
+  Py_RETURN_NONE;                                                                           \
 }
 
-static PyObject *max_pool2d_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  PyArrayObject *a[3]; npy_intp planes;
-  const int types[3] = {NPY_T, NPY_INT16, NPY_T};
-  const npy_intp per_plane[3] = {OH * OW, OH * OW, H * W};
-  if (!_pool_args(args, nargs, a, types, per_plane, &planes)) return NULL;
-  Py_BEGIN_ALLOW_THREADS
-  pool_grad(PyArray_DATA(a[0]), PyArray_DATA(a[1]), PyArray_DATA(a[2]), planes);
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
-}
+POOL_FUNCTION(max_pool2d, pool_fwd, NPY_T, NPY_T, NPY_INT16, H * W, OH * OW, OH * OW)
+POOL_FUNCTION(max_pool2d_grad, pool_grad, NPY_T, NPY_INT16, NPY_T, OH * OW, OH * OW, H * W)
 """
 
 _MODULES: dict = {}
@@ -192,8 +187,7 @@ def max_pool2d_grad(g: np.ndarray, arg: np.ndarray, geo) -> np.ndarray:
         return _conv._max_pool_vjp_array(g, arg, geo)
     gb, ab = (g, arg) if g.ndim == 4 else (g[None], arg[None])
     gb, ab = np.ascontiguousarray(gb), np.ascontiguousarray(ab)
-    exact = all(o * k == n for o, k, n in zip(geo.out, geo.k, geo.in_size))
-    gx = (np.empty if exact else np.zeros)(gb.shape[:2] + geo.in_size, gb.dtype)
+    gx = (np.empty if _conv._tiles_exactly(geo) else np.zeros)(gb.shape[:2] + geo.in_size, gb.dtype)
     _pool_module(gb.dtype, geo, gb.shape[0] * gb.shape[1]).max_pool2d_grad(gb, ab, gx)
     return gx if g.ndim == 4 else gx[0]
 

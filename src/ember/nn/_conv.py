@@ -757,6 +757,12 @@ def _tiles(geo: _Geometry) -> bool:
     )
 
 
+def _tiles_exactly(geo: _Geometry) -> bool:
+    """Do tiling windows cover every input element (no floor-mode tail)? Then a gradient
+    written window by window needs no zeroed buffer."""
+    return all(o * k == n for o, k, n in zip(geo.out, geo.k, geo.in_size))
+
+
 def _tap_views(x: np.ndarray, geo: _Geometry) -> list:
     """Per kernel tap (row-major), the view of ``x`` holding that tap of every window."""
     lead = (slice(None), slice(None))
@@ -809,8 +815,7 @@ def _max_pool_taps(x: np.ndarray, geo: _Geometry):
 
 def _max_pool_taps_vjp(g: np.ndarray, arg: np.ndarray, geo: _Geometry) -> np.ndarray:
     if _tiles(geo):  # windows do not overlap: each tap's view is written once
-        exact = all(o * k == n for o, k, n in zip(geo.out, geo.k, geo.in_size))
-        gx = (np.empty if exact else np.zeros)(g.shape[:2] + geo.in_size, dtype=g.dtype)
+        gx = (np.empty if _tiles_exactly(geo) else np.zeros)(g.shape[:2] + geo.in_size, g.dtype)
         hit = np.empty(arg.shape, dtype=bool)
         finite = g.dtype.kind != "f" or bool(np.isfinite(g).all())  # (inf * False is NaN)
         zero = np.zeros((), g.dtype)
