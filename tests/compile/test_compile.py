@@ -223,6 +223,20 @@ def test_module_train_eval_switch_recompiles():
     assert len(c._compiled.cache) == 2
 
 
+def test_module_guards_see_swapped_submodules_parameters_and_buffers():
+    net = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    c = ember.compile(net)
+    x = ember.randn(2, 3)
+    assert ember.equal(c(x), net(x))
+    net[1] = nn.Tanh()  # no parameters: only the module's identity tells the captures apart
+    assert ember.equal(c(x), net(x))
+    net[0].weight = nn.Parameter(ember.randn(3, 3))
+    assert ember.equal(c(x), net(x))
+    net[0].register_buffer("unused", ember.zeros(1))
+    c(x)
+    assert len(c._compiled.cache) == 4
+
+
 def test_parameter_hooks_and_leaf_accumulation():
     lin = nn.Linear(3, 2)
     seen = []
