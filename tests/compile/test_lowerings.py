@@ -227,3 +227,90 @@ def test_c_softmax_and_log_softmax_equal_the_numpy_code(shape, dtype, tol):
     # another dim than the last: the NumPy code
     if len(shape) > 1:
         np.testing.assert_array_equal(lowerings.softmax(x, 0), R._softmax_forward(x, 0))
+
+
+def _attention_inputs(rng, shape, ev, dtype):
+    q, k = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+    v = rng.standard_normal(shape[:-1] + (ev,)).astype(dtype)
+    return q, k, v
+
+
+ATTENTION_CASES = [
+    ((16, 4, 32, 16), 16, "causal", np.float32, 2e-6),  # the tiny GPT's heads
+    ((2, 3, 5, 7), 4, None, np.float64, 1e-13),  # value dim != key dim, odd sizes
+    ((3, 6, 8), 8, "float", np.float64, 1e-13),  # 3-d, an additive float mask
+    ((1, 2, 9, 4), 3, "rows", np.float32, 2e-6),  # rows masked everywhere, a NaN
+]
+
+
+@pytest.mark.parametrize("shape, ev, mask, dtype, tol", ATTENTION_CASES, ids=str)
+def test_c_attention_forward_equals_the_numpy_code(shape, ev, mask, dtype, tol):
+    from ember.nn import _attention
+
+    rng = np.random.default_rng(11)
+    q, k, v = _attention_inputs(rng, shape, ev, dtype)
+    length = shape[-2]
+    bias = None
+    if mask == "causal":
+        bias = np.where(np.tri(length, dtype=bool), 0, -np.inf).astype(dtype)
+    elif mask == "float":
+        bias = rng.standard_normal((1, length, length)).astype(dtype)
+    elif mask == "rows":
+        bias = np.zeros((length, length), dtype)
+        bias[2] = -np.inf  # a query that sees no key: output 0, as torch's flash kernel
+        q[0, 1, 4, 2] = np.nan
+    got = lowerings.attention(q, k, v, bias, 0.375, 1)
+    want = _attention._sdpa_forward(q, k, v, bias, 0.375, 1)
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True)
+    if mask == "rows":
+        assert not np.any(got[1][..., 2, :]) and np.isnan(got[0][0, 1, 4]).all()
+
+
+def test_attention_the_loop_does_not_cover_runs_the_numpy_code():
+    from ember.nn import _attention
+
+    rng = np.random.default_rng(12)
+    q, k, v = _attention_inputs(rng, (2, 4, 6, 5), 5, np.float32)
+    per_batch = np.zeros((2, 1, 6, 6), np.float32)  # a mask that differs between heads
+    per_batch[1, 0, :, 0] = -np.inf
+    kv2 = (k[:, :2].copy(), v[:, :2].copy())  # grouped-query attention
+    cases = [(q, k, v, per_batch, 1), (q, *kv2, None, 2), (q.astype(np.float16), k, v, None, 1)]
+    for args in cases:
+        with np.errstate(all="ignore"):
+            got = lowerings.attention(*args[:3], args[3], 0.5, args[4])
+            want = _attention._sdpa_forward(*args[:3], args[3], 0.5, args[4])
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    module = lowerings._attention_module(np.dtype(np.float32), q, v)
+    out, probs = np.empty((2, 4, 6, 5), np.float32), np.empty((2, 4, 6, 6), np.float32)
+    with pytest.raises(TypeError, match="attention kernel: arguments"):
+        module.attention(q, k, v[..., :4], None, 0.5, out, probs)  # a wrong size
+
+
+def test_a_compiled_causal_attention_model_uses_the_loop_with_eager_gradients():
+    import ember.nn as nn
+
+    ember.manual_seed(0)
+    qkv, proj = nn.Linear(16, 48), nn.Linear(16, 16)
+
+    def step(x):
+        q, k, v = qkv(x).view(2, 8, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return proj(y.transpose(1, 2).reshape(2, 8, 16)).square().mean()
+
+    compiled = ember.compile(step)
+    x = ember.randn(2, 8, 16)
+    params = [*qkv.parameters(), *proj.parameters()]
+    for fn in (compiled, compiled, step):
+        for p in params:
+            p.grad = None
+        loss = fn(x)
+        loss.backward()
+        if fn is compiled:
+            got = [loss.item()] + [p.grad.numpy().copy() for p in params]
+    np.testing.assert_allclose(got[0], loss.item(), rtol=1e-5)
+    for g, p in zip(got[1:], params):
+        np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-4, atol=1e-6)
+    assert "ScaledDotProductFlashAttentionForCpuBackward0" in compiled.explain()
