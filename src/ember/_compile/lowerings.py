@@ -431,7 +431,6 @@ static inline T row_max(const T *x) {
   return nan ? (T)NAN : m;
 }
 
-
 /* (x, out) or (g, result, out): C-contiguous arrays of NPY_T, sizes a multiple of D */
 static int _rows(PyObject *const *args, Py_ssize_t nargs, int n, T **d, npy_intp *rows) {
   if (nargs != n) goto bad;
