@@ -102,9 +102,9 @@ class Literal:
 class Op:
     """One captured application of a declared op (or an alias: ``cls`` None)."""
 
-    __slots__ = ("cls", "args", "params", "outs", "out_rg", "n_saves", "edges", "meta")
+    __slots__ = ("cls", "args", "params", "outs", "out_rg", "n_saves", "edges", "meta", "casts")
 
-    def __init__(self, cls, args, params, outs, out_rg, n_saves, edges, meta) -> None:
+    def __init__(self, cls, args, params, outs, out_rg, n_saves, edges, meta, casts=None):
         self.cls = cls  # the node class (None: outs[0] aliases args[0] with no gradient)
         self.args = args  # SlotRef | Literal per declared input (a list for variadic ops)
         self.params = params  # with SlotRef where an array is a captured tensor's array
@@ -113,6 +113,10 @@ class Op:
         self.n_saves = n_saves  # arrays the forward returns after the outputs
         self.edges = edges  # per input: does it take a gradient
         self.meta = meta  # per output: (shape, dtype)
+        # per input: the dtype its array was cast to before the forward (torch's type
+        # promotion: int64 * 0.5 computes in float32), or None; None when nothing was cast.
+        # Backward rules read the uncast array, as eager's saved tensors are uncast.
+        self.casts = casts
 
 
 class CallOp:
@@ -231,6 +235,8 @@ class Capture:
         self._bumps_allowed = 0  # inside a side effect: its in-place updates are captured
         self.before: list = []  # (tensor, its array before a side effect changed it)
         self._keep: list = []  # tensors mapped to slots without one of their own
+        # id(tensor) -> (tensor, dtype): operands the next op's eager code casts (note_cast)
+        self._casts: dict = {}
 
     # -- slots --------------------------------------------------------------------------
 
@@ -273,11 +279,16 @@ class Capture:
 
     # -- what record reports ------------------------------------------------------------
 
-    def op(self, cls, inputs, params, outputs, extras) -> None:
-        if self._error is None:
-            self._op(cls, inputs, params, outputs, extras)
+    def note_cast(self, t: Tensor, dtype: np.dtype) -> None:
+        """The op being run passes ``t``'s array to its forward cast to ``dtype``."""
+        self._casts[id(t)] = (t, dtype)
 
-    def _op(self, cls, inputs, params, outputs, extras) -> None:
+    def op(self, cls, inputs, params, outputs, extras) -> None:
+        casts, self._casts = self._casts, {}
+        if self._error is None:
+            self._op(cls, inputs, params, outputs, extras, casts)
+
+    def _op(self, cls, inputs, params, outputs, extras, casts) -> None:
         if cls.__name__ in _VALUE_SHAPED:
             self.fail(f"{cls.__name__}'s output shape depends on the values")
             return
@@ -295,7 +306,14 @@ class Capture:
             outs.append(self._new_slot(t, "op"))
         rg = [bool(t._rg) for t in outputs]
         meta = tuple((t._data.shape, t._data.dtype) for t in outputs)
-        self.ops.append(Op(cls, args, params, outs, rg, len(extras), edges, meta))
+        per_input = None
+        if casts and not cls._variadic:  # (variadic forwards promote their inputs themselves)
+            per_input = tuple(
+                casts[id(x)][1] if id(x) in casts and casts[id(x)][0] is x else None for x in inputs
+            )
+            if not any(dt is not None for dt in per_input):
+                per_input = None
+        self.ops.append(Op(cls, args, params, outs, rg, len(extras), edges, meta, per_input))
 
     def _operand(self, x):
         if isinstance(x, Tensor):
@@ -532,6 +550,7 @@ class Capture:
         call_kwargs = {k: self._call_arg(v) for k, v in kwargs.items()}
         if self._error is not None:
             return
+        self._casts.clear()  # the call replays its own promotion
         self.made.pop(id(out), None)
         k = self._new_slot(out, "op")
         self.ops.append(CallOp(fn, call_args, call_kwargs, [k]))

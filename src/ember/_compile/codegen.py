@@ -244,6 +244,9 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
             call_args = ["[" + ", ".join(expr(a) for a in op.args[0]) + "]"]
         else:
             call_args = [expr(a) for a in op.args]
+            for i, dt in enumerate(op.casts or ()):
+                if dt is not None:
+                    call_args[i] = f"_cast({call_args[i]}, {const(dt)})"
         call_args += [expr(p) for p in op.params]
         saves = [f"x{j}_{i}" for i in range(op.n_saves)]
         elems = trace_forward(op, j, cap, meta) if kernels else None

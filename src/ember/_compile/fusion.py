@@ -145,9 +145,10 @@ def trace_forward(op: Op, j: int, cap: Capture, meta: dict):
         return None
     args: list = []
     try:
-        for a in op.args:
+        for a, dt in zip(op.args, op.casts or (None,) * len(op.args)):
             if isinstance(a, SlotRef):
-                args.append(leaf(f"v{a.k}", *meta[f"v{a.k}"]))
+                arg = leaf(f"v{a.k}", *meta[f"v{a.k}"])
+                args.append(arg if dt is None else arg.astype(dt))
             elif isinstance(a, Literal):
                 args.append(a.value)
             else:
