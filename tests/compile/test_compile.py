@@ -77,6 +77,49 @@ def test_type_promotion_is_captured_with_the_eager_dtypes_values_and_gradients(b
     assert "compiled" in f.explain()
 
 
+def _sdpa_bool(q, mask):
+    return F.scaled_dot_product_attention(q, q * 0.5, q, attn_mask=mask).square().sum()
+
+
+def _sdpa_float(q, mask):
+    bias = mask.float().log()  # 0 / -inf
+    return F.scaled_dot_product_attention(q, q, q.tanh(), attn_mask=bias).square().sum()
+
+
+ember.manual_seed(0)
+_MHA = nn.MultiheadAttention(8, 2, batch_first=True)
+
+
+def _mha(q, mask):
+    x = q[0, 0].reshape(1, 4, 8).expand(2, 4, 8)  # a batch of 2 sequences of 4 tokens
+    # the second sequence pads out the keys the mask's first row leaves out (not key 0)
+    padding = mask[0].logical_not().unsqueeze(0) & ember.tensor([[False], [True]])
+    return _MHA(x, x, x, attn_mask=mask.logical_not(), key_padding_mask=padding)[0].sum()
+
+
+@pytest.mark.parametrize("body", [_sdpa_bool, _sdpa_float, _mha])
+def test_attention_masks_are_inputs_of_the_capture_not_constants(body):
+    """A mask passed in is read at each call: two calls with other masks give eager's
+    values and gradients (it was frozen as a constant, and the capture fell back)."""
+    rng = np.random.default_rng(5)
+    q = ember.tensor(rng.standard_normal((2, 2, 4, 8)).astype(np.float32), requires_grad=True)
+    f = ember.compile(body, fullgraph=True)
+    for seed in (1, 2):
+        keep = np.random.default_rng(seed).random((4, 4)) < 0.6
+        keep[:, 0] = True  # every query sees a key
+        mask = ember.tensor(keep)
+        q.grad = None
+        got = f(q, mask)
+        got.backward()
+        got_grad = q.grad
+        q.grad = None
+        want = body(q, mask)
+        want.backward()
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-5)
+        np.testing.assert_allclose(got_grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-6)
+    assert len(_entries(f)) == 1 and "compiled" in f.explain()
+
+
 def test_guards_recompile_on_shape_dtype_requires_grad_and_grad_mode():
     f = ember.compile(lambda x: (x * 2).tanh().sum())
     f(ember.ones(3))

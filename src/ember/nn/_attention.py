@@ -20,13 +20,14 @@ import warnings
 
 import numpy as np
 
-from .. import _creation
-from .._dtype import cpp_name, scalar_name, to_numpy_dtype
+from .. import _creation, _dtype
+from .._dtype import cpp_name, from_numpy_dtype, scalar_name, to_numpy_dtype
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
 from .._tensor import Tensor, broadcast_shapes
 from ..autograd.recording import tangent_of
 from ..ops._core import COMPOSITE, QUIET, defop, quiet_reset, quiet_set, record, require_tensor
+from ..ops.elementwise import where
 from ..ops.indexing import tril
 from ..ops.linalg import baddbmm, bmm
 from ..ops.reduction import softmax as _softmax
@@ -214,18 +215,25 @@ def _flash_bias(attn_mask, is_causal: bool, shape: tuple, dtype):
     """The additive mask (an array, or None) of ``attn_mask`` and ``is_causal`` together."""
     bias = None
     if attn_mask is not None:
-        m = attn_mask._data
-        broadcast_shapes(shape, m.shape)  # torch's error for a mask of the wrong shape
-        if m.dtype == np.bool_:
-            bias = np.where(m, dtype.type(0), dtype.type(-np.inf))
-        else:
-            bias = m.astype(dtype, copy=False)
+        broadcast_shapes(shape, attn_mask.shape)  # torch's error for a mask of the wrong shape
+        # (made by ops, so that ember.compile captures the mask as an input, not a constant)
+        bias = _additive_mask(attn_mask, dtype)._data
     if is_causal:
         causal = np.where(
             np.tri(shape[-2], shape[-1], dtype=bool), dtype.type(0), dtype.type(-np.inf)
         )
         bias = causal if bias is None else bias + causal
     return bias
+
+
+def _additive_mask(mask: Tensor, dtype: np.dtype, true_takes_part: bool = True) -> Tensor:
+    """``mask`` as scores to add in ``dtype``: a bool mask as 0 where its elements take
+    part (True, or False with ``true_takes_part=False``) and -inf elsewhere."""
+    if mask._data.dtype != np.bool_:
+        return mask if mask._data.dtype == dtype else mask.to(from_numpy_dtype(dtype))
+    dt = from_numpy_dtype(dtype)
+    zero, minus_inf = _creation.zeros((), dtype=dt), _creation.full((), -math.inf, dtype=dt)
+    return where(mask, zero, minus_inf) if true_takes_part else where(mask, minus_inf, zero)
 
 
 def _math_mask(attn_mask, is_causal: bool, query: Tensor, key: Tensor):
@@ -236,12 +244,11 @@ def _math_mask(attn_mask, is_causal: bool, query: Tensor, key: Tensor):
                 "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                 "is_causal=True"
             )
-        ones = _wrap(np.ones((query.shape[-2], key.shape[-2]), dtype=bool))
+        ones = _creation.ones((query.shape[-2], key.shape[-2]), dtype=_dtype.bool)
         attn_mask = tril(ones)
     if attn_mask is None or attn_mask._data.dtype != np.bool_:
         return attn_mask
-    dt = query._data.dtype
-    return _wrap(np.where(attn_mask._data, dt.type(0), dt.type(-np.inf)))
+    return _additive_mask(attn_mask, query._data.dtype)
 
 
 def scaled_dot_product_attention(
@@ -319,9 +326,8 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
             "for both instead.",
             stacklevel=3,
         )
-    if not is_float:
-        dt = to_numpy_dtype(target_type)
-        mask = _wrap(np.where(mask._data, dt.type(-np.inf), dt.type(0)))
+    if not is_float:  # True = masked out here: the other way round from sdpa's masks
+        mask = _additive_mask(mask, to_numpy_dtype(target_type), true_takes_part=False)
     return mask
 
 
