@@ -48,6 +48,8 @@ def test_decorator_and_values_and_gradients():
         lambda x, w, i: (x * i).sum(),  # float32 * int64 tensor
         lambda x, w, i: (x * w).tanh(),  # float32 * 0-d float64 (requires grad): float32
         lambda x, w, i: (i - w) / 3,  # int64 - 0-d float64: float64
+        lambda x, w, i: x.sum() * (i > 0).sum(),  # a bool sum counts in int64
+        lambda x, w, i: x * (i > 0).float().mean() + i.prod(1, keepdim=True),
     ],
 )
 def test_type_promotion_is_captured_with_the_eager_dtypes_values_and_gradients(body):
@@ -118,6 +120,33 @@ def test_attention_masks_are_inputs_of_the_capture_not_constants(body):
         np.testing.assert_allclose(got.item(), want.item(), rtol=1e-5)
         np.testing.assert_allclose(got_grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-6)
     assert len(_entries(f)) == 1 and "compiled" in f.explain()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_label_smoothing_cross_entropy_is_captured(weighted, reduction):
+    rng = np.random.default_rng(7)
+    x = ember.tensor(rng.standard_normal((6, 5)), requires_grad=True)
+    weight = ember.tensor(rng.random(5) + 0.5) if weighted else None
+
+    def loss(x, y):
+        return F.cross_entropy(
+            x, y, weight=weight, ignore_index=2, label_smoothing=0.2, reduction=reduction
+        ).sum()
+
+    f = ember.compile(loss, fullgraph=True)
+    for seed in (1, 2):  # other targets: other classes ignored
+        y = ember.tensor(np.random.default_rng(seed).integers(0, 5, 6))
+        x.grad = None
+        got = f(x, y)
+        got.backward()
+        got_grad = x.grad
+        x.grad = None
+        want = loss(x, y)
+        want.backward()
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+        np.testing.assert_allclose(got_grad.numpy(), x.grad.numpy(), rtol=1e-10, atol=1e-14)
+    assert len(_entries(f)) == 1
 
 
 def test_guards_recompile_on_shape_dtype_requires_grad_and_grad_mode():

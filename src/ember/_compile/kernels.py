@@ -280,6 +280,8 @@ def _cast(n, dtype) -> _Node:
     if isinstance(n, _Node):
         if n.dtype == dtype:
             return n
+        if dtype not in _CTYPE:  # (int64: a sum of booleans, which kernels do not compute)
+            raise Untraceable(f"dtype {dtype}")
         if dtype == _BOOL:
             return _Node("({0} != 0)", (n,), dtype, n.shape)
         return _Node(f"(({_CTYPE[dtype]}){{0}})", (n,), dtype, n.shape)

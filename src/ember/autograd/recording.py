@@ -512,6 +512,14 @@ def shape_constant(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def cast_operand(t: Tensor, a: np.ndarray) -> np.ndarray:
+    """``a``: ``t``'s array cast for an op's forward (torch's type promotion). A capture is
+    told, since it replays the op on ``t``'s own array."""
+    if _capture and a.dtype != t._data.dtype:
+        _capture[0].note_cast(t, a.dtype)
+    return a
+
+
 def side_effect(fn, *args, cached=None) -> None:
     """Run ``fn(*args, cached=cached)``: an in-place update of tensors outside the graph
     (batch norm's running statistics). ``cached`` holds values the caller already computed;

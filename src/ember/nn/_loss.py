@@ -471,19 +471,19 @@ def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, eps,
     logp = log_softmax(input, class_dim)
     n_classes = input.shape[class_dim]
     nll = _nll_nd(logp, target, weight, ignore_index, reduction)
-    ignore_mask = _wrap(target._data == ignore_index)
+    # (tensor ops throughout, so that ember.compile captures the mask from the target)
+    ignore_mask = target == ignore_index
     if weight is not None:
         smooth = -(logp * _class_view(weight, input.dim(), class_dim)).sum(class_dim)
     else:
         smooth = -logp.sum(class_dim)
     smooth = masked_fill(smooth, ignore_mask, 0.0)
     if reduction == "mean":
-        valid = ~ignore_mask._data
-        if weight is not None:
-            denom = weight._data[target._data[valid].astype(np.int64)].sum()
+        if weight is not None:  # the weights of the targets not ignored
+            denom = masked_fill(weight[masked_fill(target, ignore_mask, 0)], ignore_mask, 0.0)
         else:
-            denom = valid.sum()
-        ret = smooth.sum() / _wrap(np.asarray(denom, dtype=logp._data.dtype))
+            denom = ignore_mask.logical_not()
+        ret = smooth.sum() / denom.sum().to(logp.dtype)
     elif reduction == "sum":
         ret = smooth.sum()
     else:

@@ -32,7 +32,7 @@ from .._tensor import (
     normalize_dims,
 )
 from ..autograd.opdef import BILINEAR, COMPOSITE, ELEMENTWISE, LINEAR, apply, defop, record_result
-from ..autograd.recording import _capture, as_view, needs_grad, record, record_multi
+from ..autograd.recording import _capture, as_view, cast_operand, needs_grad, record, record_multi
 
 _PY_SCALARS = (int, float, bool, complex)
 
@@ -421,11 +421,12 @@ def _promoted(x, y):
     if not isinstance(y, (Tensor, np.ndarray, np.generic, *_PY_SCALARS)):
         y = np.asarray(y)
     rt = result_type(x, y)
+    a, b = _cast(x, rt), _cast(y, rt)
     if _capture:  # the compiler replays the op on the tensors' own arrays: it casts them
-        for t in (x, y):
-            if isinstance(t, Tensor) and t._data.dtype != rt:
-                _capture[0].note_cast(t, rt)
-    return _cast(x, rt), _cast(y, rt)
+        for t, arr in ((x, a), (y, b)):
+            if isinstance(t, Tensor):
+                cast_operand(t, arr)
+    return a, b
 
 
 def _cast(x, dt: np.dtype):

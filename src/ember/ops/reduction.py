@@ -27,6 +27,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.opdef import cconj
+from ..autograd.recording import cast_operand
 from ._core import (
     LINEAR,
     QUIET,
@@ -189,9 +190,13 @@ def _arr(x, np_dtype=None) -> np.ndarray:
     return np.asarray(x, dtype=np_dtype if np_dtype is not None else np.asarray(x).dtype)
 
 
-def _int_to_long(a: np.ndarray, dtype) -> np.ndarray:
-    """Without ``dtype=``, integer and bool inputs accumulate in int64 (torch's rule)."""
-    return a.astype(np.int64) if dtype is None and a.dtype.kind in "biu" else a
+def _accumulated(input: Tensor, dtype) -> np.ndarray:
+    """The input's array as a sum-like reduction takes it: in the ``dtype=`` asked for, or
+    int64 for integer and bool inputs without one (torch's rule)."""
+    a = _cast_for(input, dtype)
+    if dtype is None and a.dtype.kind in "biu":
+        a = a.astype(np.int64)
+    return cast_operand(input, a)
 
 
 def _check_nonempty(a: np.ndarray, axes: tuple, fname: str, dim_given: bool, sep="()") -> None:
@@ -349,9 +354,7 @@ def sum(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=Non
     require_tensor(input, "sum")
     if axis is not None or keepdims is not None:
         dim, keepdim = _pick(dim, axis, keepdim, keepdims)
-    a = input._data if dtype is None else _cast_for(input, dtype)
-    if a.dtype.kind in "biu" and dtype is None:
-        a = a.astype(np.int64)
+    a = _accumulated(input, dtype)
     token = quiet_set(QUIET)  # overflow to inf is silent in torch
     try:
         if dim is _UNSET:
@@ -395,7 +398,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=No
     """
     require_tensor(input, "nansum")
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
-    a = _int_to_long(_cast_for(input, dtype), dtype)
+    a = _accumulated(input, dtype)
     axes = _axes(a.ndim, dim)
     token = quiet_set(QUIET)
     try:
@@ -589,7 +592,7 @@ def prod(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=No
     """
     require_tensor(input, "prod")
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
-    a = _int_to_long(_cast_for(input, dtype), dtype)
+    a = _accumulated(input, dtype)
     if dim is _UNSET:
         token = quiet_set(QUIET)
         try:
@@ -1671,7 +1674,7 @@ def _scan(input, dim, dtype, fname: str):
     require_tensor(input, fname)
     if dim is _UNSET:
         raise _missing_dim(fname)
-    a = _int_to_long(_cast_for(input, dtype), dtype)
+    a = _accumulated(input, dtype)
     return a, _single_axis(a.ndim, dim, fname)
 
 
