@@ -3,6 +3,8 @@ backward, and torch's API (decorator, fullgraph, OptimizedModule, double backwar
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -388,6 +390,34 @@ def test_outputs_structure_and_aliases():
         out = f(x, y)
         assert out["n"] == 3 and out["both"][0] is x
         assert out["sum"].tolist() == [2.0, 2.0] and out["both"][1].tolist() == [2.0, 2.0]
+
+
+_Pair = collections.namedtuple("_Pair", "low high")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda x: x.max(dim=1),
+        lambda x: ember.median(x, 0, keepdim=True),
+        lambda x: _Pair(x.min(1).values, x.amax(1)),
+    ],
+)
+def test_named_tuples_and_return_types_are_returned_as_eagerly(body):
+    x = ember.tensor(np.random.default_rng(2).permutation(20).reshape(4, 5) / 7.0)
+    x.requires_grad_()
+    f = ember.compile(body, fullgraph=True)
+    for _ in range(2):
+        got, want = f(x), body(x)
+        assert type(got) is type(want) and repr(got).split("(")[0] == repr(want).split("(")[0]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.detach().numpy(), w.detach().numpy())
+        x.grad = None
+        got[0].sum().backward()
+        got_grad = x.grad
+        x.grad = None
+        want[0].sum().backward()
+        np.testing.assert_array_equal(got_grad.numpy(), x.grad.numpy())
 
 
 def test_bad_values_give_the_eager_error():

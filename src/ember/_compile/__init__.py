@@ -33,6 +33,7 @@ from ..autograd.engine import retaining_graph
 from ..autograd.graph import SECOND_BACKWARD_MSG, Node, SavedValue, edge_of
 from ..nn import Module
 from ..ops._core import QUIET, quiet_reset, quiet_set
+from ..ops.reduction import _StructSeq
 from .capture import Capture, GraphBreak
 from . import kernels
 from .codegen import CompiledGraph, generate
@@ -149,13 +150,18 @@ def _out_spec(obj, slots: list, cap: Capture):
             k = cap.slot_of(obj)
         slots.append(k)
         return ("T", len(slots) - 1)
-    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+    if type(obj) in (list, tuple) or _rebuildable_tuple(type(obj)):
         return (type(obj), [_out_spec(x, slots, cap) for x in obj])
     if isinstance(obj, dict):
         return (dict, [(k, _out_spec(v, slots, cap)) for k, v in obj.items()])
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return ("C", obj)
     raise GraphBreak(f"returning a {type(obj).__name__} from a compiled function")
+
+
+def _rebuildable_tuple(kind) -> bool:
+    """A named tuple (``_make``) or a ``torch.return_types`` result (``max(dim)``...)."""
+    return issubclass(kind, tuple) and (hasattr(kind, "_make") or issubclass(kind, _StructSeq))
 
 
 def _build(spec, outs):
@@ -166,6 +172,8 @@ def _build(spec, outs):
         return spec[1]
     if kind is dict:
         return {k: _build(v, outs) for k, v in spec[1]}
+    if hasattr(kind, "_make"):
+        return kind._make(_build(s, outs) for s in spec[1])
     return kind(_build(s, outs) for s in spec[1])
 
 

@@ -687,21 +687,40 @@ def _minmax_dim_array(a, ax: int, keepdim: bool, is_max: bool):
     return values, indices
 
 
-def _minmax_dim_forward(is_max: bool):
-    """The declared forward: values, indices, and the indices with the dim kept (a copy:
-    the returned indices may be changed in place)."""
+def _select_forward(pick):
+    """The declared forward of a ``_select_op`` whose ``pick(a, dim, keepdim)`` gives
+    (values, indices): those, and the indices with the dim kept (a copy: the returned
+    indices may be changed in place)."""
 
     def forward(a, dim, keepdim, self_sym_sizes):
-        values, indices = _minmax_dim_array(a, dim, keepdim, is_max)
+        values, indices = pick(a, dim, keepdim)
         kept = indices if keepdim or a.ndim == 0 else np.expand_dims(indices, dim)
         return values, indices, kept.copy()
 
     return forward
 
 
-MaxBackward0 = _select_op("MaxBackward0", _minmax_dim_forward(True))  # max(dim)
-MinBackward0 = _select_op("MinBackward0", _minmax_dim_forward(False))  # min(dim)
-MedianBackward1 = _select_op("MedianBackward1")  # median(dim)
+def _median_dim_array(a, ax: int, keepdim: bool):
+    """median(dim)'s values and indices of the array ``a`` (0-d: itself, index 0)."""
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    if a.size == 0:
+        shape = _keep_shape(a.shape, (ax,))
+        values, indices = np.empty(shape, a.dtype), np.empty(shape, np.int64)
+    else:
+        values, indices = _median_along(a, ax)
+    if not keepdim:
+        values, indices = values.squeeze(ax), indices.squeeze(ax)
+    return values, indices
+
+
+MaxBackward0 = _select_op(  # max(dim)
+    "MaxBackward0", _select_forward(lambda a, ax, kd: _minmax_dim_array(a, ax, kd, True))
+)
+MinBackward0 = _select_op(  # min(dim)
+    "MinBackward0", _select_forward(lambda a, ax, kd: _minmax_dim_array(a, ax, kd, False))
+)
+MedianBackward1 = _select_op("MedianBackward1", _select_forward(_median_dim_array))
 
 
 def _select_result(cls, rtype, input, a, values, indices, ax):
@@ -931,16 +950,7 @@ def median(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None):
         _check_nonempty(a, (ax,), "median", True)
     if a.dtype == np.bool_ and (a.size or ax is None or a.shape[ax]):
         raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
-    if ax is None:
-        values, indices = a.copy(), np.zeros((), np.int64)
-    else:
-        if a.size == 0:
-            shape = _keep_shape(a.shape, (ax,))
-            values, indices = np.empty(shape, a.dtype), np.empty(shape, np.int64)
-        else:
-            values, indices = _median_along(a, ax)
-        if not keepdim:
-            values, indices = values.squeeze(ax), indices.squeeze(ax)
+    values, indices = _median_dim_array(a, 0 if ax is None else ax, keepdim)
     return _select_result(MedianBackward1, return_types.median, input, a, values, indices, ax)
 
 
