@@ -401,6 +401,9 @@ _Pair = collections.namedtuple("_Pair", "low high")
         lambda x: x.max(dim=1),
         lambda x: ember.median(x, 0, keepdim=True),
         lambda x: _Pair(x.min(1).values, x.amax(1)),
+        lambda x: x.sort(1, descending=True),
+        lambda x: ember.topk(x, 2, dim=0, largest=False),
+        lambda x: x.kthvalue(2, 1, keepdim=True),
     ],
 )
 def test_named_tuples_and_return_types_are_returned_as_eagerly(body):

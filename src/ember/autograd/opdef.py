@@ -109,7 +109,8 @@ def defop(
             ``name``, the list of operands.
         outputs: names of the outputs; more than one makes a multi-output node whose rules
             receive the list of output gradients (None where none arrived).
-        params: names of the non-tensor parameters passed to ``record``.
+        params: names of the non-tensor parameters passed to ``record`` (a leading ``_``:
+            read by the forward alone, not a ``grad_fn._saved_`` attribute as in torch).
         saves: names of arrays the forward computes for the rules (``record``'s extras).
         forward: the op on arrays, ``forward(*input_arrays, *params)`` (with variadic
             inputs ``forward(list_of_arrays, *params)``), returning the output (a tuple for
@@ -513,7 +514,8 @@ class _Declaration:
         for k, slot in enumerate(self.slots):
             yield f"_saved_{slot}", property(lambda node, k=k: _saved_value(node, k))
         for k, p in enumerate(self.params):
-            yield f"_saved_{p}", property(lambda node, k=k: node._params[k])
+            if not p.startswith("_"):  # "_name": read by the forward only, not torch's
+                yield f"_saved_{p}", property(lambda node, k=k: node._params[k])
 
 
 def _save_operands(inputs, edges, out, extras) -> tuple:

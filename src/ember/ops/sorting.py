@@ -106,37 +106,50 @@ def _sorted_jvp(t_self, indices, dim):
     return _pick_jvp(t_self, indices, dim, True)
 
 
-SortBackward0 = _keeps_indices(
-    defop(
-        "SortBackward0",
-        outputs=("values", "indices"),
-        differentiable=(True, False),
-        params=("dim", "self_sym_sizes"),
-        vjp={"self": _sorted_vjp},
-        jvp=_sorted_jvp,
-    )
-)
+def _sort_forward(a, dim, self_sym_sizes, descending):
+    if not a.ndim:
+        return a.copy(), np.zeros((), np.int64)
+    indices = _argsort(a, dim, descending).astype(np.int64, copy=False)
+    return np.take_along_axis(a, indices, axis=dim), indices
 
-SortBackward1 = _keeps_indices(
-    defop(  # sort called with stable= (torch's other overload)
-        "SortBackward1",
-        outputs=("values", "indices"),
-        differentiable=(True, False),
-        params=("dim", "self_sym_sizes"),
-        vjp={"self": _sorted_vjp},
-        jvp=_sorted_jvp,
-    )
-)
 
-TopkBackward0 = _keeps_indices(
-    defop(
-        "TopkBackward0",
-        outputs=("values", "indices"),
-        differentiable=(True, False),
-        params=("dim", "self_sym_sizes"),
-        vjp={"self": _sorted_vjp},
-        jvp=_sorted_jvp,
+def _topk_forward(a, dim, self_sym_sizes, k, largest):
+    if not a.ndim:
+        return a.copy(), np.zeros((), np.int64)
+    order = _argsort(a, dim, largest)
+    indices = np.take(order, np.arange(k), axis=dim).astype(np.int64, copy=False)
+    return np.take_along_axis(a, indices, axis=dim), indices
+
+
+def _kthvalue_forward(a, dim, keepdim, self_sym_sizes, k):
+    if not a.ndim:
+        return a.copy(), np.zeros((), np.int64)
+    order = np.argsort(a, axis=dim, kind="stable")
+    indices = np.take(order, [k - 1], axis=dim).astype(np.int64, copy=False)
+    values = np.take_along_axis(a, indices, axis=dim)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return values, indices
+
+
+def _sorted_op(name: str, forward, params=("dim", "self_sym_sizes", "_descending")):
+    return _keeps_indices(
+        defop(
+            name,
+            outputs=("values", "indices"),
+            differentiable=(True, False),
+            params=params,
+            forward=forward,
+            vjp={"self": _sorted_vjp},
+            jvp=_sorted_jvp,
+        )
     )
+
+
+SortBackward0 = _sorted_op("SortBackward0", _sort_forward)
+SortBackward1 = _sorted_op("SortBackward1", _sort_forward)  # sort called with stable=
+TopkBackward0 = _sorted_op(
+    "TopkBackward0", _topk_forward, ("dim", "self_sym_sizes", "_k", "_largest")
 )
 
 KthvalueBackward0 = _keeps_indices(
@@ -144,7 +157,8 @@ KthvalueBackward0 = _keeps_indices(
         "KthvalueBackward0",
         outputs=("values", "indices"),
         differentiable=(True, False),
-        params=("dim", "keepdim", "self_sym_sizes"),
+        params=("dim", "keepdim", "self_sym_sizes", "_k"),
+        forward=_kthvalue_forward,
         vjp={
             "self": lambda grads, indices, dim, keepdim, self_sym_sizes: _pick_vjp(
                 grads[0], indices, dim, keepdim, self_sym_sizes
@@ -168,14 +182,9 @@ def sort(input, dim=-1, descending=False, stable=None, *, out=None):
     """
     require_tensor(input, "sort")
     a = input._data
-    d = normalize_dim(int(dim), a.ndim)
-    if a.ndim:
-        indices = _argsort(a, d, bool(descending)).astype(np.int64, copy=False)
-        values = np.take_along_axis(a, indices, axis=d)
-    else:
-        values, indices = a.copy(), np.zeros((), np.int64)
+    params = (normalize_dim(int(dim), a.ndim), a.shape, bool(descending))
     cls = SortBackward0 if stable is None else SortBackward1
-    return return_types.sort(record_multi(cls, (values, indices), (input,), (d, a.shape)))
+    return return_types.sort(record_multi(cls, _sort_forward(a, *params), (input,), params))
 
 
 @register("argsort", method=True)
@@ -217,13 +226,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
     n = a.shape[d] if a.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
-    if a.ndim:
-        order = _argsort(a, d, bool(largest))
-        indices = np.take(order, np.arange(k), axis=d).astype(np.int64, copy=False)
-        values = np.take_along_axis(a, indices, axis=d)
-    else:
-        values, indices = a.copy(), np.zeros((), np.int64)
-    return return_types.topk(record_multi(TopkBackward0, (values, indices), (input,), (d, a.shape)))
+    params = (d, a.shape, int(k), bool(largest))
+    outs = record_multi(TopkBackward0, _topk_forward(a, *params), (input,), params)
+    return return_types.topk(outs)
 
 
 @register("kthvalue", method=True)
@@ -241,16 +246,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     n = a.shape[d] if a.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    keepdim = bool(keepdim)
-    if a.ndim:
-        order = np.argsort(a, axis=d, kind="stable")
-        indices = np.take(order, [k - 1], axis=d).astype(np.int64, copy=False)
-        values = np.take_along_axis(a, indices, axis=d)
-        if not keepdim:
-            values, indices = values.squeeze(d), indices.squeeze(d)
-    else:
-        values, indices = a.copy(), np.zeros((), np.int64)
-    outs = record_multi(KthvalueBackward0, (values, indices), (input,), (d, keepdim, a.shape))
+    params = (d, bool(keepdim), a.shape, int(k))
+    outs = record_multi(KthvalueBackward0, _kthvalue_forward(a, *params), (input,), params)
     return return_types.kthvalue(outs)
 
 
