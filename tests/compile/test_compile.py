@@ -299,6 +299,60 @@ def test_random_ops_draw_fresh_numbers_each_call():
     assert not ember.equal(a, b)
 
 
+@pytest.mark.parametrize("where", ["module", "functional", "inplace"])
+def test_dropout_is_captured_and_draws_as_eagerly(where):
+    """Dropout in training draws its mask at each compiled call, from the same generator
+    and in the same order as eager code (same seed, same mask, same state after)."""
+    ember.manual_seed(0)
+    lin, drop = nn.Linear(6, 6), nn.Dropout(0.3)
+
+    def step(x):
+        h = lin(x)
+        if where == "module":
+            h = drop(h)
+        elif where == "functional":
+            h = F.dropout(h, 0.3, training=True)
+        else:
+            h = F.dropout(h * 2, 0.3, inplace=True)
+        return h.tanh()
+
+    f = ember.compile(step, fullgraph=True)
+    x = ember.randn(5, 6)
+    outs = []
+    for seed in (1, 1, 2):
+        ember.manual_seed(seed)
+        got = f(x)
+        got.sum().backward()
+        got_grad, lin.weight.grad = lin.weight.grad, None
+        after = ember.rand(1)
+        ember.manual_seed(seed)
+        want = step(x)
+        want.sum().backward()
+        # (fused kernels' tanh is libmvec's: within a float32 ulp or two of NumPy's)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-6)
+        np.testing.assert_allclose(got_grad.numpy(), lin.weight.grad.numpy(), atol=1e-6)
+        assert ember.equal(after, ember.rand(1))  # the generator advanced the same
+        lin.weight.grad = None
+        outs.append(got)
+    same_mask = [(o == 0).tolist() for o in outs]
+    assert same_mask[0] == same_mask[1] and same_mask[0] != same_mask[2]
+    assert len(_entries(f)) == 1
+
+
+def test_one_hot_with_its_class_count_is_captured():
+    f = ember.compile(lambda y, w: (F.one_hot(y, 4).float() * w).sum(0), fullgraph=True)
+    w = ember.ones(4, requires_grad=True)
+    for labels in ([0, 3, 3], [1, 1, 2]):
+        assert (
+            f(ember.tensor(labels), w).tolist()
+            == F.one_hot(ember.tensor(labels), 4).sum(0).float().tolist()
+        )
+    g = ember.compile(lambda y: F.one_hot(y).sum(0))  # the class count from the values
+    g(ember.tensor([0, 1]))
+    assert "runs eagerly" in g.explain()
+    assert g(ember.tensor([0, 2])).tolist() == [1, 0, 1]
+
+
 def test_module_training_matches_eager():
     def make():
         ember.manual_seed(0)

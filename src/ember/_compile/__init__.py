@@ -208,27 +208,37 @@ def _with_kernels(entry: _Entry, cap: Capture, slots: list, tensors: list) -> st
     if not fused.kernels and not fused.lowered:
         return ""
     rng = np.random.default_rng(20261125)
+    bits = default_generator._rng.bit_generator
+    state = bits.state  # every run draws the same numbers (dropout), and the state stays
     try:
         for values in ("call", "other"):
             arrays = [tensors[i]._data for i in plain.arg_positions]
             arrays += [t._data for t in plain.attrs]
             if values == "other":
                 arrays = [_perturbed(Tensor._wrap(a), rng)._data for a in arrays]
-            if not _close_runs(plain, fused, arrays, rng):
+            if not _close_runs(plain, fused, arrays, rng, state):
                 return "no fused kernels: they differ from the NumPy code beyond rounding"
     except Exception as exc:
         return f"no fused kernels: {type(exc).__name__} when checking them"
+    finally:
+        bits.state = state
     entry.graph = fused
     return ""
 
 
-def _close_runs(plain: CompiledGraph, fused: CompiledGraph, arrays: list, rng) -> bool:
+def _close_runs(plain: CompiledGraph, fused: CompiledGraph, arrays: list, rng, state) -> bool:
     """Do both graphs give the same outputs and gradients within rounding? Each runs on
-    its own copies of the arrays (side effects, such as running statistics, write there)."""
+    its own copies of the arrays (side effects, such as running statistics, write there),
+    drawing random numbers from the generator ``state``."""
+
+    def forward(graph):
+        default_generator._rng.bit_generator.state = state
+        return graph.forward(*[a.copy() for a in arrays])
+
     token = quiet_set(QUIET)
     try:
-        outs_p, saved_p = plain.forward(*[a.copy() for a in arrays])
-        outs_f, saved_f = fused.forward(*[a.copy() for a in arrays])
+        outs_p, saved_p = forward(plain)
+        outs_f, saved_f = forward(fused)
         if not all(_close(a, b) for a, b in zip(outs_p, outs_f)):
             return False
         if not plain.grad_inputs or not any(plain.out_rg):
@@ -242,7 +252,7 @@ def _close_runs(plain: CompiledGraph, fused: CompiledGraph, arrays: list, rng) -
         gp = plain.backward(list(grads), list(saved_p))
         gf = fused.backward(list(grads), list(saved_f))
         # its fallback too (run when an output has no gradient), on another forward's values
-        _, saved_n = fused.forward(*[a.copy() for a in arrays])
+        _, saved_n = forward(fused)
         gn = fused.backward_numpy(list(grads), list(saved_n))
         return all(_same_gradient(a, b) and _same_gradient(a, c) for a, b, c in zip(gp, gf, gn))
     finally:

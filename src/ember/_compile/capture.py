@@ -397,6 +397,10 @@ class Capture:
         if self._error is None:
             self.ops.append(SideEffectOp(fn, refs))
 
+    def untracked_call(self, fn, args, out: Tensor) -> None:
+        """``out = fn(*args)`` (``recording.untracked_call``): the generated code calls it."""
+        self._call_op(fn, args, {}, out)
+
     def rebinds(self, t) -> bool:
         """Can an in-place op on ``t`` be captured as an op whose result ``t`` then names?
         Only for a value made inside the region (not an input, parameter or buffer)."""

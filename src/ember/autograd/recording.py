@@ -530,6 +530,16 @@ def side_effect(fn, *args, cached=None) -> None:
         fn(*args, cached=cached)
 
 
+def untracked_call(fn, *args) -> Tensor:
+    """``fn(*args)``: a tensor without gradient made outside the declared ops, of random
+    numbers (dropout's mask) or from tensors' values (one_hot). The compiler's capture
+    records the call, to make it again (fresh numbers, new values) at each run."""
+    out = fn(*args)
+    if _capture:
+        _capture[0].untracked_call(fn, args, out)
+    return out
+
+
 def not_capturable(what: str) -> None:
     """Tell a running compiler capture that ``what`` (code reading a value outside the
     graph) cannot be captured; nothing otherwise."""

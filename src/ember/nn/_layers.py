@@ -18,6 +18,7 @@ from .. import _creation
 from .._dtype import scalar_name
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..autograd.recording import untracked_call
 from ..linalg import vector_norm
 from ..ops._core import (
     BILINEAR,
@@ -562,6 +563,12 @@ def _check_p(p) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+def _dropout_noise(shape: tuple, p: float, dt: np.dtype) -> Tensor:
+    """Dropout's multiplier: 0 with probability ``p``, else ``1 / (1 - p)``."""
+    keep = (_creation._rng(None).random(shape) >= p).astype(dt)
+    return _wrap(keep * np.asarray(1.0 / (1.0 - p), dtype=dt))
+
+
 def _dropout_impl(input: Tensor, p: float, train: bool, feature: bool, alpha: bool, inplace):
     """torch's ``_dropout_impl``: a Bernoulli(1 - p) mask over elements or (N, C) channels;
     alpha dropout keeps SELU's mean and variance (``a * x * mask + b``)."""
@@ -575,10 +582,10 @@ def _dropout_impl(input: Tensor, p: float, train: bool, feature: bool, alpha: bo
         zero = _wrap(np.zeros((), dtype=dt))
         return input.mul_(zero) if inplace else input * zero
     shape = tuple(a.shape[:2]) + (1,) * (a.ndim - 2) if feature else a.shape
-    keep = (_creation._rng(None).random(shape) >= p).astype(dt)
     if not alpha:
-        noise = _wrap(keep * np.asarray(1.0 / (1.0 - p), dtype=dt))
+        noise = untracked_call(_dropout_noise, shape, p, dt)
         return input.mul_(noise) if inplace else input * noise
+    keep = (_creation._rng(None).random(shape) >= p).astype(dt)
     scale = 1.0 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
     b = _wrap(((keep - 1) * (_ALPHA * scale) + _ALPHA * scale * p).astype(dt))
     noise = _wrap((keep * scale).astype(dt))

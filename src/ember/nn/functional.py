@@ -14,12 +14,12 @@ import warnings
 
 import numpy as np
 
-from .. import _creation
 from .._dtype import scalar_name
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..autograd.recording import untracked_call
 from ..autograd.views import apply_inplace
 from ..ops import elementwise as _ew
 from ..ops import reduction as _red
@@ -74,6 +74,7 @@ from ._conv import (
 from ._ctc import ctc_loss
 from ._interp import interpolate
 from ._layers import (
+    _dropout_impl,
     alpha_dropout,
     bilinear,
     channel_shuffle,
@@ -482,19 +483,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     _require_tensor(input, "dropout")
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    a = input._data
-    dt = a.dtype if a.dtype.kind in "fV" else np.dtype(np.float32)
-    if p == 1.0:
-        mask = np.zeros(a.shape, dtype=dt)
-    else:
-        keep = _creation._rng(None).random(a.shape) >= p
-        mask = keep.astype(dt) * np.asarray(1.0 / (1.0 - p), dtype=dt)
-    m = _wrap(mask)
-    if inplace:
-        return input.mul_(m)
-    return input * m
+    return _dropout_impl(input, p, training, False, False, inplace)
 
 
 # -- embedding / one_hot --------------------------------------------------------------------------
@@ -651,10 +640,15 @@ def one_hot(tensor, num_classes: int = -1):
     a = tensor._data
     if a.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if num_classes == -1:
+    if num_classes == -1:  # a shape from the values: ember.compile does not capture it
         if a.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        num_classes = int(a.max()) + 1
+        return _one_hot(tensor, int(a.max()) + 1)
+    return untracked_call(_one_hot, tensor, num_classes)
+
+
+def _one_hot(tensor: Tensor, num_classes: int) -> Tensor:
+    a = tensor._data
     if a.size:
         if a.min() < 0:
             raise RuntimeError("Class values must be non-negative.")
