@@ -43,6 +43,7 @@ from ._core import (
     record_multi,
     register,
     require_tensor,
+    run,
     write_out,
 )
 from .elementwise import maximum, minimum, sgn, where
@@ -866,10 +867,17 @@ def _aminmax_vjp(grads, self, min, max, dim, keepdim):
     return total
 
 
+def _aminmax_forward(a, dim, keepdim):
+    mn = _arr(np.min(a, axis=dim, keepdims=keepdim), a.dtype)
+    mx = _arr(np.max(a, axis=dim, keepdims=keepdim), a.dtype)
+    return mn, mx, mn.copy(), mx.copy()
+
+
 AminmaxBackward0 = defop(
     "AminmaxBackward0",
     outputs=("result0", "result1"),
     params=("dim", "keepdim"),
+    forward=_aminmax_forward,
     # the results' arrays (copies when a gradient is needed, as for the select ops)
     saves=("min", "max"),
     vjp={"self": _aminmax_vjp},
@@ -905,9 +913,7 @@ def aminmax(input, *, dim=None, keepdim=False, axis=None, keepdims=None):
         ax = _single_axis(a.ndim, dim, "aminmax", pos="")
         axes = () if ax is None else (ax,)
         _check_nonempty(a, axes, "aminmax", True, sep="")
-    mn = _arr(np.min(a, axis=axes, keepdims=keepdim), a.dtype)
-    mx = _arr(np.max(a, axis=axes, keepdims=keepdim), a.dtype)
-    saved = (mn.copy(), mx.copy()) if needs_grad(input) else (mn, mx)
+    mn, mx, *saved = _aminmax_forward(a, axes, keepdim)
     mn_t, mx_t = record_multi(AminmaxBackward0, [mn, mx], (input,), (axes, keepdim), saved)
     return return_types.aminmax((mn_t, mx_t))
 
@@ -1199,10 +1205,20 @@ def _std_mean_vjp(grads, self, result0, dim, correction, keepdim):
     )
 
 
+def _var_mean_forward(take_sqrt: bool):
+    def forward(a, dim, correction, keepdim):
+        axes = _all_axes(dim, a.ndim)
+        v, m = _var_array(a, axes, keepdim, correction, _count(a.shape, axes))
+        return (np.sqrt(v) if take_sqrt else v), _arr(m, a.dtype)
+
+    return forward
+
+
 VarMeanBackward0 = defop(
     "VarMeanBackward0",
     outputs=("result0", "result1"),
     params=("dim", "correction", "keepdim"),
+    forward=_var_mean_forward(False),
     vjp={"self": _var_mean_vjp},
     jvp=lambda t_self, self, result0, dim, correction, keepdim: [
         _var_jvp(t_self, self, result0, dim, correction, keepdim),
@@ -1214,6 +1230,7 @@ StdMeanBackward0 = defop(
     "StdMeanBackward0",
     outputs=("result0", "result1"),
     params=("dim", "correction", "keepdim"),
+    forward=_var_mean_forward(True),
     vjp={"self": _std_mean_vjp},
     jvp=lambda t_self, self, result0, dim, correction, keepdim: [
         _std_to_var(_var_jvp(t_self, self, result0, dim, correction, keepdim), result0),
@@ -1224,18 +1241,11 @@ StdMeanBackward0 = defop(
 
 def _var_mean(input, dim, unbiased, keepdim, correction, axis, keepdims, take_sqrt: bool):
     fname = "std_mean" if take_sqrt else "var_mean"
-    a, axes, keepdim, n, params = _var_setup(
+    _, _, _, _, params = _var_setup(
         input, dim, unbiased, keepdim, correction, axis, keepdims, fname
     )
-    token = quiet_set(QUIET)
-    try:
-        v, m = _var_array(a, axes, keepdim, params[1], n)
-        if take_sqrt:
-            v = np.sqrt(v)
-    finally:
-        quiet_reset(token)
     cls = StdMeanBackward0 if take_sqrt else VarMeanBackward0
-    first, second = record_multi(cls, [v, _arr(m, a.dtype)], (input,), params)
+    first, second = run(cls, (input,), (input._data,), params)
     return first, second
 
 
@@ -1809,45 +1819,49 @@ def _cum_select_jvp(t_self, indices, dim):
     return [gather(t_self, dim, _wrap(indices)), None]
 
 
-def _cum_select_op(name: str):
+def _cum_select_forward(is_max: bool):
+    """cummax/cummin on an array: values, indices and a copy of them to save."""
+
+    def forward(a, dim):
+        if a.ndim == 0:
+            return a.copy(), np.zeros((), np.int64), np.zeros((), np.int64)
+        acc = np.maximum.accumulate if is_max else np.minimum.accumulate
+        values = acc(a, axis=dim)
+        # The latest position holding the running extreme (torch takes the later of ties);
+        # a NaN is its own extreme from where it appears.
+        holds = (a == values) | (np.isnan(a) if a.dtype.kind in "fcV" else False)
+        shape = [1] * a.ndim
+        shape[dim] = a.shape[dim]
+        positions = np.where(holds, np.arange(a.shape[dim]).reshape(shape), 0)
+        indices = np.maximum.accumulate(positions, axis=dim).astype(np.int64)
+        return values, indices, indices.copy()
+
+    return forward
+
+
+def _cum_select_op(name: str, is_max: bool):
     return defop(
         name,
         outputs=("values", "indices_out"),
         differentiable=(True, False),
         params=("dim",),
+        forward=_cum_select_forward(is_max),
         saves=("indices",),
         vjp={"self": lambda grads, self, indices, dim: _cum_select_vjp(grads, self, indices, dim)},
         jvp=_cum_select_jvp,
     )
 
 
-CummaxBackward0 = _cum_select_op("CummaxBackward0")
-CumminBackward0 = _cum_select_op("CumminBackward0")
+CummaxBackward0 = _cum_select_op("CummaxBackward0", True)
+CumminBackward0 = _cum_select_op("CumminBackward0", False)
 
 
 def _cum_select(input, dim, fname: str, is_max: bool):
     require_tensor(input, fname)
     a = input._data
     ax = 0 if a.ndim == 0 else normalize_dim(dim, a.ndim)
-    if a.ndim == 0:
-        values, indices = a.copy(), np.zeros((), np.int64)
-    else:
-        acc = np.maximum.accumulate if is_max else np.minimum.accumulate
-        token = quiet_set(QUIET)
-        try:
-            values = acc(a, axis=ax)
-            # The latest position holding the running extreme (torch takes the later of ties);
-            # a NaN is its own extreme from where it appears.
-            holds = (a == values) | (np.isnan(a) if a.dtype.kind in "fcV" else False)
-        finally:
-            quiet_reset(token)
-        shape = [1] * a.ndim
-        shape[ax] = a.shape[ax]
-        positions = np.where(holds, np.arange(a.shape[ax]).reshape(shape), 0)
-        indices = np.maximum.accumulate(positions, axis=ax).astype(np.int64)
     cls = CummaxBackward0 if is_max else CumminBackward0
-    saved = indices.copy() if needs_grad(input) else indices
-    values_t, indices_t = record_multi(cls, [values, indices], (input,), (ax,), (saved,))
+    values_t, indices_t = run(cls, (input,), (a,), (ax,))
     rtype = return_types.cummax if is_max else return_types.cummin
     return rtype((values_t, indices_t))
 
