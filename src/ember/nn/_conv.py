@@ -1516,7 +1516,7 @@ def _index_pad(input: Tensor, pad: tuple, mode: str) -> Tensor:
             idx = np.where(pos >= n, period - pos, pos)
         else:
             idx = np.clip(pos, 0, n - 1)
-        index.append((d, idx.astype(np.int64), n))
+        index.append((d, shape_constant(idx.astype(np.int64)), n))
     index = tuple(index)
     cls = _INDEX_PADS[mode, len(pad) // 2]
     return record(cls, _index_pad_array(input._data, index), (input,), (index,))
