@@ -355,7 +355,9 @@ def sum(input, dim=_UNSET, keepdim=False, *, dtype=None, axis=None, keepdims=Non
     require_tensor(input, "sum")
     if axis is not None or keepdims is not None:
         dim, keepdim = _pick(dim, axis, keepdim, keepdims)
-    a = _accumulated(input, dtype)
+    a = input._data
+    if dtype is not None or a.dtype.kind in "biu":  # (the test keeps float sums quick)
+        a = _accumulated(input, dtype)
     token = quiet_set(QUIET)  # overflow to inf is silent in torch
     try:
         if dim is _UNSET:
