@@ -151,6 +151,61 @@ def test_label_smoothing_cross_entropy_is_captured(weighted, reduction):
     assert len(_entries(f)) == 1
 
 
+def test_attention_rows_a_later_mask_kills_are_zeros_as_eagerly():
+    """sdpa's math path (3-d inputs) zeros the rows a mask leaves no key for: the compiled
+    code must not bake in the first call's answer to "is some row dead?"."""
+    q = ember.randn(2, 4, 8, requires_grad=True)
+    f = ember.compile(lambda q, m: F.scaled_dot_product_attention(q, q, q, attn_mask=m))
+    for keep in (np.ones((4, 4), bool), np.tril(np.ones((4, 4), bool), -1)):  # row 0 dead
+        mask = ember.tensor(keep)
+        got, want = f(q, mask), F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-6)
+        assert not np.isnan(got.detach().numpy()).any()
+    assert "compiled" in f.explain()
+
+
+def test_a_gpt_block_with_dropout_trains_compiled_as_eagerly():
+    """nanoGPT's attention (sdpa with dropout_p in training, or masked_fill + softmax +
+    nn.Dropout) and MLP with dropout: compiled in one piece, same loss and gradients as
+    eager from the same seed."""
+
+    class Block(nn.Module):
+        def __init__(self, flash):
+            super().__init__()
+            self.qkv, self.proj = nn.Linear(16, 48), nn.Linear(16, 16)
+            self.drop, self.flash = nn.Dropout(0.2), flash
+            self.register_buffer("causal", ember.ones(6, 6).tril().view(1, 1, 6, 6))
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).view(2, 6, 3, 2, 8).permute(2, 0, 3, 1, 4)
+            if self.flash:
+                p = 0.2 if self.training else 0.0
+                y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+            else:
+                att = (q @ k.transpose(-2, -1)) * 8**-0.5
+                att = att.masked_fill(self.causal == 0, float("-inf"))
+                y = self.drop(F.softmax(att, dim=-1)) @ v
+            return self.drop(self.proj(y.transpose(1, 2).reshape(2, 6, 16))).square().mean()
+
+    for flash in (True, False):
+        ember.manual_seed(0)
+        block = Block(flash)
+        x = ember.randn(2, 6, 16)
+        compiled = ember.compile(block, fullgraph=True)
+        for seed in (1, 2):
+            results = []
+            for fn in (compiled, block):
+                ember.manual_seed(seed)
+                block.zero_grad()
+                loss = fn(x)
+                loss.backward()
+                results.append((loss.item(), [p.grad.numpy().copy() for p in block.parameters()]))
+            np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5)
+            for a, b in zip(results[0][1], results[1][1]):
+                np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+        assert "runs eagerly" not in compiled.explain()
+
+
 def test_guards_recompile_on_shape_dtype_requires_grad_and_grad_mode():
     f = ember.compile(lambda x: (x * 2).tanh().sum())
     f(ember.ones(3))

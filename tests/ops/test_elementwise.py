@@ -278,3 +278,19 @@ def test_sigmoid_paths_agree_with_torch(dtype, size):
         got = ember.tensor(a).sigmoid().numpy()
     assert got.dtype == expected.dtype
     np.testing.assert_allclose(got, expected, rtol=2e-3 if dtype == "float16" else 1e-6)
+
+
+@pytest.mark.parametrize("name", ["isposinf", "isneginf"])
+def test_infinity_tests_match_torch(name):
+    torch = pytest.importorskip("torch")
+    values = [-np.inf, np.inf, np.nan, 0.0, -1.5]
+    for dtype in (np.float32, np.float64):
+        got = getattr(ember, name)(ember.tensor(np.array(values, dtype)))
+        want = getattr(torch, name)(torch.tensor(np.array(values, dtype)))
+        assert got.dtype == ember.bool and got.tolist() == want.tolist()
+    assert getattr(ember.tensor([1, -2]), name)().tolist() == [False, False]
+    out = ember.empty(5, dtype=ember.bool)
+    getattr(ember, name)(ember.tensor(np.array(values)), out=out)
+    assert out.tolist() == got.tolist()
+    with pytest.raises(RuntimeError, match=f"{name} does not support complex inputs."):
+        getattr(ember, name)(ember.tensor([1j]))

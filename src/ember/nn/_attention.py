@@ -25,7 +25,7 @@ from .._dtype import cpp_name, from_numpy_dtype, scalar_name, to_numpy_dtype
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
 from .._tensor import Tensor, broadcast_shapes
-from ..autograd.recording import tangent_of
+from ..autograd.recording import _capture, tangent_of
 from ..ops._core import COMPOSITE, QUIET, defop, quiet_reset, quiet_set, record, require_tensor
 from ..ops.elementwise import where
 from ..ops.indexing import tril
@@ -33,6 +33,7 @@ from ..ops.linalg import baddbmm, bmm
 from ..ops.reduction import softmax as _softmax
 from ..ops.shape import cat
 from ._conv import pad
+from ._layers import _dropout_impl
 from .attention import SDPBackend, _active
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -103,22 +104,14 @@ def _sdpa_vjp(g, query, key, value, probs, scale, groups, needs_input_grad):
 
 def _safe_softmax(scores: Tensor) -> Tensor:
     """softmax over the last dim, with rows that are -inf everywhere giving 0 (not nan)."""
-    dead = np.isneginf(scores._data).all(axis=-1, keepdims=True)
-    if not dead.any():
-        return _softmax(scores, -1)
-    dead_t = _wrap(dead)
-    return _softmax(scores.masked_fill(dead_t, 0.0), -1).masked_fill(dead_t, 0.0)
-
-
-def _dropout(x: Tensor, p: float) -> Tensor:
-    """Dropout with ember's global generator (as ``F.dropout`` draws it)."""
-    a = x._data
-    if p >= 1.0:
-        keep = np.zeros(a.shape, dtype=a.dtype)
+    if _capture:  # ember.compile: no branch on the values (other masks kill other rows)
+        dead_t = scores.isneginf().all(-1, keepdim=True)
     else:
-        keep = (_creation._rng(None).random(a.shape) >= p).astype(a.dtype)
-        keep *= np.asarray(1.0 / (1.0 - p), dtype=a.dtype)
-    return x * _wrap(keep)
+        dead = np.isneginf(scores._data).all(axis=-1, keepdims=True)
+        if not dead.any():
+            return _softmax(scores, -1)
+        dead_t = _wrap(dead)
+    return _softmax(scores.masked_fill(dead_t, 0.0), -1).masked_fill(dead_t, 0.0)
 
 
 def _attention_math(query, key, value, mask, scale, groups, dropout_p=0.0):
@@ -133,8 +126,8 @@ def _attention_math(query, key, value, mask, scale, groups, dropout_p=0.0):
     if mask is not None:
         scores = scores + mask
     attn = _safe_softmax(scores)
-    if dropout_p > 0.0:
-        attn = _dropout(attn, dropout_p)
+    if dropout_p > 0.0:  # F.dropout's draw from ember's generator
+        attn = _dropout_impl(attn, dropout_p, True, False, False, False)
     return attn.matmul(value)
 
 

@@ -1192,6 +1192,27 @@ isfinite = _test(np.isfinite, "isfinite")
 signbit = _test(np.signbit, "signbit")
 
 
+def _infinity_test(np_fn, fname: str, sign: str):
+    def op(input, *, out=None):
+        if input._data.dtype.kind == "c":
+            raise RuntimeError(f"{fname} does not support complex inputs.")
+        return write_out(fname, _wrap(np_fn(input._data)), out)
+
+    op.__name__ = op.__qualname__ = fname
+    op.__doc__ = (
+        f"Elementwise: is the value {sign} infinity (a bool tensor)?\n\n"
+        "    Example:\n"
+        "        >>> import ember\n"
+        f"        >>> ember.{fname}(ember.tensor([-float('inf'), float('inf'), 1.0]))\n"
+        f"        tensor([{'False,  True' if sign == 'positive' else ' True, False'}, False])\n"
+    )
+    return register(fname, method=True)(op)
+
+
+isposinf = _infinity_test(np.isposinf, "isposinf", "positive")
+isneginf = _infinity_test(np.isneginf, "isneginf", "negative")
+
+
 @register("allclose", method=True)
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """True when all elements are close (same formula as torch and NumPy).
