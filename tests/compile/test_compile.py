@@ -4,6 +4,7 @@ backward, and torch's API (decorator, fullgraph, OptimizedModule, double backwar
 from __future__ import annotations
 
 import collections
+import re
 
 import numpy as np
 import pytest
@@ -530,6 +531,43 @@ def test_named_tuples_and_return_types_are_returned_as_eagerly(body):
         x.grad = None
         want[0].sum().backward()
         np.testing.assert_array_equal(got_grad.numpy(), x.grad.numpy())
+
+
+_EMB = nn.Embedding(5, 3)
+_VALUE_CHECKS = {  # fn(x, i), good i, bad i (NumPy would read a negative index from the end)
+    "cross_entropy": (lambda x, i: F.cross_entropy(x, i), [0, 1, 2, 3], [0, 1, -3, 3]),
+    "nll_loss": (lambda x, i: F.nll_loss(x, i, ignore_index=-1), [0, -1, 2, 3], [0, 1, -2, 3]),
+    "embedding": (lambda x, i: _EMB(i).sum() + x.sum(), [0, 1], [0, -1]),
+    "gather": (lambda x, i: x.gather(1, i).sum(), [[0], [1], [2], [3]], [[0], [1], [-1], [3]]),
+    "scatter": (
+        lambda x, i: x.scatter(1, i, 1.0).sum(),
+        [[0], [1], [2], [3]],
+        [[4], [-1], [0], [0]],
+    ),
+    "index_select": (lambda x, i: x.index_select(0, i).sum(), [0, 1], [0, -1]),
+    "index_add": (lambda x, i: x.index_add(0, i, x[:2]).sum(), [0, 3], [-4, 1]),
+    "bce": (lambda x, i: F.binary_cross_entropy(i, x.sigmoid()), [[0.5] * 5] * 4, [[1.5] * 5] * 4),
+    "gaussian_nll": (
+        lambda x, i: F.gaussian_nll_loss(x, x * 2, i),
+        [[1.0] * 5] * 4,
+        [[-1.0] * 5] * 4,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_VALUE_CHECKS))
+def test_values_eager_code_checks_are_checked_by_the_generated_code(name):
+    fn, good, bad = _VALUE_CHECKS[name]
+    x = ember.randn(4, 5, requires_grad=True)
+    f = ember.compile(fn)
+    for _ in range(2):
+        f(x, ember.tensor(good))
+    assert "runs eagerly" not in f.explain(), f.explain()
+    with pytest.raises(Exception) as want:
+        fn(x, ember.tensor(bad))
+    with pytest.raises(type(want.value), match=re.escape(str(want.value))):
+        f(x, ember.tensor(bad))
+    np.testing.assert_allclose(f(x, ember.tensor(good)).item(), fn(x, ember.tensor(good)).item())
 
 
 def test_bad_values_give_the_eager_error():

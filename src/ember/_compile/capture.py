@@ -38,6 +38,7 @@ __all__ = [
     "GraphBreak",
     "Op",
     "SideEffectOp",
+    "CheckOp",
     "SlotRef",
     "Literal",
     "ViewOf",
@@ -127,6 +128,16 @@ class CallOp:
 
     def __init__(self, fn, args, kwargs, outs) -> None:
         self.fn, self.args, self.kwargs, self.outs = fn, args, kwargs, outs
+
+
+class CheckOp:
+    """A check of values (``recording.check_values``), replayed by calling ``fn`` on the
+    arrays: it raises torch's error for values the op would read wrongly."""
+
+    __slots__ = ("fn", "args", "outs")
+
+    def __init__(self, fn, args) -> None:
+        self.fn, self.args, self.outs = fn, args, []
 
 
 class SideEffectOp:
@@ -396,6 +407,11 @@ class Capture:
             self.versions[k] = t._vc[0] if t._vc is not None else 0
         if self._error is None:
             self.ops.append(SideEffectOp(fn, refs))
+
+    def check_values(self, fn, args) -> None:
+        """``fn(*args)`` checked values (``recording.check_values``): the code checks too."""
+        if self._error is None:
+            self.ops.append(CheckOp(fn, [self._param(a, fn) for a in args]))
 
     def untracked_call(self, fn, args, out: Tensor) -> None:
         """``out = fn(*args)`` (``recording.untracked_call``): the generated code calls it."""

@@ -18,7 +18,18 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.engine import _cast
 from ..autograd.graph import sum_to_shape
-from .capture import CallOp, Capture, Literal, Op, SideEffectOp, SlotRef, ViewOf, has_slot, view_of
+from .capture import (
+    CallOp,
+    Capture,
+    CheckOp,
+    Literal,
+    Op,
+    SideEffectOp,
+    SlotRef,
+    ViewOf,
+    has_slot,
+    view_of,
+)
 from .fusion import NAME, Elem, Undefined, fuse, rematerialize, static_backward, trace_forward
 from .kernels import build
 from .lowerings import LoweredNode, lowered
@@ -191,7 +202,7 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
     on_path = []
     for op in reversed(cap.ops):
         if (
-            type(op) in (CallOp, SideEffectOp)
+            type(op) in (CallOp, SideEffectOp, CheckOp)
             or op.cls is None
             or not any(o in grad_of for o in op.outs)
         ):
@@ -223,6 +234,10 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
             env[f"F{j}"] = op.fn
             args = [f"_T({expr(a)})" if isinstance(a, SlotRef) else expr(a) for a in op.args]
             fwd.append(f"    F{j}({', '.join(args)})  # {op.fn.__name__}")
+            continue
+        if type(op) is CheckOp:  # indices in range...: raises torch's error (then run eagerly)
+            env[f"F{j}"] = op.fn
+            fwd.append(f"    F{j}({', '.join(expr(a) for a in op.args)})  # {op.fn.__name__}")
             continue
         if type(op) is CallOp:  # no gradient: the public function on tensors of the arrays
             env[f"F{j}"] = op.fn
@@ -516,7 +531,7 @@ def _free_dead(lines: list, skip: set) -> list:
 
 
 def _operands(op) -> list:
-    if type(op) in (CallOp, SideEffectOp) or op.cls is None:
+    if type(op) in (CallOp, SideEffectOp, CheckOp) or op.cls is None:
         return []
     return list(op.args[0]) if op.cls._variadic else list(op.args)
 

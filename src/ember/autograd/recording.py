@@ -540,6 +540,15 @@ def untracked_call(fn, *args) -> Tensor:
     return out
 
 
+def check_values(fn, *args) -> None:
+    """``fn(*args)``: a check of tensors' values (indices in range) that raises torch's
+    error. The compiler's capture records it, so that the generated code checks new values
+    too (NumPy would read a negative index from the end, silently)."""
+    fn(*args)
+    if _capture:
+        _capture[0].check_values(fn, args)
+
+
 def not_capturable(what: str) -> None:
     """Tell a running compiler capture that ``what`` (code reading a value outside the
     graph) cannot be captured; nothing otherwise."""

@@ -26,6 +26,7 @@ from .._mode import autocast_full
 from .._mode import state as _grad_mode
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..autograd.recording import check_values
 from ..ops._core import (
     COMPOSITE,
     ELEMENTWISE,
@@ -267,6 +268,12 @@ def _check_target_dtype(target: Tensor) -> None:
         )
 
 
+def _targets_within(t: np.ndarray, ignore_index: int, c: int) -> None:
+    bad = (t != ignore_index) & ((t < 0) | (t >= c))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+
+
 def _nll(input: Tensor, target: Tensor, weight, ignore_index, reduction: str, cls):
     """nll_loss of (C,) or (N, C) input (``NllLossBackward0``) or (N, C, H, W) input
     (``NllLoss2DBackward0``), after torch's checks."""
@@ -304,10 +311,7 @@ def _nll(input: Tensor, target: Tensor, weight, ignore_index, reduction: str, cl
             f"{scalar_name(weight._data.dtype)}"
         )
     t = t.astype(np.int64, copy=False)
-    valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= c))
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+    check_values(_targets_within, t, ignore_index, c)
     params = (target, weight, ignore_index, reduction, None if ndim == 1 else 1)
     token = quiet_set(QUIET)
     try:
@@ -736,6 +740,11 @@ BinaryCrossEntropyBackward0 = defop(
 )
 
 
+
+def _probabilities_within(x: np.ndarray) -> None:
+    if x.size and ((x < 0).any() or (x > 1).any() or np.isnan(x).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+
 def binary_cross_entropy(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean"
 ):
@@ -768,8 +777,7 @@ def binary_cross_entropy(
         raise RuntimeError(
             f"Found dtype {scalar_name(y.dtype)} but expected {scalar_name(x.dtype)}"
         )
-    if x.size and ((x < 0).any() or (x > 1).any() or np.isnan(x).any()):
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    check_values(_probabilities_within, x)
     w = None if weight is None else weight._data.astype(x.dtype, copy=False)
     params = (reduction, w, x.size)
     token = quiet_set(QUIET)
@@ -1578,6 +1586,11 @@ def poisson_nll_loss(
     return _reduce_tensor(loss, reduction)
 
 
+
+def _variances_nonnegative(v: np.ndarray) -> None:
+    if (v < 0).any():
+        raise ValueError("var has negative entry/entries")
+
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     """Gaussian negative log likelihood ``0.5 (log(var) + (input - target)^2 / var)`` with
     ``var`` clamped below at ``eps`` (its gradient unchanged, as torch).
@@ -1593,8 +1606,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * input.new_ones(input.shape)
-    elif bool((var._data < 0).any()):
-        raise ValueError("var has negative entry/entries")
+    else:
+        check_values(_variances_nonnegative, var._data)
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)

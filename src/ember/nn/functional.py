@@ -19,7 +19,7 @@ from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from ..autograd.recording import untracked_call
+from ..autograd.recording import check_values, untracked_call
 from ..autograd.views import apply_inplace
 from ..ops import elementwise as _ew
 from ..ops import reduction as _red
@@ -550,6 +550,11 @@ EmbeddingBackward0 = defop(
 )
 
 
+def _embedding_indices_within(idx: np.ndarray, num: int) -> None:
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        raise IndexError("index out of range in self")
+
+
 def _embedding_renorm_(weight: Tensor, indices: np.ndarray, max_norm, norm_type) -> None:
     w = weight._data
     rows = np.unique(indices)
@@ -608,8 +613,7 @@ def embedding(
         padding_idx = -1
     if sparse:
         raise RuntimeError("ember has no sparse tensors: embedding(sparse=True) is not supported")
-    if idx.size and (idx.min() < 0 or idx.max() >= num):
-        raise IndexError("index out of range in self")
+    check_values(_embedding_indices_within, idx, num)
     idx = idx.astype(np.int64, copy=False)
     if max_norm is not None:
         with no_grad():

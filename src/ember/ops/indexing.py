@@ -28,7 +28,7 @@ import numpy as np
 from .._dtype import cpp_name, scalar_name
 from .._tensor import Tensor
 from ..autograd.graph import SavedValue
-from ..autograd.recording import _on, shape_constant, tangent_of
+from ..autograd.recording import _on, check_values, shape_constant, tangent_of
 from ..autograd.views import AliasBackward0
 from ._core import (
     LINEAR,
@@ -701,10 +701,14 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     d = normalize_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
     flat = idx.reshape(-1)
+    check_values(_indices_within_select, flat, n)
+    return _index_select(input, d, flat, index)
+
+
+def _indices_within_select(flat: np.ndarray, n: int) -> None:
     bad = _outside(flat, n)
     if bad.any():
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={flat[bad][0]} axis_dim={n}")
-    return _index_select(input, d, flat, index)
 
 
 def _index_add_forward(a, s, dim, idx, alpha):
@@ -830,6 +834,10 @@ def _outside(idx: np.ndarray, n: int) -> np.ndarray:
 
 
 def _check_bounds_dim(idx: np.ndarray, d: int, n: int) -> None:
+    check_values(_indices_within_dim, idx, d, n)
+
+
+def _indices_within_dim(idx: np.ndarray, d: int, n: int) -> None:
     if idx.size:
         bad = _outside(idx, n)
         if bad.any():
