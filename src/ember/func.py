@@ -40,6 +40,7 @@ from . import autograd as _autograd
 from ._compile.capture import (
     CallOp,
     Capture,
+    CheckOp,
     GraphBreak,
     Literal,
     SideEffectOp,
@@ -853,6 +854,12 @@ def _apply_batched(op, batch_of: dict, size: int) -> bool:
         return True
     if type(op) is SideEffectOp:  # an in-place update of a buffer: per slice, as torch's
         return False
+    if type(op) is CheckOp:  # a check of values (indices in range): every slice at once
+        if any(isinstance(a, ViewOf) for a in op.args):
+            return False
+        values = [value(a)[0] for a in op.args]
+        op.fn(*[v._data if isinstance(v, Tensor) else v for v in values])
+        return True
     if op.cls is None:  # an alias (detach)
         t, b = value(op.args[0])
         batch_of[op.outs[0]] = (t.detach(), b)
