@@ -352,10 +352,22 @@ def _solve_jvp(t_A, t_B, A, result, left, vector):
     return res[..., 0] if vector else res
 
 
+def _solve_forward(a, b, left, vector):
+    bm = b[..., None] if vector else b
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        a, bm = a.swapaxes(-1, -2), bm.swapaxes(-1, -2)
+    dt = np.result_type(a.dtype, b.dtype)
+    x = np.linalg.solve(a.astype(dt, copy=False), bm.astype(dt, copy=False))
+    if vector:
+        x = x[..., 0]
+    return x if left else x.swapaxes(-1, -2)
+
+
 LinalgSolveExBackward0 = defop(
     "LinalgSolveExBackward0",
     inputs=("A", "B"),
     params=("left", "vector"),
+    forward=_solve_forward,
     vjp=_solve_vjp,
     jvp=_solve_jvp,
 )
@@ -377,29 +389,24 @@ def solve(A, B, *, left=True, out=None):
         )
     b = B._data
     vector = left and (b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1]))
+    am = a if left else a.swapaxes(-1, -2)
     bm = b[..., None] if vector else b
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        a, bm = a.swapaxes(-1, -2), bm.swapaxes(-1, -2)
-    n = a.shape[-1]
-    if bm.shape[-2] != n:
+    if not left:
+        bm = bm.swapaxes(-1, -2)
+    if bm.shape[-2] != am.shape[-1]:
         raise RuntimeError(
             "linalg.solve: Incompatible shapes of A and B for the equation AX = B "
-            f"({a.shape[-2]}x{a.shape[-1]} and {bm.shape[-2]}x{bm.shape[-1]})"
+            f"({am.shape[-2]}x{am.shape[-1]} and {bm.shape[-2]}x{bm.shape[-1]})"
         )
-    dt = np.result_type(a.dtype, b.dtype)
     try:
         with quiet:
-            x = np.linalg.solve(a.astype(dt, copy=False), bm.astype(dt, copy=False))
+            x = _solve_forward(a, b, left, vector)
     except np.linalg.LinAlgError:
         raise _singular_error(
-            a,
+            am,
             "torch.linalg.solve",
             lambda i: "The solver failed because the input matrix is singular.",
         ) from None
-    if vector:
-        x = x[..., 0]
-    if not left:
-        x = x.swapaxes(-1, -2)
     t = record(LinalgSolveExBackward0, x, (A, B), (bool(left), vector))
     return write_out("_linalg_solve_ex", t, out)
 
@@ -572,11 +579,18 @@ def _svd_jvp(t_A, U, S, Vh, full_matrices):
     return [dU, dS, dVh]
 
 
+def _svd_forward(a, full_matrices):
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    real = s.dtype if a.dtype.kind == "f" else np.dtype(a.real.dtype)
+    return u.astype(a.dtype, copy=False), s.astype(real, copy=False), vh.astype(a.dtype, copy=False)
+
+
 LinalgSvdBackward0 = defop(
     "LinalgSvdBackward0",
     inputs=("A",),
     outputs=("U", "S", "Vh"),
     params=("full_matrices",),
+    forward=_svd_forward,
     vjp={"A": _svd_vjp},
     jvp=_svd_jvp,
 )
@@ -586,10 +600,7 @@ def _svd(A, full_matrices: bool, fname: str):
     """(U, S, Vh) Tensors of one recorded SVD node."""
     a = _checks(A, fname, square=False)
     with quiet:
-        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    dt = a.dtype
-    real = s.dtype if a.dtype.kind == "f" else np.dtype(a.real.dtype)
-    outs = [u.astype(dt, copy=False), s.astype(real, copy=False), vh.astype(dt, copy=False)]
+        outs = list(_svd_forward(a, bool(full_matrices)))
     return record_multi(LinalgSvdBackward0, outs, (A,), (bool(full_matrices),))
 
 
@@ -990,11 +1001,28 @@ def _qr_jvp(t_A, Q, R, mode):
     return [dQ, cat([dX, dY], -1)]
 
 
+def _qr_forward(a, mode):
+    if a.size == 0:
+        m, n = a.shape[-2:]
+        k = m if mode == "complete" else min(m, n)
+        q = np.zeros(a.shape[:-2] + (m, k), a.dtype)
+        q[..., range(min(m, k)), range(min(m, k))] = 1
+        r = np.zeros(a.shape[:-2] + (k, n), a.dtype)
+    elif mode == "r":
+        r = np.linalg.qr(a, mode="r")
+    else:
+        q, r = np.linalg.qr(a, mode=mode)
+    if mode == "r":
+        q = np.zeros((0,), a.dtype)
+    return q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)
+
+
 LinalgQrBackward0 = defop(
     "LinalgQrBackward0",
     inputs=("A",),
     outputs=("Q", "R"),
     params=("mode",),
+    forward=_qr_forward,
     vjp={"A": _qr_vjp},
     jvp=_qr_jvp,
 )
@@ -1008,19 +1036,7 @@ def _qr(A, mode: str, fname: str = "linalg.qr"):
             "'r', or 'complete'"
         )
     with quiet:
-        if a.size == 0:
-            m, n = a.shape[-2:]
-            k = m if mode == "complete" else min(m, n)
-            q = np.zeros(a.shape[:-2] + (m, k), a.dtype)
-            q[..., range(min(m, k)), range(min(m, k))] = 1
-            r = np.zeros(a.shape[:-2] + (k, n), a.dtype)
-        elif mode == "r":
-            r = np.linalg.qr(a, mode="r")
-        else:
-            q, r = np.linalg.qr(a, mode=mode)
-    if mode == "r":
-        q = np.zeros((0,), a.dtype)
-    outs = [q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)]
+        outs = list(_qr_forward(a, mode))
     return record_multi(LinalgQrBackward0, outs, (A,), (mode,))
 
 
@@ -1090,10 +1106,17 @@ def _eigh_jvp(t_A, eigenvalues, eigenvectors):
     return [dL, dV]
 
 
+def _eigh_forward(a, UPLO):
+    w, v = np.linalg.eigh(a, UPLO=UPLO)
+    return w.astype(np.dtype(a.real.dtype), copy=False), v.astype(a.dtype, copy=False)
+
+
 LinalgEighBackward0 = defop(
     "LinalgEighBackward0",
     inputs=("A",),
     outputs=("eigenvalues", "eigenvectors"),
+    params=("_UPLO",),  # (read by the forward alone: torch's node saves no UPLO)
+    forward=_eigh_forward,
     vjp={"A": _eigh_vjp},
     jvp=_eigh_jvp,
 )
@@ -1104,10 +1127,8 @@ def _eigh(A, UPLO, fname: str):
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     with quiet:
-        w, v = np.linalg.eigh(a, UPLO=UPLO)
-    real = np.dtype(a.real.dtype)
-    outs = [w.astype(real, copy=False), v.astype(a.dtype, copy=False)]
-    return record_multi(LinalgEighBackward0, outs, (A,))
+        outs = list(_eigh_forward(a, UPLO))
+    return record_multi(LinalgEighBackward0, outs, (A,), (UPLO,))
 
 
 @register("eigh", namespace="linalg")

@@ -570,6 +570,30 @@ def test_values_eager_code_checks_are_checked_by_the_generated_code(name):
     np.testing.assert_allclose(f(x, ember.tensor(good)).item(), fn(x, ember.tensor(good)).item())
 
 
+def test_linalg_decompositions_compile_and_a_singular_matrix_gives_the_eager_error():
+    def f(A, B):
+        return (
+            ember.linalg.solve(A, B).sum()
+            + ember.linalg.svd(A).S.sum()
+            + ember.linalg.qr(A).R.sum()
+            + ember.linalg.eigh(A + A.mT, UPLO="U").eigenvalues.sum()
+        )
+
+    rng = np.random.default_rng(4)
+    A = ember.tensor(rng.standard_normal((3, 3)) + 3 * np.eye(3), requires_grad=True)
+    B = ember.tensor(rng.standard_normal((3, 2)))
+    c = ember.compile(f, fullgraph=True)
+    for _ in range(2):
+        A.grad = None
+        c(A, B).backward()
+        got = A.grad
+        A.grad = None
+        f(A, B).backward()
+        np.testing.assert_allclose(got.numpy(), A.grad.numpy(), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ember.linalg.LinAlgError, match="the input matrix is singular"):
+        c(ember.zeros(3, 3, dtype=ember.float64), B)
+
+
 def test_bad_values_give_the_eager_error():
     f = ember.compile(lambda a: ember.linalg.cholesky(a))
     f(ember.eye(2, dtype=ember.float64))

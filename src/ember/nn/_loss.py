@@ -740,10 +740,10 @@ BinaryCrossEntropyBackward0 = defop(
 )
 
 
-
 def _probabilities_within(x: np.ndarray) -> None:
     if x.size and ((x < 0).any() or (x > 1).any() or np.isnan(x).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
+
 
 def binary_cross_entropy(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean"
@@ -1586,10 +1586,10 @@ def poisson_nll_loss(
     return _reduce_tensor(loss, reduction)
 
 
-
 def _variances_nonnegative(v: np.ndarray) -> None:
     if (v < 0).any():
         raise ValueError("var has negative entry/entries")
+
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     """Gaussian negative log likelihood ``0.5 (log(var) + (input - target)^2 / var)`` with
