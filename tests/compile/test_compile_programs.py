@@ -52,7 +52,12 @@ def test_compiled_program_equals_eager(index):
         for w, g in zip(want[1], got[1]):
             assert (w is None) == (g is None)
             if w is not None:
-                np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, equal_nan=True)
+                # Fused kernels and C loops sum in other orders (and call libmvec): a few ulps,
+                # which a gradient's cancellation can lift far above an element that is tiny
+                # beside the array's largest (p514: 1.7e-11 off on 6.7e-3, the largest 2.4).
+                scale = float(np.nanmax(np.abs(w), initial=0.0)) if w.size else 0.0
+                atol = 1e-12 + 1e-10 * (scale if np.isfinite(scale) else 0.0)
+                np.testing.assert_allclose(g, w, rtol=1e-10, atol=atol, equal_nan=True)
     report = compiled.explain()
     assert report.startswith("signature 0 (")
     if "runs eagerly" in report:
