@@ -102,6 +102,20 @@ def _mha(q, mask):
     return _MHA(x, x, x, attn_mask=mask.logical_not(), key_padding_mask=padding)[0].sum()
 
 
+def _same_value_and_gradient(compiled, eager, x, arg, tolerances) -> None:
+    """``compiled(x, arg)`` and ``eager(x, arg)`` (scalars): the same value and gradient
+    of ``x`` within (value rtol, gradient rtol, gradient atol)."""
+    results = []
+    for fn in (compiled, eager):
+        x.grad = None
+        out = fn(x, arg)
+        out.backward()
+        results.append((out.item(), x.grad.numpy()))
+    rtol, grad_rtol, grad_atol = tolerances
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=rtol)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=grad_rtol, atol=grad_atol)
+
+
 @pytest.mark.parametrize("body", [_sdpa_bool, _sdpa_float, _mha])
 def test_attention_masks_are_inputs_of_the_capture_not_constants(body):
     """A mask passed in is read at each call: two calls with other masks give eager's
@@ -113,15 +127,7 @@ def test_attention_masks_are_inputs_of_the_capture_not_constants(body):
         keep = np.random.default_rng(seed).random((4, 4)) < 0.6
         keep[:, 0] = True  # every query sees a key
         mask = ember.tensor(keep)
-        q.grad = None
-        got = f(q, mask)
-        got.backward()
-        got_grad = q.grad
-        q.grad = None
-        want = body(q, mask)
-        want.backward()
-        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-5)
-        np.testing.assert_allclose(got_grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-6)
+        _same_value_and_gradient(f, body, q, mask, (1e-5, 1e-4, 1e-6))
     assert len(_entries(f)) == 1 and "compiled" in f.explain()
 
 
@@ -140,15 +146,7 @@ def test_label_smoothing_cross_entropy_is_captured(weighted, reduction):
     f = ember.compile(loss, fullgraph=True)
     for seed in (1, 2):  # other targets: other classes ignored
         y = ember.tensor(np.random.default_rng(seed).integers(0, 5, 6))
-        x.grad = None
-        got = f(x, y)
-        got.backward()
-        got_grad = x.grad
-        x.grad = None
-        want = loss(x, y)
-        want.backward()
-        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
-        np.testing.assert_allclose(got_grad.numpy(), x.grad.numpy(), rtol=1e-10, atol=1e-14)
+        _same_value_and_gradient(f, loss, x, y, (1e-12, 1e-10, 1e-14))
     assert len(_entries(f)) == 1
 
 
