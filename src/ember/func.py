@@ -54,6 +54,7 @@ from .autograd.opdef import ELEMENTWISE, apply
 from .autograd.recording import fw as _fw
 from .autograd.recording import record_backward as _record_backward
 from .nn.utils.stateless import functional_call as _functional_call
+from .ops._core import QUIET, quiet_reset, quiet_set
 from .ops.shape import stack
 
 __all__ = [
@@ -749,9 +750,13 @@ def _vmap_by_rules(func, flat_args, mapped, kwargs, size: int, out_dims, name: s
     if cap.before:  # buffers updated in place: the per-slice loop makes those updates
         cap.restore()
         return None
-    for op in cap.ops:
-        if not _apply_batched(op, batch_of, size):
-            return None
+    token = quiet_set(QUIET)  # the declared forwards run bare: NumPy's warnings off, as in ops
+    try:
+        for op in cap.ops:
+            if not _apply_batched(op, batch_of, size):
+                return None
+    finally:
+        quiet_reset(token)
     out_leaves, rebuild = _flatten(out)
     if not _rows_match(func, flat_args, mapped, kwargs, size, out_leaves, cap, batch_of):
         return None
