@@ -563,10 +563,14 @@ def _check_p(p) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+def _keep_mask(shape: tuple, p: float, dt: np.dtype) -> np.ndarray:
+    """1 with probability ``1 - p``, else 0 (drawn from ember's global generator)."""
+    return (_creation._rng(None).random(shape) >= p).astype(dt)
+
+
 def _dropout_noise(shape: tuple, p: float, dt: np.dtype) -> Tensor:
     """Dropout's multiplier: 0 with probability ``p``, else ``1 / (1 - p)``."""
-    keep = (_creation._rng(None).random(shape) >= p).astype(dt)
-    return _wrap(keep * np.asarray(1.0 / (1.0 - p), dtype=dt))
+    return _wrap(_keep_mask(shape, p, dt) * np.asarray(1.0 / (1.0 - p), dtype=dt))
 
 
 def _dropout_impl(input: Tensor, p: float, train: bool, feature: bool, alpha: bool, inplace):
@@ -585,7 +589,7 @@ def _dropout_impl(input: Tensor, p: float, train: bool, feature: bool, alpha: bo
     if not alpha:
         noise = untracked_call(_dropout_noise, shape, p, dt)
         return input.mul_(noise) if inplace else input * noise
-    keep = (_creation._rng(None).random(shape) >= p).astype(dt)
+    keep = _keep_mask(shape, p, dt)
     scale = 1.0 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
     b = _wrap(((keep - 1) * (_ALPHA * scale) + _ALPHA * scale * p).astype(dt))
     noise = _wrap((keep * scale).astype(dt))
