@@ -133,6 +133,15 @@ static inline T exp_or_zero(T z) {
   const T e = EXP(arg.value);
   return dead ? (T)0 : e;
 }
+
+/* The largest of x[0..n), NaN if one is (NumPy's maximum); n a constant where inlined. */
+static inline T row_max(const T *x, npy_intp n) {
+  T m = -(T)INFINITY;
+  int nan = 0;
+  #pragma omp simd reduction(max:m) reduction(|:nan)
+  for (npy_intp i = 0; i < n; i++) { m = x[i] > m ? x[i] : m; nan |= x[i] != x[i]; }
+  return nan ? (T)NAN : m;
+}
 """
 
 
@@ -423,14 +432,6 @@ def embedding_grad(g, indices, num_weights, padding_idx, scale):
 # EXP_LOW (masked -inf ones included) give 0 without reaching exp(): libmvec's vector exp
 # takes a slow scalar path for a vector holding any of them.
 _SOFTMAX_C = r"""
-static inline T row_max(const T *x) {
-  T m = -(T)INFINITY;
-  int nan = 0;
-  #pragma omp simd reduction(max:m) reduction(|:nan)
-  for (npy_intp i = 0; i < D; i++) { m = x[i] > m ? x[i] : m; nan |= x[i] != x[i]; }
-  return nan ? (T)NAN : m;
-}
-
 /* (x, out) or (g, result, out): C-contiguous arrays of NPY_T, sizes a multiple of D */
 static int _rows(PyObject *const *args, Py_ssize_t nargs, int n, T **d, npy_intp *rows) {
   if (nargs != n) goto bad;
@@ -467,7 +468,7 @@ static PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 }
 
 ROW_FUNCTION(softmax, 2,  /* a: x */
-  const T m = row_max(a);
+  const T m = row_max(a, D);
   T s = 0;
   _Pragma("omp simd reduction(+:s)")
   for (npy_intp i = 0; i < D; i++) { o[i] = exp_or_zero(a[i] - m); s += o[i]; }
@@ -484,7 +485,7 @@ ROW_FUNCTION(softmax_grad, 3,  /* a: g, b: y */
 )
 
 ROW_FUNCTION(log_softmax, 2,  /* a: x */
-  const T m = row_max(a);
+  const T m = row_max(a, D);
   T s = 0;
   _Pragma("omp simd reduction(+:s)")
   for (npy_intp i = 0; i < D; i++) s += exp_or_zero(a[i] - m);
@@ -584,11 +585,8 @@ static void attn_fwd(const T *q, const T *k, const T *v, const T *bias, const T 
         #pragma omp simd
         for (int s = 0; s < S; s++) z[s] = z[s] + bias[l * S + s];
       }
-      T m = -(T)INFINITY;
-      int nan = 0;
-      #pragma omp simd reduction(max:m) reduction(|:nan)
-      for (int s = 0; s < S; s++) { m = z[s] > m ? z[s] : m; nan |= z[s] != z[s]; }
-      m = nan ? (T)NAN : (m == -(T)INFINITY ? (T)0 : m);
+      T m = row_max(z, S);
+      if (m == -(T)INFINITY) m = 0;
       T total = 0;
       #pragma omp simd reduction(+:total)
       for (int s = 0; s < S; s++) { z[s] = exp_or_zero(z[s] - m); total += z[s]; }
