@@ -877,10 +877,15 @@ def _solve_triangular_jvp(t_A, t_B, A, result, upper, left, unitriangular):
     return _solve_tri(A, rhs, upper, left, unitriangular)
 
 
+def _solve_triangular_forward(a, b, upper, left, unitriangular):
+    return _np_solve_triangular(a, b, upper, left, unitriangular).astype(a.dtype, copy=False)
+
+
 LinalgSolveTriangularBackward0 = defop(
     "LinalgSolveTriangularBackward0",
     inputs=("A", "B"),
     params=("upper", "left", "unitriangular"),
+    forward=_solve_triangular_forward,
     vjp=_solve_triangular_vjp,
     jvp=_solve_triangular_jvp,
 )
@@ -920,13 +925,9 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
             "linalg.solve_triangular: Expected A and B to have the same dtype, but found A of "
             f"type {scalar_name(a.dtype)} and B of type {scalar_name(b.dtype)} instead"
         )
-    x = _np_solve_triangular(a, b, bool(upper), bool(left), bool(unitriangular))
-    t = record(
-        LinalgSolveTriangularBackward0,
-        x.astype(a.dtype, copy=False),
-        (A, B),
-        (bool(upper), bool(left), bool(unitriangular)),
-    )
+    params = (bool(upper), bool(left), bool(unitriangular))
+    x = _solve_triangular_forward(a, b, *params)
+    t = record(LinalgSolveTriangularBackward0, x, (A, B), params)
     return write_out("linalg_solve_triangular", t, out)
 
 
@@ -1451,6 +1452,8 @@ def _pinv_jvp(t_A, A, result):
 LinalgPinvBackward0 = defop(
     "LinalgPinvBackward0",
     inputs=("A",),
+    params=("_atol", "_rtol", "_hermitian"),  # (the forward's: torch's node saves none)
+    forward=lambda a, atol, rtol, hermitian: _pinv_array(a, atol, rtol, hermitian),
     vjp={"A": _pinv_vjp},
     jvp=_pinv_jvp,
 )
@@ -1506,8 +1509,9 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     a = _checks(A, "linalg.pinv", square=False)
     if rcond is not None:
         rtol = rcond
-    res = _pinv_array(a, atol, rtol, bool(hermitian))
-    return write_out("linalg_pinv", record(LinalgPinvBackward0, res, (A,)), out)
+    params = (atol, rtol, bool(hermitian))
+    res = _pinv_array(a, *params)
+    return write_out("linalg_pinv", record(LinalgPinvBackward0, res, (A,), params), out)
 
 
 @register("pinverse")

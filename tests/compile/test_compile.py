@@ -575,6 +575,8 @@ def test_linalg_decompositions_compile_and_a_singular_matrix_gives_the_eager_err
             + ember.linalg.svd(A).S.sum()
             + ember.linalg.qr(A).R.sum()
             + ember.linalg.eigh(A + A.mT, UPLO="U").eigenvalues.sum()
+            + ember.linalg.pinv(A, atol=0.1).sum()
+            + ember.linalg.solve_triangular(A.triu(), B, upper=True).sum()
         )
 
     rng = np.random.default_rng(4)
