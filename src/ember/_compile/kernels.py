@@ -11,7 +11,8 @@ Consecutive traced statements of the same element count become one C function in
 generated CPython extension: one pass over memory instead of one per op, no temporaries
 between ops, transcendental functions vectorised by glibc's libmvec, and the loop split
 over the cores by OpenMP for large arrays. gcc builds each graph's module once; the
-shared object is cached on disk by the hash of its source and flags.
+shared object is cached on disk by the hash of its source and flags, in a folder that only
+this user can write (nothing is loaded from one that others could: ``_cache_dir``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import importlib.util
+import logging
 import math
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -29,7 +32,9 @@ import tempfile
 
 import numpy as np
 
-__all__ = ["Sym", "Untraceable", "trace", "leaf", "available", "Group", "build"]
+__all__ = [
+    "Sym", "Untraceable", "trace", "leaf", "available", "Group", "build", "KernelCacheError",
+]  # fmt: skip
 
 
 class Untraceable(Exception):
@@ -493,8 +498,10 @@ _PRELUDE = """\
 %s
 
 /* An argument as a C-contiguous array of the dtype and size the code was generated for
-   (anything else is an error: the caller then runs the ops eagerly). */
-static PyArrayObject *_arg(PyObject *x, int type, npy_intp size, PyObject **hold) {
+   (anything else is an error: the caller then runs the ops eagerly). Marked unused: some
+   modules (max pooling's, softmax's) do not call it, and -Wall would warn. */
+static __attribute__((unused)) PyArrayObject *_arg(PyObject *x, int type, npy_intp size,
+                                                    PyObject **hold) {
   PyArrayObject *a;
   if (PyArray_Check(x) && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)x)) {
     a = (PyArrayObject *)x;
@@ -552,9 +559,15 @@ def _mvec_names() -> set:
 _AVAILABLE: str | None = None
 
 
+class KernelCacheError(RuntimeError):
+    """The kernel cache, or a file in it, could have been written by someone else: nothing
+    in it is loaded (the NumPy code runs instead)."""
+
+
 def available() -> str:
     """Why kernels cannot be built here, or "" when they can (gcc, Python's and NumPy's
-    headers; ``EMBER_COMPILE_KERNELS=0`` turns them off)."""
+    headers, a kernel cache only this user can write; ``EMBER_COMPILE_KERNELS=0`` turns
+    them off)."""
     global _AVAILABLE
     if os.environ.get("EMBER_COMPILE_KERNELS", "1") == "0":
         return "EMBER_COMPILE_KERNELS=0"
@@ -565,28 +578,155 @@ def available() -> str:
             _AVAILABLE = "no Python headers"
         else:
             _AVAILABLE = ""
-    return _AVAILABLE
+    return _AVAILABLE or _cache_dir()[1]
 
 
 def _cc() -> str:
     return os.environ.get("CC", "gcc")
 
 
+# -Wall: the fixed sources (the prelude, lowerings.py's loops) and the generated kernels
+# compile without warnings, so one that gcc prints is a bug, logged by build().
 _FLAGS = [
     "-O3", "-march=native", "-mprefer-vector-width=512", "-fno-math-errno",
-    "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared", "-w",
+    "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared", "-Wall",
 ]  # fmt: skip
 
+_log = logging.getLogger(__name__)
 
-def _cache_dir() -> str:
+
+def _configured_cache_dir() -> str:
     base = os.environ.get("EMBER_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ember"
     )
-    path = os.path.join(base, "kernels")
-    os.makedirs(path, exist_ok=True)
-    return path
+    return os.path.join(os.path.abspath(base), "kernels")
 
 
+def _make_private_dirs(path: str) -> None:
+    """Create ``path`` and its missing parents, each only its owner may use (0700)."""
+    missing = []
+    while not os.path.lexists(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    for folder in reversed(missing):
+        try:
+            # umask only clears bits: the folder is never more open than 0700 (the chmod
+            # gives the owner back what an unusual umask such as 0277 took).
+            os.mkdir(folder, 0o700)
+            os.chmod(folder, 0o700)
+        except FileExistsError:  # made meanwhile by another process: checked as any folder
+            pass
+
+
+def _not_ours_alone(st: os.stat_result) -> str:
+    """Why someone else could change the entry ``st`` describes ("" when only we can)."""
+    if st.st_uid != os.getuid():
+        return f"owned by uid {st.st_uid}"
+    if st.st_mode & 0o002:
+        return "writable by others"
+    if st.st_mode & 0o020:
+        return "writable by its group"
+    return ""
+
+
+def _cache_dir() -> tuple[str, str]:
+    """``(folder, "")``: the kernel cache, created if missing, that no one but this user
+    can change; or ``("", why)`` when the configured one is not such a folder.
+
+    A shared object found there is loaded after its own check (``_unsafe_kernel``), and
+    the check cannot be raced: the folder is ours, a real folder (not a symlink) that only
+    we can write, and its ancestors can only be replaced by us or root, so no one else can
+    put a file, or a symlink, in it between the check and the load."""
+    configured = _configured_cache_dir()
+    try:
+        _make_private_dirs(configured)
+        # Ancestors are followed through symlinks (~/.cache may be one) and checked where
+        # they lead; the path then loaded from holds no symlink that could be swapped.
+        parent = os.path.realpath(os.path.dirname(configured))
+        folder = os.path.join(parent, os.path.basename(configured))
+        st = os.lstat(folder)
+        if stat.S_ISLNK(st.st_mode):
+            problem = "it is a symlink"
+        elif not stat.S_ISDIR(st.st_mode):
+            problem = "it is not a folder"
+        elif why := _not_ours_alone(st):
+            problem = f"it is {why}"
+        else:
+            problem = _unsafe_ancestor(parent)
+    except OSError as exc:
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem:
+        return "", (
+            f"kernel cache {configured} is not safe: {problem} (delete it, or set "
+            "EMBER_CACHE_DIR, to have a private one made)"
+        )
+    return folder, ""
+
+
+def _unsafe_ancestor(path: str) -> str:
+    """Why someone other than this user or root could rename an entry of ``path`` or of
+    a folder above it ("" when no one can). A sticky folder (such as /tmp) lets others add
+    entries but not rename ours."""
+    while True:
+        st = os.lstat(path)
+        if st.st_uid not in (os.getuid(), 0):
+            return f"{path} is owned by uid {st.st_uid}"
+        if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+            return f"{path} is writable by {'others' if st.st_mode & 0o002 else 'its group'}"
+        if path == os.path.dirname(path):
+            return ""
+        path = os.path.dirname(path)
+
+
+def _unsafe_kernel(path: str) -> str:
+    """Why the cached shared object ``path`` must not be loaded ("" when it may be): only
+    a regular file that this user owns and no one else can write is."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return "a symlink"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    return _not_ours_alone(st)
+
+
+_CACHE_MAX_MB = 256.0
+
+
+def _cache_cap() -> int:
+    """The kernel cache's size cap in bytes: ``EMBER_CACHE_MAX_MB`` MB (2**20 bytes)."""
+    value = os.environ.get("EMBER_CACHE_MAX_MB", "")
+    try:
+        return int(float(value or _CACHE_MAX_MB) * 2**20)
+    except ValueError:
+        raise ValueError(f"EMBER_CACHE_MAX_MB={value!r} is not a number of MB") from None
+
+
+def _evict(folder: str, keep: str, cap: int) -> None:
+    """Delete the least recently used kernels of ``folder`` (by modification time, which a
+    load from the cache renews) until the rest fit in ``cap`` bytes, never ``keep``."""
+    kernels = []
+    for entry in os.scandir(folder):
+        if entry.name.startswith("_ember_k") and entry.name.endswith(_EXT_SUFFIX):
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:  # deleted meanwhile by another process's eviction
+                continue
+            if stat.S_ISREG(st.st_mode):
+                kernels.append((st.st_mtime_ns, st.st_size, entry.path))
+    total = sum(size for _, size, _ in kernels)
+    for _, size, path in sorted(kernels):
+        if total <= cap:
+            break
+        if path == keep:
+            continue
+        try:
+            os.unlink(path)  # a process that loaded it keeps its mapping
+        except FileNotFoundError:
+            pass
+        total -= size
+
+
+_EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
 _LOADED: dict = {}
 
 
@@ -601,9 +741,31 @@ def _machine() -> str:
     return sys.platform + os.uname().machine + "".join(lines)
 
 
+def _compile(text: str, modname: str, folder: str, so: str) -> None:
+    """gcc builds the module's source ``text`` into ``so``, which appears whole (or not at
+    all) and only its owner can write; gcc's warnings are logged."""
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:  # 0700, as mkdtemp makes them
+        src = os.path.join(tmp, modname + ".c")
+        with open(src, "w") as f:
+            f.write(text)
+        out = os.path.join(tmp, os.path.basename(so))
+        cmd = [_cc(), *_FLAGS, f"-I{sysconfig.get_paths()['include']}",
+               f"-I{np.get_include()}", src, "-o", out, "-lm"]  # fmt: skip
+        if _mvec_names():
+            cmd.append("-lmvec")
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the C compiler failed: {proc.stderr.strip()[:500]}")
+        if proc.stderr.strip():
+            _log.warning("the C compiler warned building %s:\n%s", modname, proc.stderr)
+        os.chmod(out, 0o700)  # gcc's mode follows the umask, which may let others write
+        os.replace(out, so)
+
+
 def build(functions: dict):
     """A module with the C functions ``{name: source}``, built by gcc (or found in the
-    cache), loaded in this process."""
+    cache), loaded in this process. Raises ``KernelCacheError`` when the cache, or the
+    module's file in it, could have been written by someone else."""
     body = "\n\n".join(functions.values())
     table = "\n".join(
         f'  {{"{n}", (PyCFunction)(void (*)(void)){n}, METH_FASTCALL, NULL}},' for n in functions
@@ -621,22 +783,21 @@ def build(functions: dict):
         f"PyMODINIT_FUNC PyInit_{modname}(void) {{\n"
         "  import_array();\n  return PyModule_Create(&def);\n}\n"
     )
-    directory = _cache_dir()
-    so = os.path.join(directory, modname + sysconfig.get_config_var("EXT_SUFFIX"))
-    if not os.path.exists(so):
-        with tempfile.TemporaryDirectory(dir=directory) as tmp:
-            src = os.path.join(tmp, modname + ".c")
-            with open(src, "w") as f:
-                f.write(text)
-            out = os.path.join(tmp, os.path.basename(so))
-            cmd = [_cc(), *_FLAGS, f"-I{sysconfig.get_paths()['include']}",
-                   f"-I{np.get_include()}", src, "-o", out, "-lm"]  # fmt: skip
-            if _mvec_names():
-                cmd.append("-lmvec")
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise RuntimeError(f"the C compiler failed: {proc.stderr.strip()[:500]}")
-            os.replace(out, so)
+    folder, why = _cache_dir()
+    if why:
+        raise KernelCacheError(why)
+    so = os.path.join(folder, modname + _EXT_SUFFIX)
+    if not os.path.lexists(so):
+        cap = _cache_cap()
+        _compile(text, modname, folder, so)
+        _evict(folder, so, cap)
+    why = _unsafe_kernel(so)
+    if why:
+        raise KernelCacheError(f"a cached kernel is {why}, not loaded (delete it): {so}")
+    try:
+        os.utime(so, follow_symlinks=False)  # recently used: the last to be evicted
+    except OSError:  # a cache on a read-only file system stays usable
+        pass
     # OpenMP threads that spin after a loop steal the cores from OpenBLAS's threads (and
     # theirs from ours): idle threads sleep instead. Read when libgomp loads, so set first.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
