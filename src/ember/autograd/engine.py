@@ -17,6 +17,7 @@ which is where gradients of broadcast operands are summed back.
 from __future__ import annotations
 
 import sys
+import threading
 
 import numpy as np
 
@@ -69,24 +70,33 @@ def run_backward(
     # NumPy's warnings. Once per pass, not per node.
     quiet = np.errstate(all="ignore")
     quiet.__enter__()
-    _retaining.append(retain_graph)
+    retaining = _retaining.stack
+    retaining.append(retain_graph)
     try:
         _execute(job, deps, root_grads)
     finally:
-        _retaining.pop()
+        retaining.pop()
         _mode.enabled = prev_mode
         quiet.__exit__(None, None, None)
     return job.captured
 
 
-# retain_graph of each backward pass running (innermost last): a node that frees what it
-# saved while it runs (a compiled region's one node) reads it.
-_retaining: list = []
+class _Retaining(threading.local):
+    """retain_graph of each backward pass running in this thread (innermost last): a node
+    that frees what it saved while it runs reads it. Per thread: another thread's pass may
+    begin and end inside this one's."""
+
+    def __init__(self) -> None:
+        self.stack: list = []
+
+
+_retaining = _Retaining()
 
 
 def retaining_graph() -> bool:
     """Whether the backward pass now running keeps saved values (``retain_graph``)."""
-    return bool(_retaining) and _retaining[-1]
+    stack = _retaining.stack
+    return bool(stack) and stack[-1]
 
 
 def _dependencies(root: Node) -> dict:

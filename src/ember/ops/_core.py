@@ -17,6 +17,7 @@ NumPy ufunc overrides once every family is imported.
 from __future__ import annotations
 
 import operator
+import threading
 
 import numpy as np
 
@@ -251,19 +252,21 @@ quiet_set = _QUIET_VAR.set
 quiet_reset = _QUIET_VAR.reset
 
 
-class _Quiet:
-    """``with quiet:`` the same, as a (reentrant) context manager for colder code."""
+class _Quiet(threading.local):
+    """``with quiet:`` the same, as a (reentrant) context manager for colder code. Each
+    thread stacks its own tokens: a token can only be reset in the thread that made it, and
+    blocks of different threads do not end in the order they began."""
 
-    __slots__ = ()
+    def __init__(self) -> None:
+        self.tokens: list = []
 
     def __enter__(self):
-        _tokens.append(quiet_set(QUIET))
+        self.tokens.append(quiet_set(QUIET))
 
     def __exit__(self, *exc) -> None:
-        quiet_reset(_tokens.pop())
+        quiet_reset(self.tokens.pop())
 
 
-_tokens: list = []
 quiet = _Quiet()
 
 
