@@ -16,7 +16,7 @@ from ember._compile import GraphBreak
 
 
 def _entries(fn):
-    return fn._ember_compiled.cache
+    return fn._ember_compiled.entries
 
 
 def test_decorator_and_values_and_gradients():
@@ -440,7 +440,7 @@ def test_module_train_eval_switch_recompiles():
     assert ember.equal(c(x), net(x))
     net.train()
     c(x)
-    assert len(c._compiled.cache) == 2
+    assert len(c._compiled.entries) == 2
 
 
 def test_module_guards_see_swapped_submodules_parameters_and_buffers():
@@ -454,7 +454,7 @@ def test_module_guards_see_swapped_submodules_parameters_and_buffers():
     assert ember.equal(c(x), net(x))
     net[0].register_buffer("unused", ember.zeros(1))
     c(x)
-    assert len(c._compiled.cache) == 4
+    assert len(c._compiled.entries) == 4
 
 
 def test_parameter_hooks_and_leaf_accumulation():

@@ -4,7 +4,9 @@ The first call with a new signature (tensor shapes, dtypes and ``requires_grad``
 arguments by value; grad mode; for a module its training flags and parameters) runs the
 function eagerly while ``capture.Capture`` records the declared ops it applies; ``codegen``
 turns that list into a forward and a backward function of arrays. Later calls with the
-same signature run the generated forward, and the outputs hang on the eager graph through
+same signature run the generated forward while the Python values the function read besides
+its arguments (globals, closure variables, attributes: ``guards``) are unchanged; a changed
+one recompiles. The outputs hang on the eager graph through
 one ``CompiledFunctionBackward`` node whose backward is the generated backward, so
 ``loss.backward()``, hooks on parameters and optimizers work unchanged.
 
@@ -25,6 +27,8 @@ import functools
 
 import numpy as np
 
+from .. import _dtype
+from .. import _mode
 from .._creation import default_generator
 from .._mode import state as _state
 from .._tensor import Tensor
@@ -35,6 +39,7 @@ from ..nn import Module
 from ..ops._core import QUIET, quiet_reset, quiet_set
 from ..ops.reduction import _StructSeq
 from .capture import Capture, GraphBreak
+from . import guards as _guards
 from . import kernels
 from .codegen import CompiledGraph, generate
 
@@ -48,12 +53,14 @@ DOUBLE_BACKWARD_MSG = "torch.compile with aot_autograd does not currently suppor
 class _Fallback:
     """A signature that runs eagerly, and why."""
 
-    __slots__ = ("reason", "where", "signature")
+    __slots__ = ("reason", "where", "signature", "guards", "recompiled")
 
     def __init__(self, reason: str, where: str = "", signature: str = "") -> None:
         self.reason = reason
         self.where = where
         self.signature = signature
+        self.guards = _ALWAYS
+        self.recompiled = ""
 
 
 def _describe(tensors: list) -> str:
@@ -178,9 +185,9 @@ def _build(spec, outs):
 
 
 class _Entry:
-    """One signature's compiled graph and how to rebuild the result."""
+    """One signature's compiled graph, how to rebuild the result, and its guards."""
 
-    __slots__ = ("graph", "spec", "attr_rg", "signature", "note")
+    __slots__ = ("graph", "spec", "attr_rg", "signature", "note", "guards", "recompiled")
 
     def __init__(self, graph: CompiledGraph, spec, signature: str = "") -> None:
         self.graph = graph
@@ -188,6 +195,11 @@ class _Entry:
         self.signature = signature
         self.attr_rg = tuple(t._rg for t in graph.attrs)
         self.note = ""  # why the code calls no fused kernels, when it could have
+        self.guards = _ALWAYS
+        self.recompiled = ""  # the guard whose failure made this entry
+
+
+_ALWAYS = _guards.GuardSet()  # no reads to check
 
 
 # -- fused kernels -------------------------------------------------------------------------
@@ -219,7 +231,7 @@ def _with_kernels(entry: _Entry, cap: Capture, slots: list, tensors: list) -> st
             if not _close_runs(plain, fused, arrays, rng, state):
                 return "no fused kernels: they differ from the NumPy code beyond rounding"
     except Exception as exc:
-        return f"no fused kernels: {type(exc).__name__} when checking them"
+        return f"no fused kernels: {type(exc).__name__} when checking them: {str(exc)[:200]}"
     finally:
         bits.state = state
     entry.graph = fused
@@ -302,27 +314,6 @@ def _parts(module) -> list:
     return out
 
 
-def _module_state(root) -> tuple:
-    """What a module's compiled call depends on besides its arguments: each module's
-    identity and training flag and the identity of every parameter and buffer (a new tensor
-    or submodule assigned means a new capture). One walk over the tree's dicts, 2.5x faster
-    than walking ``modules()``, ``parameters()`` and ``buffers()``."""
-    state: list = []
-    seen: set = set()
-    stack = [root]
-    while stack:
-        m = stack.pop()
-        if id(m) in seen:
-            continue
-        seen.add(id(m))
-        state += (id(m), m.training)
-        state.extend(map(id, m._parameters.values()))
-        state.append(None)  # parameters | buffers: a tensor moving between them changes the key
-        state.extend(map(id, m._buffers.values()))
-        stack.extend(c for c in m._modules.values() if c is not None)
-    return (tuple(state),)
-
-
 class _CompiledFunction:
     """``fn`` compiled: a cache of captures keyed by call signature."""
 
@@ -330,7 +321,8 @@ class _CompiledFunction:
         self.fn = fn
         self.fullgraph = fullgraph
         self.module = module
-        self.cache: dict = {}
+        self.cache: dict = {}  # call key -> [entry], tried in order: the first whose guards pass
+        self.n_entries = 0
         self.parts: dict = {}  # id(submodule) -> (name, its compiled forward), see _eager
 
     def key(self, args, kwargs, tensors: list):
@@ -338,9 +330,13 @@ class _CompiledFunction:
             structure = (_flatten(args, tensors), _flatten(kwargs, tensors))
         except TypeError:
             return None
-        key = (structure, _state.enabled, _state.inference)
+        # Global modes the captured ops read: grad mode, the default dtype (factories),
+        # autocast regions (casts before matmuls and convolutions).
+        key = (structure, _state.enabled, _state.inference, _dtype._default[0])
+        if _mode.autocast_active[0]:
+            key += (tuple(_mode.autocast.enabled.items()), tuple(_mode.autocast.dtype.items()))
         if self.module is not None:
-            key += _module_state(self.module)
+            key += (_guards.module_state(self.module),)
         return key
 
     def __call__(self, *args, **kwargs):
@@ -350,9 +346,14 @@ class _CompiledFunction:
         key = self.key(args, kwargs, tensors)
         if key is None:
             return self.fn(*args, **kwargs)
-        entry = self.cache.get(key)
-        if entry is None:
+        entries = self.cache.get(key)
+        if entries is None:
             return self._compile(key, args, kwargs, tensors)
+        for entry in entries:
+            if entry.guards.check():
+                break
+        else:  # a value the captures read changed: capture again
+            return self._compile(key, args, kwargs, tensors, entries[-1].guards.failure())
         if type(entry) is _Fallback:
             return self._eager(args, kwargs)
         if entry.attr_rg != tuple(t._rg for t in entry.graph.attrs):
@@ -409,18 +410,25 @@ class _CompiledFunction:
             _attach(graph, saved, inputs, results)
         return _build(entry.spec, results)
 
-    def _compile(self, key, args, kwargs, tensors: list):
-        if len(self.cache) >= CACHE_SIZE_LIMIT:
-            self.cache[key] = _Fallback(f"cache_size_limit ({CACHE_SIZE_LIMIT}) reached")
+    def _add(self, key, entry, recompiled: str) -> None:
+        entry.recompiled = recompiled
+        self.cache.setdefault(key, []).append(entry)
+        self.n_entries += 1
+
+    def _compile(self, key, args, kwargs, tensors: list, recompiled: str = ""):
+        if self.n_entries >= CACHE_SIZE_LIMIT:
+            self._add(key, _Fallback(f"cache_size_limit ({CACHE_SIZE_LIMIT}) reached"), recompiled)
             return self.fn(*args, **kwargs)
         rng_state = default_generator._rng.bit_generator.state
         cap = Capture(strict=self.fullgraph)
         for t in tensors:
             cap.add_input(t)
+        reads = _guards.Reads()
         _recording.record_backward.append(True)  # autograd.grad inside: its ops captured
         try:
             with cap:
-                result = self.fn(*args, **kwargs)
+                with reads:
+                    result = self.fn(*args, **kwargs)
                 try:
                     slots: list = []
                     spec = _out_spec(result, slots, cap)
@@ -430,8 +438,11 @@ class _CompiledFunction:
             _recording.record_backward.pop()
         try:
             cap.check()
+            covered = [self.module] if self.module is not None else []
+            guards = _guards.build(self.fn, reads, _pinned((args, kwargs)), covered)
             graph = generate(cap, slots)
             entry = _Entry(graph, spec, _describe(tensors))
+            entry.guards = guards
             default_generator._rng.bit_generator.state = rng_state
             cap.restore()  # side effects (running statistics): the generated code makes them
             try:
@@ -446,10 +457,10 @@ class _CompiledFunction:
             cap.redo()  # the eager result is returned: so are its side effects
             if self.fullgraph:
                 raise
-            self.cache[key] = _Fallback(e.reason, e.where, _describe(tensors))
+            self._add(key, _Fallback(e.reason, e.where, _describe(tensors)), recompiled)
             return result
         entry.note = _with_kernels(entry, cap, slots, tensors)
-        self.cache[key] = entry
+        self._add(key, entry, recompiled)
         return compiled
 
     def _validate(self, entry: _Entry, args, kwargs, tensors: list, rng_state) -> None:
@@ -486,12 +497,17 @@ class _CompiledFunction:
             for t, a in attrs:
                 t._data = a
 
+    @property
+    def entries(self) -> list:
+        """Every compiled or eager entry, in the order they were made."""
+        return [e for entries in self.cache.values() for e in entries]
+
     # -- reports ------------------------------------------------------------------------
 
     def explain(self) -> str:
         """What was compiled and what runs eagerly, with the reasons and source lines."""
         lines = []
-        for n, entry in enumerate(self.cache.values()):
+        for n, entry in enumerate(self.entries):
             if type(entry) is _Fallback:
                 lines.append(f"signature {n} {entry.signature}: runs eagerly: {entry.reason}")
                 if entry.where:
@@ -503,9 +519,12 @@ class _CompiledFunction:
                     f"{len(g.out_slots)} outputs, "
                     f"{len(g.grad_inputs)} gradient inputs, {g.kernels} fused kernels"
                     + (f", C loops for {', '.join(g.lowered)}" if g.lowered else "")
+                    + f", {len(entry.guards)} guards"
                 )
                 if entry.note:
                     lines.append(f"    {entry.note}")
+            if entry.recompiled:
+                lines.append(f"    recompiled: {entry.recompiled} changed")
         for name, part in self.parts.values():  # called by signatures that run eagerly
             if part.cache:
                 lines.append(f"submodule {name}, compiled on its own:")
@@ -515,10 +534,24 @@ class _CompiledFunction:
     @property
     def code(self) -> str:
         """The generated source of the most recent compiled signature."""
-        for entry in reversed(list(self.cache.values())):
+        for entry in reversed(self.entries):
             if type(entry) is not _Fallback:
                 return entry.graph.code
         return ""
+
+
+def _pinned(obj) -> list:
+    """The objects in a call's arguments that its key holds by identity (not tensors,
+    containers or values): what the function reads from them is guarded."""
+    if isinstance(obj, Tensor):
+        return []
+    if isinstance(obj, (list, tuple)):
+        return [p for x in obj for p in _pinned(x)]
+    if isinstance(obj, dict):
+        return [p for x in obj.values() for p in _pinned(x)]
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
+        return []
+    return [obj]
 
 
 def _perturbed(t: Tensor, rng) -> Tensor:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import functools
 import sys
+import threading
 import traceback
 import types
 
@@ -248,6 +249,9 @@ class Capture:
         self._keep: list = []  # tensors mapped to slots without one of their own
         # id(tensor) -> (tensor, dtype): operands the next op's eager code casts (note_cast)
         self._casts: dict = {}
+        # The thread running the captured function: ops other threads run meanwhile reach
+        # the same hooks (they are process-wide) and are not the capture's.
+        self._thread = threading.get_ident()
 
     # -- slots --------------------------------------------------------------------------
 
@@ -290,11 +294,17 @@ class Capture:
 
     # -- what record reports ------------------------------------------------------------
 
+    def _other_thread(self) -> bool:
+        return threading.get_ident() != self._thread
+
     def note_cast(self, t: Tensor, dtype: np.dtype) -> None:
         """The op being run passes ``t``'s array to its forward cast to ``dtype``."""
-        self._casts[id(t)] = (t, dtype)
+        if not self._other_thread():
+            self._casts[id(t)] = (t, dtype)
 
     def op(self, cls, inputs, params, outputs, extras) -> None:
+        if self._other_thread():
+            return
         casts, self._casts = self._casts, {}
         if self._error is None:
             self._op(cls, inputs, params, outputs, extras, casts)
@@ -394,6 +404,9 @@ class Capture:
     def side_effect(self, fn, args, cached) -> None:
         """Run the update (eagerly, with ``cached``), allowing its version bumps, and log it
         to be replayed; the updated tensors' arrays before it are kept (``restore``)."""
+        if self._other_thread():  # another thread's update: just made
+            fn(*args, cached=cached)
+            return
         refs = [SlotRef(self.slot_of(a)) if isinstance(a, Tensor) else a for a in args]
         tensors = [a for a in args if isinstance(a, Tensor)]
         self.before += [(t, t._data.copy()) for t in tensors]
@@ -410,12 +423,13 @@ class Capture:
 
     def check_values(self, fn, args) -> None:
         """``fn(*args)`` checked values (``recording.check_values``): the code checks too."""
-        if self._error is None:
+        if self._error is None and not self._other_thread():
             self.ops.append(CheckOp(fn, [self._param(a, fn) for a in args]))
 
     def untracked_call(self, fn, args, out: Tensor) -> None:
         """``out = fn(*args)`` (``recording.untracked_call``): the generated code calls it."""
-        self._call_op(fn, args, {}, out)
+        if not self._other_thread():
+            self._call_op(fn, args, {}, out)
 
     def rebinds(self, t) -> bool:
         """Can an in-place op on ``t`` be captured as an op whose result ``t`` then names?
@@ -467,7 +481,8 @@ class Capture:
             np.copyto(t._data, a)
 
     def unsupported(self, what: str) -> None:
-        self.fail(f"{what} is not capturable")
+        if not self._other_thread():
+            self.fail(f"{what} is not capturable")
 
     def fail(self, reason: str) -> None:
         """Remember why the capture is unusable; raise it when strict."""
@@ -510,6 +525,8 @@ class Capture:
 
         def tracking_wrap(data):
             t = original(data)
+            if threading.get_ident() != self._thread:
+                return t
             made[id(t)] = (t, _outermost_ember_function(sys._getframe(1)))
             made_arrays[id(data)] = t
             return t
@@ -539,7 +556,7 @@ class Capture:
 
         @functools.wraps(fn)
         def logged(*args, **kwargs):
-            if capture._depth:
+            if capture._depth or capture._other_thread():
                 return fn(*args, **kwargs)
             if inplace and args and capture._outside(args[0]):
                 # A buffer updated in place (num_batches_tracked += 1): a side effect.
@@ -587,6 +604,8 @@ class Capture:
         call = fn.__func__ if isinstance(fn, staticmethod) else fn
 
         def leaking(*args, **kwargs):
+            if capture._other_thread():
+                return call(*args, **kwargs)
             if not (capture._bumps_allowed and call.__name__ == "_bump"):
                 capture.fail(f"{reason} is not capturable")
             return call(*args, **kwargs)

@@ -530,6 +530,7 @@ def _saved_value(node, k: int):
 def _compile(lines: list, fn_name: str, env: dict, op: str):
     source = "\n".join(lines) + "\n"
     namespace = dict(env)
+    namespace["__name__"] = __name__  # ember's code (ember.compile's guards do not read it)
     exec(compile(source, f"<{op}.{fn_name}>", "exec"), namespace)  # noqa: S102 (our own source)
     fn = namespace[fn_name]
     fn.__qualname__ = f"{op}.{fn_name}"

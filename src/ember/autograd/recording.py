@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from threading import get_ident
 
 import numpy as np
 
@@ -59,10 +60,19 @@ _on: list = []
 # traceback capture. Empty unless a tool is on; ``record`` then pays one truth test per
 # node it creates.
 _observe: list = []
-# The compiler's capture (``ember.compile``): while it runs, ``_capture[0]`` is told of every
-# recorded op, ``capture.op(cls, inputs, params, outputs, extras)``. A capture also sets
-# ``_on``, so ``record`` pays nothing for it when it is off.
+# The compiler's capture (``ember.compile``): while it runs, ``active_capture()`` is told of
+# every op its thread records, ``capture.op(cls, inputs, params, outputs, extras)``. A
+# capture also sets ``_on``, so ``record`` pays nothing for it when it is off.
 _capture: list = []
+
+
+def active_capture():
+    """The compiler's capture running in this thread, or None. (``_capture`` is
+    process-wide: another thread's ops must not enter it, and it may end meanwhile.)"""
+    for capture in _capture[:1]:  # a copy, read once
+        if capture._thread == get_ident():
+            return capture
+    return None
 
 
 # -- the recording path ------------------------------------------------------------------
@@ -133,18 +143,21 @@ def _versions(saved: tuple) -> tuple:
         raise RuntimeError(INFERENCE_SAVE_MSG) from None
 
 
-def record(cls, out: np.ndarray, inputs: tuple, params: tuple = (), extras: tuple = ()):
+def record(
+    cls, out: np.ndarray, inputs: tuple, params: tuple = (), extras: tuple = (), plain=False
+):
     """Wrap ``out`` in a Tensor and, if gradients are needed, attach a ``cls`` node.
 
     inputs: the op's tensor operands in the declared order (Tensors, Python numbers or
         None); those that require grad become the node's ``next_functions``.
     params: the op's non-tensor parameters, in the declared order.
     extras: arrays computed in forward that the rules read (declared ``saves``).
+    plain: record as when forward AD and captures are off (their own hooks call it so).
     Returns the result Tensor (a view of ``inputs[0]`` for view ops).
     """
     if type(out) is not np.ndarray:
         out = np.asarray(out)  # NumPy gives scalars for 0-d results; tensors hold arrays
-    if _on:  # forward AD is on: the usual recording, then the outputs' tangents
+    if _on and not plain:  # forward AD is on: the usual recording, then the outputs' tangents
         return _record_dual(cls, (out,), inputs, params, extras)[0]
     # Inlined Tensor._wrap: this function is the hot path of every op.
     t = _new(Tensor)
@@ -211,13 +224,15 @@ def record(cls, out: np.ndarray, inputs: tuple, params: tuple = (), extras: tupl
     return t
 
 
-def record_multi(cls, outs, inputs: tuple, params: tuple = (), extras: tuple = ()) -> list:
+def record_multi(
+    cls, outs, inputs: tuple, params: tuple = (), extras: tuple = (), plain=False
+) -> list:
     """``record`` for a node with several outputs (split, unbind, max with dim, ...).
 
     Outputs the class declares non-differentiable (indices) never require grad.
     """
     outs = [o if type(o) is np.ndarray else np.asarray(o) for o in outs]
-    if _on:
+    if _on and not plain:
         return _record_dual(cls, outs, inputs, params, extras)
     tensors = [Tensor._wrap(o) for o in outs]
     edges = _edges(inputs) if _state.enabled else None
@@ -322,8 +337,9 @@ class _Suspend:
     __slots__ = ()
 
     def __enter__(self):
-        if _capture:  # a custom Function or a tangent inside a compiled region
-            _capture[0].unsupported("a custom autograd.Function")
+        capture = active_capture()
+        if capture is not None:  # a custom Function or a tangent inside a compiled region
+            capture.unsupported("a custom autograd.Function")
         fw.suspended += 1
         _on.clear()
 
@@ -479,20 +495,18 @@ def _record_dual(cls, outs, inputs, params, extras):
 def _record_captured(cls, outs, inputs, params, extras):
     """``record``/``record_multi`` while the compiler captures (forward AD is off then)."""
     tensors = _record_plainly(cls, outs, inputs, params, extras)
-    _capture[0].op(cls, inputs, params, tensors, extras)
+    capture = active_capture()
+    if capture is not None:
+        capture.op(cls, inputs, params, tensors, extras)
     return tensors
 
 
 def _record_plainly(cls, outs, inputs, params, extras) -> list:
-    """The outputs recorded as when neither forward AD nor a capture is on (``_on`` is
-    what routes ``record`` here: it is cleared for the call)."""
-    _on.clear()
-    try:
-        if len(outs) == 1 and not cls._multi_output:
-            return [record(cls, outs[0], inputs, params, extras)]
-        return record_multi(cls, outs, inputs, params, extras)
-    finally:
-        _on.append(True)
+    """The outputs recorded as when neither forward AD nor a capture is on (``_on`` routes
+    ``record`` here; it is process-wide, so it is not cleared: other threads read it)."""
+    if len(outs) == 1 and not cls._multi_output:
+        return [record(cls, outs[0], inputs, params, extras, True)]
+    return record_multi(cls, outs, inputs, params, extras, True)
 
 
 # Non-empty while vmap captures a function: autograd.grad inside it records its backward
@@ -516,7 +530,9 @@ def cast_operand(t: Tensor, a: np.ndarray) -> np.ndarray:
     """``a``: ``t``'s array cast for an op's forward (torch's type promotion). A capture is
     told, since it replays the op on ``t``'s own array."""
     if _capture and a.dtype != t._data.dtype:
-        _capture[0].note_cast(t, a.dtype)
+        capture = active_capture()
+        if capture is not None:
+            capture.note_cast(t, a.dtype)
     return a
 
 
@@ -524,8 +540,9 @@ def side_effect(fn, *args, cached=None) -> None:
     """Run ``fn(*args, cached=cached)``: an in-place update of tensors outside the graph
     (batch norm's running statistics). ``cached`` holds values the caller already computed;
     the compiler's capture records the call without it, to replay it from ``args``."""
-    if _capture:
-        _capture[0].side_effect(fn, args, cached)
+    capture = active_capture() if _capture else None
+    if capture is not None:
+        capture.side_effect(fn, args, cached)
     else:
         fn(*args, cached=cached)
 
@@ -535,8 +552,9 @@ def untracked_call(fn, *args) -> Tensor:
     numbers (dropout's mask) or from tensors' values (one_hot). The compiler's capture
     records the call, to make it again (fresh numbers, new values) at each run."""
     out = fn(*args)
-    if _capture:
-        _capture[0].untracked_call(fn, args, out)
+    capture = active_capture() if _capture else None
+    if capture is not None:
+        capture.untracked_call(fn, args, out)
     return out
 
 
@@ -545,15 +563,17 @@ def check_values(fn, *args) -> None:
     error. The compiler's capture records it, so that the generated code checks new values
     too (NumPy would read a negative index from the end, silently)."""
     fn(*args)
-    if _capture:
-        _capture[0].check_values(fn, args)
+    capture = active_capture() if _capture else None
+    if capture is not None:
+        capture.check_values(fn, args)
 
 
 def not_capturable(what: str) -> None:
     """Tell a running compiler capture that ``what`` (code reading a value outside the
     graph) cannot be captured; nothing otherwise."""
-    if _capture:
-        _capture[0].unsupported(what)
+    capture = active_capture() if _capture else None
+    if capture is not None:
+        capture.unsupported(what)
 
 
 def inplace_tangent(self: Tensor, new) -> None:

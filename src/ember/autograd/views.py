@@ -26,6 +26,7 @@ from .opdef import LINEAR, defop
 from .recording import (
     _capture,
     _on,
+    active_capture,
     inplace_tangent,
     region,
     set_tangent,
@@ -225,12 +226,13 @@ def apply_inplace(self: Tensor, op, *args, copy_old: bool = True, **kwargs) -> T
     """
     recording = _state.enabled and (self._rg or _any_requires_grad(args, kwargs))
     base = check_writable(self, recording)
-    if _capture and base is None and _capture[0].rebinds(self):
+    capture = active_capture() if _capture else None
+    if capture is not None and base is None and capture.rebinds(self):
         # The compiler's capture: the op out of place, ``self`` now names its result.
         pre = _snapshot(self, copy_old)
-        _capture[0].same_value(pre, self)
+        capture.same_value(pre, self)
         result = op(pre, *args, **kwargs)
-        _capture[0].rebind(self, result, lambda: store(self, result._data))
+        capture.rebind(self, result, lambda: store(self, result._data))
         if recording:
             self.grad_fn, self._rg, self._output_nr = result.grad_fn, result._rg, 0
         return self
