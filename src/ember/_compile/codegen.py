@@ -272,7 +272,9 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
             if op.cls._multi_output and not saves:
                 targets = outs + ","
             line = f"    {targets} = F{j}({', '.join(call_args)})  # {op.cls.__name__}"
-            if op.cls.forward.__module__ in _PURE_MODULES:
+            # A forward may be a bare ufunc, which has no ``__module__`` before NumPy 2.1
+            # (later ones say "numpy", not a pure module either).
+            if getattr(op.cls.forward, "__module__", None) in _PURE_MODULES:
                 line = _PureLine(line, [f"v{o}" for o in op.outs] + saves)
             fwd.append(line)
         if not on_path[j]:
