@@ -397,7 +397,7 @@ def new_zeros(
     self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
 ):
     """Zeros of ``size`` with this tensor's dtype unless ``dtype`` is given."""
-    return _creation.zeros(*size, dtype=_new_dtype(self, dtype), requires_grad=requires_grad)
+    return _creation._zeros(size, _new_dtype(self, dtype), requires_grad)
 
 
 def new_ones(

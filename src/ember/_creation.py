@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _dtype
+from ._alloc import raise_alloc_error
 from ._tensor import Tensor, broadcast_shapes, check_device
 
 _wrap = Tensor._wrap
+_INT64_MAX = 2**63 - 1
 
 # torch's default generator seed, so an unseeded run is reproducible like torch's.
 _DEFAULT_SEED = 67280421310721
@@ -108,8 +112,9 @@ def _rng(generator):
 # -- helpers ----------------------------------------------------------------------------
 
 
-def _size(size, size_kw=None) -> tuple:
-    """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(torch.Size(...))``, ``f(size=...)``."""
+def _size(size, size_kw=None, negative: str | None = None, fname: str = "empty") -> tuple:
+    """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(torch.Size(...))``, ``f(size=...)``.
+    ``negative``: the factory's own message for a negative size (torch's zeros has one)."""
     if size_kw is not None:
         if size:
             raise TypeError("got multiple values for argument 'size'")
@@ -126,7 +131,14 @@ def _size(size, size_kw=None) -> tuple:
                 f"{type(s).__name__} at pos {len(out)}"
             )
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+            raise RuntimeError(
+                negative or f"Trying to create tensor with negative dimension {s}: {list(size)}"
+            )
+        if s > 9223372036854775807:  # past int64: torch cannot even read it as a size
+            raise TypeError(
+                f"{fname}(): argument 'size' failed to unpack the object at pos {len(out) + 1} "
+                'with error "Overflow when unpacking long long"'
+            )
         out.append(int(s))
     return tuple(out)
 
@@ -140,6 +152,48 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
     if requires_grad:
         t.requires_grad_(True) if data.dtype.kind in "fcV" else _no_grad_dtype()
     return t
+
+
+# The factories allocate through _new, _new_full, _sample and _new_from: where NumPy
+# refuses a size (MemoryError, ValueError), torch's RuntimeError with its message. The
+# try costs nothing; the calls are positional (NumPy's keyword path is slower).
+
+
+def _new(alloc, shape: tuple, dtype, requires_grad: bool) -> Tensor:
+    """``alloc(shape, dtype)`` (np.zeros, np.ones) as a tensor."""
+    try:
+        data = alloc(shape, dtype)
+    except (MemoryError, ValueError) as e:
+        raise_alloc_error(shape, dtype, e)
+    return _finish(data, requires_grad)
+
+
+def _new_full(shape: tuple, fill_value, dtype, requires_grad: bool) -> Tensor:
+    try:
+        data = np.full(shape, fill_value, dtype)
+    except (MemoryError, ValueError) as e:
+        raise_alloc_error(shape, dtype, e)
+    return _finish(data, requires_grad)
+
+
+def _sample(draw, shape: tuple, dtype, requires_grad: bool) -> Tensor:
+    """``draw(shape, float64)`` (a Generator's random, standard_normal) cast to ``dtype``."""
+    try:
+        data = draw(shape, np.float64).astype(dtype)
+    except (MemoryError, ValueError) as e:
+        raise_alloc_error(shape, dtype, e)
+    return _finish(data, requires_grad)
+
+
+def _new_from(make, shape: tuple, dtype, requires_grad: bool) -> Tensor:
+    """``make()``'s array, of ``shape``, cast to ``dtype``, as a tensor."""
+    try:
+        data = make()
+        if data.dtype != dtype:
+            data = data.astype(dtype)
+    except (MemoryError, ValueError) as e:
+        raise_alloc_error(shape, dtype, e)
+    return _finish(data, requires_grad)
 
 
 def _no_grad_dtype():
@@ -344,7 +398,14 @@ def zeros(
         tensor([0., 0.])
     """
     check_device(device)
-    return _finish(np.zeros(_size(shape, size), dtype=_float_dtype(dtype)), requires_grad)
+    shape = _size(shape, size, "zeros: Dimension size must be non-negative.", "zeros")
+    return _new(np.zeros, shape, _float_dtype(dtype), requires_grad)
+
+
+def _zeros(size: tuple, dtype, requires_grad: bool) -> Tensor:
+    """Zeros with the message of every factory but torch.zeros for a negative size
+    (Tensor.new_zeros's)."""
+    return _new(np.zeros, _size(size, fname="new_zeros"), _float_dtype(dtype), requires_grad)
 
 
 def ones(
@@ -359,7 +420,7 @@ def ones(
                 [1., 1.]], requires_grad=True)
     """
     check_device(device)
-    return _finish(np.ones(_size(shape, size), dtype=_float_dtype(dtype)), requires_grad)
+    return _new(np.ones, _size(shape, size, fname="ones"), _float_dtype(dtype), requires_grad)
 
 
 def empty(
@@ -375,7 +436,7 @@ def empty(
 ) -> Tensor:
     """An uninitialised tensor (ember zero-fills it, so results are deterministic)."""
     check_device(device)
-    return _finish(np.zeros(_size(shape, size), dtype=_float_dtype(dtype)), requires_grad)
+    return _new(np.zeros, _size(shape, size), _float_dtype(dtype), requires_grad)
 
 
 def full(
@@ -395,7 +456,7 @@ def full(
         dt = _dtype.to_numpy_dtype(dtype)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _finish(np.full(_size((size,)), fill_value, dtype=dt), requires_grad)
+    return _new_full(_size((size,)), fill_value, dt, requires_grad)
 
 
 def eye(
@@ -410,7 +471,18 @@ def eye(
 ) -> Tensor:
     """The identity matrix (``n`` x ``m``)."""
     check_device(device)
-    return _finish(np.eye(n, n if m is None else m, dtype=_float_dtype(dtype)), requires_grad)
+    m = n if m is None else m
+    if n < 0 or m < 0:
+        name, v = ("n", n) if n < 0 else ("m", m)
+        raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    dt = _float_dtype(dtype)
+    try:
+        data = np.eye(n, m, dtype=dt)
+    except (MemoryError, ValueError) as e:
+        if n * m > _INT64_MAX:  # torch checks eye's element count before its storage size
+            raise RuntimeError("numel: integer multiplication overflow") from None
+        raise_alloc_error((n, m), dt, e)
+    return _finish(data, requires_grad)
 
 
 def arange(
@@ -438,13 +510,31 @@ def arange(
     else:
         dt = _dtype._default[0].np
     start, end, step = vals
-    n = int(np.ceil((end - start) / step))
-    data = (
-        (start + np.arange(max(n, 0), dtype=np.float64) * step).astype(dt)
-        if dt.kind in "fV"
-        else np.arange(start, end, step, dtype=dt)
-    )
+    try:
+        n = math.ceil((end - start) / step)
+    except (OverflowError, ValueError):  # an infinite or NaN bound or step
+        n = -1
+    if n <= 0:  # torch's checks (a positive count has finite bounds of the step's sign)
+        if not (step > 0 or step < 0):  # NaN
+            raise RuntimeError("step must be nonzero")
+        if not (math.isfinite(start) and math.isfinite(end)):
+            raise RuntimeError(f"unsupported range: {_scalar_str(start)} -> {_scalar_str(end)}")
+        if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+            raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+        n = 0
+    try:
+        if dt.kind in "fV":
+            data = (start + np.arange(n, dtype=np.float64) * step).astype(dt)
+        else:
+            data = np.arange(start, end, step, dtype=dt)
+    except (MemoryError, ValueError) as e:
+        raise_alloc_error((n,), dt, e)
     return _finish(data, requires_grad)
+
+
+def _scalar_str(v) -> str:
+    """A number as torch's messages print it (C++ streams: 0, 0.5, inf, nan, 1e+20)."""
+    return str(v) if isinstance(v, (int, np.integer)) else f"{v:g}"
 
 
 def linspace(
@@ -452,16 +542,28 @@ def linspace(
 ) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     check_device(device)
-    return _finish(
-        np.linspace(start, end, steps, dtype=np.float64).astype(_float_dtype(dtype)),
+    _check_steps(steps)
+    return _new_from(
+        lambda: np.linspace(start, end, steps, dtype=np.float64),
+        (steps,),
+        _float_dtype(dtype),
         requires_grad,
     )
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, requires_grad=False):
-    return _finish(
-        np.logspace(start, end, steps, base=base).astype(_float_dtype(dtype)), requires_grad
+    _check_steps(steps)
+    return _new_from(
+        lambda: np.logspace(start, end, steps, base=base),
+        (steps,),
+        _float_dtype(dtype),
+        requires_grad,
     )
+
+
+def _check_steps(steps) -> None:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
 
 
 # -- random -----------------------------------------------------------------------------
@@ -485,10 +587,8 @@ def rand(
         torch.Size([2, 3])
     """
     check_device(device)
-    dt = _float_dtype(dtype)
-    return _finish(
-        _rng(generator).random(_size(shape, size), dtype=np.float64).astype(dt), requires_grad
-    )
+    dt, shape = _float_dtype(dtype), _size(shape, size, fname="rand")
+    return _sample(_rng(generator).random, shape, dt, requires_grad)
 
 
 def randn(
@@ -510,10 +610,8 @@ def randn(
     """
     check_device(device)
     dt = _float_dtype(dtype)
-    return _finish(
-        _rng(generator).standard_normal(_size(shape, size), dtype=np.float64).astype(dt),
-        requires_grad,
-    )
+    rng, shape = _rng(generator), _size(shape, size, fname="randn")
+    return _sample(rng.standard_normal, shape, dt, requires_grad)
 
 
 def randint(
@@ -544,13 +642,16 @@ def randint(
     elif high is None:
         low, high = 0, low
     dt = np.dtype(np.int64) if dtype is None else _dtype.to_numpy_dtype(dtype)
-    data = _rng(generator).integers(low, high, size=_size((size,)), dtype=np.int64).astype(dt)
-    return _finish(data, requires_grad)
+    shape, rng = _size((size,)), _rng(generator)
+    return _new_from(
+        lambda: rng.integers(low, high, size=shape, dtype=np.int64), shape, dt, requires_grad
+    )
 
 
 def randperm(n: int, *, generator=None, dtype=None, requires_grad=False) -> Tensor:
     dt = np.dtype(np.int64) if dtype is None else _dtype.to_numpy_dtype(dtype)
-    return _finish(_rng(generator).permutation(n).astype(dt), requires_grad)
+    shape, rng = _size((n,)), _rng(generator)
+    return _new_from(lambda: rng.permutation(n), shape, dt, requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None) -> Tensor:
@@ -560,8 +661,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None) -> Tensor:
         shape = broadcast_shapes(np.shape(m), np.shape(s))
         dt = (mean if isinstance(mean, Tensor) else std)._data.dtype
         return _wrap((m + s * _rng(generator).standard_normal(shape)).astype(dt))
-    return _wrap(
-        (mean + std * _rng(generator).standard_normal(_size((size,)))).astype(_dtype._default[0].np)
+    shape, rng = _size((size,)), _rng(generator)
+    return _new_from(
+        lambda: mean + std * rng.standard_normal(shape), shape, _dtype._default[0].np, False
     )
 
 
@@ -590,7 +692,7 @@ def zeros_like(
 ) -> Tensor:
     """Zeros with the shape (and dtype, unless given) of ``input``."""
     check_device(device)
-    return _finish(np.zeros(input._data.shape, dtype=_like_dtype(input, dtype)), requires_grad)
+    return _new(np.zeros, input._data.shape, _like_dtype(input, dtype), requires_grad)
 
 
 def ones_like(
@@ -598,7 +700,7 @@ def ones_like(
 ) -> Tensor:
     """Ones with the shape (and dtype, unless given) of ``input``."""
     check_device(device)
-    return _finish(np.ones(input._data.shape, dtype=_like_dtype(input, dtype)), requires_grad)
+    return _new(np.ones, input._data.shape, _like_dtype(input, dtype), requires_grad)
 
 
 def empty_like(
@@ -619,9 +721,8 @@ def full_like(
     memory_format=None,
 ) -> Tensor:
     check_device(device)
-    return _finish(
-        np.full(input._data.shape, fill_value, dtype=_like_dtype(input, dtype)), requires_grad
-    )
+    dt = _like_dtype(input, dtype)
+    return _new_full(input._data.shape, fill_value, dt, requires_grad)
 
 
 def rand_like(
@@ -629,7 +730,8 @@ def rand_like(
 ) -> Tensor:
     check_device(device)
     dt = _like_dtype(input, dtype)
-    return _finish(default_generator._rng.random(input._data.shape).astype(dt), requires_grad)
+    rng = default_generator._rng
+    return _sample(rng.random, input._data.shape, dt, requires_grad)
 
 
 def randn_like(
@@ -637,16 +739,12 @@ def randn_like(
 ) -> Tensor:
     check_device(device)
     dt = _like_dtype(input, dtype)
-    return _finish(
-        default_generator._rng.standard_normal(input._data.shape).astype(dt), requires_grad
-    )
+    rng = default_generator._rng
+    return _sample(rng.standard_normal, input._data.shape, dt, requires_grad)
 
 
 def randint_like(input, low, high=None, *, dtype=None, requires_grad=False) -> Tensor:
     if high is None:
         low, high = 0, low
-    dt = _like_dtype(input, dtype)
-    return _finish(
-        default_generator._rng.integers(low, high, size=input._data.shape).astype(dt),
-        requires_grad,
-    )
+    dt, shape, rng = _like_dtype(input, dtype), input._data.shape, default_generator._rng
+    return _new_from(lambda: rng.integers(low, high, size=shape), shape, dt, requires_grad)

@@ -22,6 +22,7 @@ import threading
 import numpy as np
 
 from .. import _dtype
+from .._alloc import from_numpy_error
 from .._dtype import _BF16
 from .._tensor import (
     _UFUNCS,
@@ -281,6 +282,8 @@ def run(cls, inputs: tuple, arrays: tuple, params: tuple = ()):
             res = _bfloat16_forward(cls, arrays, params, res)
     except ValueError:
         raise broadcast_error(*(np.shape(a) for a in arrays)) from None
+    except MemoryError as e:  # torch's allocator error (RuntimeError), with the byte count
+        raise from_numpy_error(e) from None
     finally:
         quiet_reset(token)
     if cls._multi_output or cls._saves:

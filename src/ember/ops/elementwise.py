@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._alloc import from_numpy_error
 from .._tensor import Tensor
 from ..autograd.opdef import cconj
 from ._core import (
@@ -54,6 +55,14 @@ def _zero_where(cond, value):
     return _select(cond, 0.0 if isinstance(value, Tensor) else 0, value)
 
 
+def _zeros_like(x):
+    """Zeros shaped like ``x``: torch's ``zeros_like`` in a rule, where ``x * 0`` would be
+    NaN at an infinite or NaN gradient."""
+    if isinstance(x, Tensor):
+        return _wrap(np.zeros_like(x._data))
+    return np.zeros_like(x)
+
+
 # -- add, sub, rsub ----------------------------------------------------------------------------
 
 AddBackward0 = defop(
@@ -87,6 +96,8 @@ def add(input, other, *, alpha=1, out=None):
         res = (a + b) if alpha == 1 else (a + b * alpha)
     except ValueError:
         raise broadcast_error(np.shape(a), np.shape(b)) from None
+    except MemoryError as e:  # e.g. an expanded view plus 1: torch's RuntimeError
+        raise from_numpy_error(e) from None
     finally:
         quiet_reset(token)
     t = record(AddBackward0, res, (input, other), _ALPHA_1 if alpha == 1 else (alpha,))
@@ -212,6 +223,8 @@ def mul(input, other, *, out=None):
         res = a * b
     except ValueError:
         raise broadcast_error(np.shape(a), np.shape(b)) from None
+    except MemoryError as e:
+        raise from_numpy_error(e) from None
     finally:
         quiet_reset(token)
     t = record(MulBackward0, res, (input, other))
@@ -232,17 +245,43 @@ DivBackward0 = defop(
     forward=_true_divide,
     vjp={
         "self": lambda g, other: g / cconj(other),
-        # (the same ufuncs and temporaries as -g * self / (other * other) for reals)
-        "other": lambda g, self, other: -g * cconj(self) / cconj(other * other),
+        # torch's order: self / other / other, not self / other**2 (which underflows to
+        # 0 and overflows to inf where torch's quotients stay finite)
+        "other": lambda g, self, other: -g * cconj(self / other / other),
     },
     jvp=ELEMENTWISE,
 )
 
 
 def _rounded_divide(a, b, rounding_mode):
-    if rounding_mode == "floor":
-        return np.floor_divide(a, b) if _is_int(a) else np.floor(a / b)
-    return _int_trunc_div(a, b) if _is_int(a) else np.trunc(a / b)
+    kind = _result_kind(a, b)
+    if kind in "iub":  # torch raises where NumPy gives 0
+        _check_int_divisor(kind, a, b, f"div_{rounding_mode}_cpu")
+        return np.floor_divide(a, b) if rounding_mode == "floor" else _int_trunc_div(a, b)
+    # floor: torch's div_floor_floating is NumPy's floor_divide (fmod based: NaN for an
+    # infinite dividend, -1 for 1 // -inf), not floor(a / b)
+    return np.floor_divide(a, b) if rounding_mode == "floor" else np.trunc(a / b)
+
+
+def _result_kind(a, b) -> str:
+    """The result dtype's kind of operands from binary_operands: an array operand has the
+    result's dtype (the other may be a Python number of another kind)."""
+    return (b if type(b) is np.ndarray else np.asarray(a)).dtype.kind
+
+
+def _check_int_divisor(kind: str, a, b, kernel: str) -> None:
+    """torch's errors for integer division of ``kind``, where NumPy gives 0: by zero (even
+    one zero divisor), and of bools (torch has no bool kernel)."""
+    if kind == "b":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if type(b) is np.ndarray:
+        # count_nonzero: one C call, no ufunc machinery (a small tensor's hot path)
+        if np.count_nonzero(b) == b.size:
+            return
+    elif b:
+        return
+    if math.prod(np.broadcast_shapes(np.shape(a), np.shape(b))):  # an empty quotient: none
+        raise RuntimeError("ZeroDivisionError")
 
 
 DivBackward2 = defop(  # div with rounding_mode: piecewise constant
@@ -250,7 +289,7 @@ DivBackward2 = defop(  # div with rounding_mode: piecewise constant
     inputs=("self", "other"),
     params=("rounding_mode",),
     forward=_rounded_divide,
-    vjp={"self": lambda g: g * 0, "other": lambda g: g * 0},
+    vjp={"self": _zeros_like, "other": _zeros_like},  # torch's zeros, even for inf/NaN grads
     jvp=ELEMENTWISE,
 )
 
@@ -279,10 +318,6 @@ def div(input, other, *, rounding_mode=None, out=None):
     else:
         t = run(DivBackward0, (input, other), (a, b))
     return t if out is None else write_out("div", t, out)
-
-
-def _is_int(a) -> bool:
-    return np.asarray(a).dtype.kind in "biu"
 
 
 def _int_trunc_div(a, b):
@@ -326,57 +361,198 @@ def floor_divide(input, other, *, out=None):
 # -- pow -----------------------------------------------------------------------------------------
 
 
+def _cube(a):
+    return np.multiply(np.square(a), a)  # torch's x * x * x, rounded as it is
+
+
+def _inv_square(a):
+    return np.reciprocal(np.square(a))  # torch's 1 / (x * x)
+
+
+def _rsqrt(a):
+    return np.reciprocal(np.sqrt(a))  # torch's rsqrt: 1 / sqrt(x), -inf at -0.0
+
+
+def _complex_reciprocal(a):
+    return 1 / a  # NumPy's complex division is torch's: 1 / 0j is inf+nanj (np.reciprocal: nan)
+
+
+def _cpow(a, b):
+    """Complex ``a ** b`` as torch's kernel computes it (C's cpow): exp(b * log(a)), so
+    0 ** 0 is NaN and 0 ** -1 inf+nanj where NumPy's power gives 1 and nan+nanj."""
+    return np.exp(b * np.log(a))
+
+
+# torch's pow(tensor, number) kernel runs these exponents as products, sqrt, 1/sqrt and
+# 1/x, whose rounding and special values differ from pow's (rsqrt(-0.0) is -inf where
+# pow(-0.0, -0.5) is inf; x*x*x rounds twice), and fills or copies for 0 and 1. NumPy's
+# loop takes sqrt, 1/x and x*x for 0.5, -1 and 2 too, but a direct ufunc is faster.
+_POW_KERNELS = {
+    3: _cube,
+    -2: _inv_square,
+    0.5: np.sqrt,
+    -0.5: _rsqrt,
+    -1: np.reciprocal,
+}
+_COMPLEX_POW_KERNELS = {
+    3: _cube,
+    -2: lambda a: 1 / np.square(a),
+    0.5: np.sqrt,
+    -0.5: lambda a: 1 / np.sqrt(a),
+    -1: _complex_reciprocal,
+    1: np.positive,  # torch copies (NumPy's complex power loses the sign of a zero)
+    0: np.ones_like,  # torch fills ones (cpow(0, 0) would be NaN)
+}
+
+
+def _pow_scalar(a, exponent):
+    """``a ** exponent`` on an array with a number exponent, as torch's kernel computes it."""
+    if exponent == 2:
+        return np.square(a)
+    kind = a.dtype.kind
+    if kind == "f":
+        kernel = _POW_KERNELS.get(exponent)
+        if kernel is None or a.dtype.itemsize == 2:  # torch's float16 pow has no shortcuts
+            return np.power(a, exponent)
+        return kernel(a)
+    if kind == "c":
+        kernel = _COMPLEX_POW_KERNELS.get(exponent)
+        return _cpow(a, exponent) if kernel is None else kernel(a)
+    return np.power(a, exponent)
+
+
+def _pow_tensors(a, b):
+    """``a ** b`` on arrays of any dtype, as torch's pow(tensor, tensor) kernel computes it."""
+    try:
+        res = np.power(a, b)
+    except ValueError:
+        return _int_pow(a, b)
+    kind = res.dtype.kind
+    if kind == "c":
+        return _cpow(a, b)
+    if kind == "f" and type(b) is np.ndarray and _may_broadcast(b, res):
+        res = np.asarray(res)
+        _fix_broadcast_sqrt(res, a, b)
+    return res
+
+
+def _may_broadcast(b, res) -> bool:
+    """Whether NumPy's loop may see the exponent with a stride of 0: broadcast, 0-dim, or a
+    view (an expanded tensor's). A few attribute reads; a false positive costs a check."""
+    return b.size != res.size or not b.ndim or b.base is not None
+
+
+def _fix_broadcast_sqrt(res, a, b) -> None:
+    """NumPy's pow loop takes sqrt for an exponent of 0.5 it sees with a stride of 0:
+    -0.0 and NaN at -0.0 and -inf, where torch's pow gives 0.0 and inf. In place."""
+    fast = (b == 0.5) & ((a == 0) | (a == -np.inf))
+    if fast.any():
+        np.copyto(res, np.abs(a), where=fast)
+
+
+def _int_pow(a, b):
+    """torch's integer pow where NumPy refuses negative exponents: 1 ** b is 1, (-1) ** b
+    is 1 or -1 by b's parity, any other base gives 0 (0 ** -1 included)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+        raise  # not the negative-exponent refusal: the caller's ValueError stands
+    neg = b < 0
+    res = np.power(a, np.where(neg, 0, b))
+    odd = (b % 2) != 0
+    sign = np.where(odd, a, np.ones_like(a))  # (-1) ** odd is -1, 1 ** b is 1
+    return np.where(neg, np.where((a == 1) | (a == -1), sign, 0), res).astype(res.dtype)
+
+
+def _pow_number(x, exponent):
+    """``x ** exponent`` for a number exponent on an array (torch's kernels) or a Tensor."""
+    return x**exponent if isinstance(x, Tensor) else _pow_scalar(x, exponent)
+
+
+def _pow_pair(x, y):
+    """``x ** y`` on arrays (torch's kernel) or Tensors (recorded)."""
+    if isinstance(x, Tensor) or isinstance(y, Tensor):
+        return pow(x, y)
+    return _pow_tensors(x, y)
+
+
 def _pow_scalar_grad(g, self, exponent):
     if exponent == 0:
-        return g * 0
+        return _zeros_like(self)  # torch's zeros, whatever the gradient
     if exponent == 2:
-        return g * 2 * cconj(self)
-    return g * cconj(exponent * self ** (exponent - 1))
+        return g * cconj(2 * self)
+    return g * cconj(exponent * _pow_number(self, exponent - 1))
 
 
 PowBackward0 = defop(  # tensor ** number
     "PowBackward0",
     params=("exponent",),
-    forward=lambda a, exponent: np.square(a) if exponent == 2 else np.power(a, exponent),
+    forward=_pow_scalar,
     vjp={"self": _pow_scalar_grad},
     jvp=ELEMENTWISE,
 )
 
+
+def _nonnegative(exponent):
+    """torch's test for ``0 ** exponent`` having no exponent gradient: a real exponent >= 0."""
+    if exponent.is_complex() if isinstance(exponent, Tensor) else np.iscomplexobj(exponent):
+        return (np.imag(exponent) == 0) & (np.real(exponent) >= 0)
+    return exponent >= 0
+
+
+_POW_TENSORS_VJP = {
+    # torch's conventions: no gradient for the base where the exponent is 0, none for the
+    # exponent where the base is 0 and the exponent >= 0 (result * log(0) is -inf or NaN
+    # elsewhere, as in torch).
+    "self": lambda g, self, exponent: _zero_where(
+        exponent == 0, g * cconj(exponent * _pow_pair(self, exponent - 1))
+    ),
+    "exponent": lambda g, self, exponent, result: (
+        g * cconj(_zero_where((self == 0) & _nonnegative(exponent), result * np.log(self)))
+    ),
+}
 PowBackward1 = defop(  # tensor ** tensor
     "PowBackward1",
     inputs=("self", "exponent"),
-    forward=np.power,
-    vjp={
-        # torch's conventions: no gradient for the base where the exponent is 0, none for
-        # the exponent where the base is 0 (not 0 * inf).
-        "self": lambda g, self, exponent: (
-            g * cconj(_zero_where(exponent == 0, exponent * self ** (exponent - 1)))
-        ),
-        "exponent": lambda g, self, result: (
-            g * cconj(_zero_where(self == 0, result * np.log(self)))
-        ),
-    },
+    forward=_pow_tensors,
+    vjp=_POW_TENSORS_VJP,
     jvp=ELEMENTWISE,
 )
 
 
-def _rpow_grad(g, result, base):
+def _rpow_grad(g, result, base, exponent):
     if base == 0:
-        return g * 0  # no gradient through 0 ** b
-    if np.iscomplexobj(base):
+        # torch: no gradient where the exponent is real and >= 0, else result * log(0):
+        # inf * -inf where e < 0, NaN where e is NaN
+        return g * cconj(_zero_where(_nonnegative(exponent), result * -math.inf))
+    if isinstance(base, complex) or np.iscomplexobj(base) or np.iscomplexobj(result):
         return g * cconj(result * cmath.log(base))
     # The log of a negative base is NaN, as in torch (the gradient is undefined there).
-    return g * cconj(result) * (math.log(base) if base > 0 else math.nan)
+    return g * cconj(result * (math.log(base) if base > 0 else math.nan))
+
+
+def _rpow_forward(e, base):
+    try:
+        res = np.power(base, e)
+    except ValueError:
+        return _int_pow(base, e)
+    if res.dtype.kind == "c":
+        if base == 1:  # torch fills 1s (NumPy's 1 ** inf and cpow's inf * log(1) are NaN)
+            return np.ones_like(res)
+        return _cpow(np.asarray(base, res.dtype), e)  # log(-1) complex, in e's precision
+    return res
 
 
 PowBackward2 = defop(  # number ** tensor
     "PowBackward2",
     inputs=("exponent",),
     params=("base",),
-    forward=lambda e, base: np.power(base, e),
+    forward=_rpow_forward,
     vjp={"exponent": _rpow_grad},
     jvp=ELEMENTWISE,
 )
+
+# torch's C type names, for its message on a number exponent out of an integer dtype's range
+_C_INT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int"}
 
 
 @register("pow", method=True, inplace=True, ufunc="power")
@@ -390,22 +566,55 @@ def pow(input, exponent, *, out=None):  # noqa: A001
     """
     if not isinstance(input, Tensor):
         t = _rpow(input, exponent)
-    elif isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
-        if input._data.dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
+    elif isinstance(exponent, (int, float, complex)) and not isinstance(exponent, bool):
+        if input._data.dtype.kind in "iub" and isinstance(exponent, int) and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        a, _ = binary_operands(input, exponent)
-        t = run(PowBackward0, (input,), (a,), (exponent,))
+        try:
+            a, _ = binary_operands(input, exponent)
+            t = run(PowBackward0, (input,), (a,), (exponent,))
+        except OverflowError:  # NumPy: an int exponent out of the tensor's integer dtype
+            name = _C_INT_NAMES.get(input._data.dtype.name, input._data.dtype.name)
+            raise RuntimeError(
+                f"value cannot be converted to type {name} without overflow"
+            ) from None
     else:
         exponent = scalar_or_tensor(exponent)
         a, b = binary_operands(input, exponent)
+        if a.dtype.kind == "b":
+            return _bool_pow(input, exponent, out)
         t = run(PowBackward1, (input, exponent), (a, b))
     return t if out is None else write_out("pow", t, out)
 
 
+def _bool_pow(input, exponent, out):
+    """pow with a bool result: torch copies for ``True``, fills ones for ``False`` and has
+    no bool kernel for anything else."""
+    if exponent is True or exponent is False:
+        t = input.clone() if exponent else _wrap(np.ones_like(input._data))
+        return t if out is None else write_out("pow", t, out)
+    raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+
+
 def _rpow(base, exponent: Tensor):
     """``base ** tensor`` for a Python-number base."""
-    a, b = binary_operands(base, exponent)
+    try:
+        a, b = binary_operands(base, exponent)
+    except OverflowError:  # an int base out of a uint8 exponent's range: wrapped, below
+        a, b = binary_operands(_wrap_int(base, exponent._data.dtype), exponent)
+    kind = b.dtype.kind
+    if kind in "biuc":
+        if kind == "b":
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+        if type(a) is int and kind != "c":
+            # torch converts the base to the exponent's dtype, wrapping (300 is 44 in uint8)
+            a = np.asarray(_wrap_int(a, b.dtype), dtype=b.dtype)
     return run(PowBackward2, (exponent,), (b,), (a,))
+
+
+def _wrap_int(value: int, dtype: np.dtype) -> int:
+    bits = dtype.itemsize * 8
+    value %= 1 << bits
+    return value - (1 << bits) if dtype.kind == "i" and value >= 1 << (bits - 1) else value
 
 
 # -- maximum, minimum, atan2 ---------------------------------------------------------------
@@ -557,7 +766,9 @@ def _clamp_mask(self, min, max):  # noqa: A002
 def _clip(a, min, max):  # noqa: A002
     if min is not None and max is not None and min > max:
         return np.full_like(a, max)
-    return np.clip(a, min, max)
+    # A Python number bound promotes bfloat16 to float32 (a float on any NumPy, an int
+    # before NumPy 2.1.3).
+    return np.clip(a, min, max).astype(a.dtype, copy=False)
 
 
 ClampBackward1 = defop(  # number bounds
@@ -770,7 +981,7 @@ _UNARY_ROWS = [
     (
         "rsqrt",
         "RsqrtBackward0",
-        lambda a: 1 / np.sqrt(a),
+        lambda a: np.ones((), a.dtype) / np.sqrt(a),  # not 1: see relu
         lambda g, result: -0.5 * g * cconj(result**3),
     ),
     ("sin", "SinBackward0", np.sin, lambda g, self: g * cconj(np.cos(self))),
@@ -786,16 +997,23 @@ _UNARY_ROWS = [
     ("acosh", "AcoshBackward0", np.arccosh, lambda g, self: g / cconj(np.sqrt(self * self - 1))),
     ("atanh", "AtanhBackward0", np.arctanh, lambda g, self: g / cconj(1 - self * self)),
     ("sigmoid", "SigmoidBackward0", _sigmoid_forward, _sigmoid_vjp),
-    ("relu", "ReluBackward0", lambda a: np.maximum(a, 0), lambda g, result: g * (result > 0)),
+    # A zero of the input's dtype, not 0: NumPy < 2.1.3 promotes bfloat16 with a Python
+    # int to float32.
+    (
+        "relu",
+        "ReluBackward0",
+        lambda a: np.maximum(a, np.zeros((), a.dtype)),
+        lambda g, result: g * (result > 0),
+    ),
     ("abs", "AbsBackward0", np.abs, lambda g, self: g * sgn(self)),
     ("sign", "SignBackward0", np.sign, lambda g: g * 0),
     (
         "reciprocal",
         "ReciprocalBackward0",
         np.reciprocal,
-        lambda g, result: -g * cconj(result) * cconj(result),
+        lambda g, result: -g * cconj(result * result),  # torch's order: r * r first
     ),
-    ("square", "PowBackward0", np.square, lambda g, self: g * 2 * cconj(self)),
+    ("square", "PowBackward0", np.square, lambda g, self: g * cconj(2 * self)),
     ("floor", "FloorBackward0", np.floor, lambda g: g * 0),
     ("ceil", "CeilBackward0", np.ceil, lambda g: g * 0),
     ("round", "RoundBackward0", np.round, lambda g: g * 0),
@@ -987,31 +1205,45 @@ def hypot(input, other, *, out=None):
 
 # -- fmod, remainder, lerp -----------------------------------------------------------------
 
+def _fmod(a, b):
+    kind = _result_kind(a, b)
+    if kind in "iub":  # torch raises where NumPy gives 0
+        _check_int_divisor(kind, a, b, "fmod_cpu")
+    return np.fmod(a, b)
+
+
+def _remainder(a, b):
+    kind = _result_kind(a, b)
+    if kind in "iub":  # torch raises where NumPy gives 0
+        _check_int_divisor(kind, a, b, "remainder_cpu")
+    return np.remainder(a, b)
+
+
 FmodBackward0 = defop(
     "FmodBackward0",
     params=("other",),
-    forward=np.fmod,
+    forward=_fmod,
     vjp={"self": lambda g: g},
     jvp=ELEMENTWISE,
 )
 FmodBackward1 = defop(
     "FmodBackward1",
     inputs=("self", "other"),
-    forward=np.fmod,
+    forward=_fmod,
     vjp={"self": lambda g: g, "other": lambda g, self, other: -g * np.trunc(self / other)},
     jvp=ELEMENTWISE,
 )
 RemainderBackward0 = defop(
     "RemainderBackward0",
     params=("other",),
-    forward=np.remainder,
+    forward=_remainder,
     vjp={"self": lambda g: g},
     jvp=ELEMENTWISE,
 )
 RemainderBackward1 = defop(
     "RemainderBackward1",
     inputs=("self", "other"),
-    forward=np.remainder,
+    forward=_remainder,
     vjp={"self": lambda g: g, "other": lambda g, self, other: -g * np.floor(self / other)},
     jvp=ELEMENTWISE,
 )
@@ -1323,6 +1555,7 @@ register_methods(
         "__floordiv__": floor_divide,
         "__rfloordiv__": _rfloordiv,
         "__mod__": remainder,
+        "__rmod__": lambda self, other: remainder(other, self),
         "__pow__": pow,
         "__rpow__": _rpow_method,
         "__matmul__": _matmul,

@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .._alloc import raise_alloc_error
 from .._tensor import _LEGACY_NAMES, Tensor, _legacy_type_name, check_device, device
 from ..autograd.graph import Node
 from ..autograd.views import ViewBackward0
@@ -101,8 +102,20 @@ def _infer_shape(shape: tuple, numel: int) -> tuple:
     raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
 
 
+# ``np.reshape(..., copy=False)`` is NumPy 2.1+; the declared minimum is 2.0.
+_RESHAPE_HAS_COPY = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
+
+
 def _nocopy_reshape(a: np.ndarray, shape: tuple):
     """A view of ``a`` with ``shape``, or None when the strides do not allow one."""
+    if not _RESHAPE_HAS_COPY:
+        # NumPy 2.0: setting a view's shape never copies, it raises instead.
+        out = a.view()
+        try:
+            out.shape = shape
+        except AttributeError:
+            return None
+        return out
     try:
         return np.reshape(a, shape, copy=False)
     except ValueError:
@@ -812,7 +825,12 @@ def repeat(self: Tensor, *sizes) -> Tensor:
     for r in reps:
         if r < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {r}: {list(reps)}")
-    return record(RepeatBackward0, _repeat_array(a, reps), (self,), (reps, a.shape))
+    try:
+        out = _repeat_array(a, reps)
+    except (MemoryError, ValueError) as e:  # torch's RuntimeError for a size it cannot allocate
+        padded = (1,) * (len(reps) - a.ndim) + a.shape
+        raise_alloc_error([r * s for r, s in zip(reps, padded)], a.dtype, e)
+    return record(RepeatBackward0, out, (self,), (reps, a.shape))
 
 
 @register("tile", method=True)
@@ -1439,7 +1457,11 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     require_tensor(input, "clone")
     a = input._data
     order = "C" if memory_format is not None and str(memory_format) == _CONTIGUOUS else "K"
-    return record(CloneBackward0, a.copy(order=order), (input,))
+    try:
+        out = a.copy(order=order)
+    except MemoryError as e:  # an expanded view's copy: torch's RuntimeError
+        raise_alloc_error(a.shape, a.dtype, e)
+    return record(CloneBackward0, out, (input,))
 
 
 @register("contiguous", method=True, function=False)
@@ -1447,7 +1469,11 @@ def contiguous(self: Tensor, memory_format=None) -> Tensor:
     """Self if already C-contiguous, else a contiguous copy (CloneBackward0)."""
     if self._data.flags.c_contiguous:
         return self
-    return record(CloneBackward0, np.ascontiguousarray(self._data), (self,))
+    try:
+        out = np.ascontiguousarray(self._data)
+    except MemoryError as e:  # an expanded view's copy: torch's RuntimeError
+        raise_alloc_error(self._data.shape, self._data.dtype, e)
+    return record(CloneBackward0, out, (self,))
 
 
 ToCopyBackward0 = defop(  # the engine casts the gradient back to the input's dtype

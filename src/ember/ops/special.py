@@ -272,7 +272,7 @@ def mvlgamma(input, p: int, *, out=None):
 def _logit_forward(a, eps):
     if eps is not None:
         a = np.clip(a, eps, 1 - eps)
-    return np.log(a / (1 - a))
+    return np.log(a / (np.ones((), a.dtype) - a))  # not 1: NumPy < 2.1.3 makes bfloat16 float32
 
 
 def _logit_vjp(g, self, eps):
@@ -314,7 +314,14 @@ def _xlogy_forward(a, b):
 
 
 def _xlogy_self(g, other, self):
-    return g * _zero_where((self == 0) & (other <= 0), np.log(other))
+    # torch's rule: xlogy(g, other), not g * log(other): 0 where g is 0 (log(0) * 0 is NaN)
+    gl = xlogy(g, other) if isinstance(g, Tensor) else _xlogy_forward(g, _like(other, g))
+    return _zero_where((self == 0) & (other <= 0), gl)
+
+
+def _like(x, array):
+    """A number operand as an array of ``array``'s dtype (NumPy would make it float64)."""
+    return x if isinstance(x, (np.ndarray, Tensor)) else np.asarray(x, array.dtype)
 
 
 XlogyBackward0 = defop(
@@ -332,11 +339,20 @@ XlogyBackward1 = defop(  # number ** self: xlogy(number, tensor)
     vjp={"other": lambda g, self, other: g * self / other},
     jvp=ELEMENTWISE,
 )
+
+
+def _xlogy_self_number(g, other, self):
+    # torch's rule for a number other: no gradient where self is 0 unless other > 0 (a NaN
+    # other included, unlike the tensor rule's other <= 0)
+    gl = xlogy(g, other) if isinstance(g, Tensor) else _xlogy_forward(g, _like(other, g))
+    return gl if other > 0 else _zero_where(self == 0, gl)
+
+
 XlogyBackward2 = defop(  # xlogy(tensor, number)
     "XlogyBackward2",
     params=("other",),
     forward=lambda a, b: _xlogy_forward(a, np.asarray(b, a.dtype)),
-    vjp={"self": _xlogy_self},
+    vjp={"self": _xlogy_self_number},
     jvp=ELEMENTWISE,
 )
 
@@ -348,7 +364,12 @@ def _two(fname: str, tensor_cls, scalar_self_cls, scalar_other_cls, floats: bool
         input, other = scalar_or_tensor(input), scalar_or_tensor(other)
         a, b = binary_operands(input, other)
         if floats:
-            a, b = float_operand(np.asarray(a)), float_operand(np.asarray(b))
+            # A Python number takes the tensor's dtype (torch's wrapped number), not float64
+            if isinstance(a, np.ndarray):
+                b = _like(b, a)
+            else:
+                a = _like(a, b)
+            a, b = float_operand(a), float_operand(b)
         if isinstance(input, Tensor) and isinstance(other, Tensor):
             t = run(tensor_cls, (input, other), (a, b))
         elif isinstance(other, Tensor):
@@ -384,8 +405,10 @@ SpecialXlog1PyBackward0 = defop(
     inputs=("self", "other"),
     forward=_xlog1py_forward,
     vjp={
-        "self": lambda g, self, other: (
-            g * _zero_where((self == 0) & (other <= -1), np.log1p(other))
+        # torch's rule: xlog1py(g, other), 0 where g is 0 (not log1p(-1) * 0, NaN)
+        "self": lambda g, self, other: _zero_where(
+            (self == 0) & (other <= -1),
+            special_xlog1py(g, other) if isinstance(g, Tensor) else _xlog1py_forward(g, other),
         ),
         "other": lambda g, self, other: g * self / (other + 1),
     },
@@ -404,7 +427,12 @@ def special_xlog1py(input, other, *, out=None):
     """
     input, other = scalar_or_tensor(input), scalar_or_tensor(other)
     a, b = binary_operands(input, other)
-    a, b = float_operand(np.asarray(a)), float_operand(np.asarray(b))
+    # binary_operands leaves a Python number as it is: it takes the tensor's dtype here
+    if isinstance(a, np.ndarray):
+        b = _like(b, a)
+    else:
+        a = _like(a, b)
+    a, b = float_operand(a), float_operand(b)
     return write_out("xlog1py", run(SpecialXlog1PyBackward0, (input, other), (a, b)), out)
 
 
