@@ -10,7 +10,12 @@ structural coincidence (ties, exact zeros, integers), and a smooth map puts them
 needed domain (``0.9 tanh`` for unit, ``0.2 + 2.5 sigmoid`` for pos, ``1.1 + 2.5 sigmoid``
 for gt1). Each step reads an output of the latest step that has a differentiable non-empty
 one, so every op feeds the result; the loss is a random weighted sum of the last step's
-differentiable outputs. The adapters use only elementwise and indexing ops.
+differentiable outputs. The adapters use only elementwise and indexing ops, and, with
+probability ``P_WRITE``, an in-place op on a view of the taken elements before the affine map
+(a ``Write``: a slice, select, narrow, transposed slice, diagonal, flattened slice or nested
+view, written by an op reading its operand or its own result, a masked or indexed
+assignment, a copy or a fill), so that the graph holds ``CopySlices`` nodes fed by every
+kind of op and feeding every kind of op, in first order, double backward and forward mode.
 
 Everything is drawn from ``numpy.random.default_rng([SEED, index, attempt])`` (and the
 opdb's contents); a program is rebuilt by index alone (``draw(index)``). A draw is rejected,
@@ -56,6 +61,7 @@ MAX_ATTEMPTS = 12  # draws per program index before it is counted as ill-defined
 LIMIT = 1e6  # |values| above this: blown up
 DERIV_LIMIT = 1e8  # |derivatives| above this: blown up
 P_EARLIER = 0.3  # probability that an input reads an earlier step rather than a fresh leaf
+P_WRITE = 0.4  # probability that an adapted input is written in place through a view
 
 # Comparison ember vs torch: |e - t| <= RTOL |t| + ATOL * scale (+ TINY); scale is max|t| of the
 # array for values, of all the leaves' gradients (and Hessian products) for derivatives, of all
@@ -102,8 +108,29 @@ class Leaf:
 
 
 @dataclass(frozen=True, eq=False)
+class Write:
+    """``t`` (an adapter's taken elements) written in place through its view ``view`` by
+    ``op``. The op's operand is ``take(t.clone(), idx) * scale + shift`` (computed from ``t``
+    before the write, so the write's derivative depends on ``t``), or ``const``; ``mask``
+    selects masked writes, ``rows`` indexed ones."""
+
+    view: tuple  # (kind, *arguments), see _view
+    op: str
+    idx: np.ndarray | None = None
+    scale: np.ndarray | None = None
+    shift: np.ndarray | None = None
+    const: np.ndarray | None = None
+    mask: np.ndarray | None = None
+    rows: np.ndarray | None = None
+
+    def describe(self) -> str:
+        return f"{_view_text(self.view)}.{self.op}"
+
+
+@dataclass(frozen=True, eq=False)
 class Adapted:
-    """``domain(take(outs[step][out], idx) * scale + shift)``."""
+    """``domain(take(outs[step][out], idx) * scale + shift)``, the taken elements written in
+    place through a view by ``write`` first."""
 
     step: int
     out: int
@@ -112,6 +139,7 @@ class Adapted:
     shift: np.ndarray
     kind: str
     src_shape: tuple
+    write: Write | None = None
 
 
 @dataclass
@@ -156,6 +184,13 @@ class Program:
     def forward(self) -> bool:
         return all(s.op.forward for s in self.steps)
 
+    @property
+    def writes_views(self) -> bool:
+        """Whether the program writes in place through a view (its adapters or its ops)."""
+        return any(
+            isinstance(a, Adapted) and a.write is not None for s in self.steps for a in s.args
+        ) or any(s.op.name.startswith(VIEW_WRITING_OPS) for s in self.steps)
+
     def describe(self) -> str:
         lines = [
             f"program {self.index} attempt {self.attempt} "
@@ -169,8 +204,10 @@ class Program:
                 if isinstance(a, Leaf):
                     args.append(f"x{a.index}")
                 else:
+                    written = "" if a.write is None else f" then {a.write.describe()}"
                     args.append(
-                        f"adapt(s{a.step}[{a.out}] {a.src_shape} -> {tuple(a.idx.shape)} {a.kind})"
+                        f"adapt(s{a.step}[{a.out}] {a.src_shape} -> {tuple(a.idx.shape)}"
+                        f"{written} {a.kind})"
                     )
             lines.append(f"  s{k} = {step.op.name}({', '.join(args)})   [{step.op.family}]")
         lines.append(f"  loss = weighted sum of s{len(self.steps) - 1}{self.finals}")
@@ -192,8 +229,181 @@ def _domain(lib, t, kind):
 
 
 def adapt(lib, src, a: Adapted):
-    t = lib.take(src, lib.tensor(a.idx)) * lib.tensor(a.scale) + lib.tensor(a.shift)
-    return _domain(lib, t, a.kind)
+    t = lib.take(src, lib.tensor(a.idx))
+    if a.write is not None:  # before the affine map, which moves what it writes off ties
+        write(lib, t, a.write)
+    return _domain(lib, t * lib.tensor(a.scale) + lib.tensor(a.shift), a.kind)
+
+
+# -- in-place writes through views of taken elements --------------------------------------------
+
+# opdb entries that write through views themselves (tests/opdb/inplace.py, circular padding).
+VIEW_WRITING_OPS = ("view_", "pad_circular")
+
+# Ops that write a view in place: those reading the operand (and the view's old value), those
+# reading their own result, assignments and fills.
+WRITE_OPS = (
+    "mul_",
+    "add_",
+    "div_",
+    "addcmul_",
+    "copy_",
+    "mul_const",
+    "sigmoid_",
+    "tanh_",
+    "sin_",
+    "pow_",
+    "zero_",
+    "masked_fill_",
+    "masked_setitem",
+    "index_iadd",
+)
+
+
+def _view(t, view: tuple):
+    kind, *args = view
+    if kind == "slice":
+        dim, start, stop, step = args
+        return t[(slice(None),) * dim + (slice(start, stop, step),)]
+    if kind == "select":
+        return t.select(*args)
+    if kind == "narrow":
+        return t.narrow(*args)
+    if kind == "transposed":
+        d0, d1, start = args
+        return t.transpose(d0, d1)[start:]
+    if kind == "diagonal":
+        return t.diagonal(*args)
+    if kind == "flat":
+        start, stop = args
+        return t.view(-1)[start:stop]
+    if kind == "nested":
+        dim, index, start = args
+        return t.select(dim, index)[start:]
+    if kind == "unsqueezed":
+        return t.unsqueeze(0)[0]
+    raise ValueError(kind)
+
+
+def _view_text(view: tuple) -> str:
+    kind, *args = view
+    return f"{kind}{tuple(args)}"
+
+
+def write(lib, t, w: Write):
+    """``t`` written in place through a view, as ``w`` says (t is not a leaf)."""
+    other = None
+    if w.idx is not None:
+        # from a copy: take saves its input, which the write would change (torch's error)
+        other = lib.take(t.clone(), lib.tensor(w.idx)) * lib.tensor(w.scale) + lib.tensor(w.shift)
+    v = _view(t, w.view)
+    op = w.op
+    if op == "mul_":
+        v.mul_(other)
+    elif op == "add_":
+        v.add_(other)
+    elif op == "div_":
+        v.div_(lib.sigmoid(other) + 0.5)
+    elif op == "addcmul_":
+        v.addcmul_(other, lib.tensor(w.const), value=0.5)
+    elif op == "copy_":
+        v.copy_(other)
+    elif op == "mul_const":
+        v.mul_(lib.tensor(w.const))
+    elif op == "sigmoid_":
+        v.sigmoid_()
+    elif op == "tanh_":
+        v.tanh_()
+    elif op == "sin_":
+        v.sin_()
+    elif op == "pow_":
+        v.pow_(2)
+    elif op == "zero_":
+        v.zero_()
+    elif op == "masked_fill_":
+        v.masked_fill_(lib.tensor(w.mask), float(w.const))
+    elif op == "masked_setitem":
+        v[lib.tensor(w.mask)] = other
+    elif op == "index_iadd":
+        v[lib.tensor(w.rows)] += other
+    else:
+        raise ValueError(op)
+    return t
+
+
+def _draw_view(rng, shape: tuple):
+    """A non-empty view of a tensor of ``shape``, described for ``_view``."""
+    ndim = len(shape)
+    kinds = ["unsqueezed", "flat"]
+    dims = [d for d in range(ndim) if shape[d] >= 1]
+    if dims:
+        kinds += ["slice", "select", "narrow"]
+    if ndim >= 2:
+        kinds += ["transposed", "diagonal", "nested"]
+    kind = kinds[int(rng.integers(len(kinds)))]
+    if kind == "unsqueezed":
+        return (kind,)
+    if kind == "flat":
+        n = int(np.prod(shape, dtype=np.int64))
+        start = int(rng.integers(n))
+        return (kind, start, int(rng.integers(start + 1, n + 1)))
+    if kind in ("slice", "select", "narrow"):
+        dim = dims[int(rng.integers(len(dims)))]
+        n = shape[dim]
+        start = int(rng.integers(n))
+        if kind == "select":
+            return (kind, dim, start)
+        length = int(rng.integers(1, n - start + 1))
+        if kind == "narrow":
+            return (kind, dim, start, length)
+        return (kind, dim, start, start + length, int(rng.integers(1, 3)))
+    d0, d1 = (int(d) for d in rng.choice(ndim, 2, replace=False))
+    if kind == "transposed":
+        return (kind, d0, d1, int(rng.integers(shape[d1])))
+    if kind == "diagonal":
+        offset = int(rng.integers(-shape[d0] + 1, shape[d1]))
+        return (kind, offset, d0, d1)
+    rest = shape[:d0] + shape[d0 + 1 :]
+    return (kind, d0, int(rng.integers(shape[d0])), int(rng.integers(rest[0])))  # nested
+
+
+def _draw_write(rng, t_shape: tuple) -> Write | None:
+    """A write through a view of a tensor of ``t_shape`` (None if the view is empty)."""
+    import torch
+
+    view = _draw_view(rng, t_shape)
+    shape = tuple(_view(torch.zeros(t_shape), view).shape)
+    if not all(shape):
+        return None
+    op = WRITE_OPS[int(rng.integers(len(WRITE_OPS)))]
+    n = int(np.prod(t_shape, dtype=np.int64))
+
+    def operand(out_shape):
+        return {
+            "idx": rng.integers(n, size=out_shape).astype(np.int64),
+            "scale": rng.uniform(0.5, 1.5, out_shape) * rng.choice([-1.0, 1.0], out_shape),
+            "shift": rng.uniform(-0.5, 0.5, out_shape),
+        }
+
+    if op in ("masked_fill_", "masked_setitem"):
+        mask = rng.random(shape) < 0.5
+        mask.reshape(-1)[int(rng.integers(mask.size))] = True  # at least one element
+        if op == "masked_fill_":
+            return Write(view, op, mask=mask, const=np.float64(rng.uniform(-1, 1)))
+        return Write(view, op, mask=mask, **operand((int(mask.sum()),)))
+    if op == "index_iadd":
+        if not shape:
+            return None
+        k = int(rng.integers(1, shape[0] + 1))
+        rows = rng.permutation(shape[0])[:k].astype(np.int64)  # distinct: no write is lost
+        return Write(view, op, rows=rows, **operand((k,) + shape[1:]))
+    if op == "mul_const":
+        return Write(view, op, const=rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape))
+    if op == "addcmul_":
+        return Write(view, op, const=rng.standard_normal(shape), **operand(shape))
+    if op in ("mul_", "add_", "div_", "copy_"):
+        return Write(view, op, **operand(shape))
+    return Write(view, op)
 
 
 def run_step(lib, step: Step, leaves, outs) -> tuple:
@@ -394,7 +604,9 @@ def _build(index: int, attempt: int, ops=None) -> Program:
         sign = rng.choice([-1.0, 1.0], spec.shape)
         scale = np.asarray(rng.uniform(0.5, 1.5, spec.shape) * sign, dtype=np.float64)
         shift = np.asarray(rng.uniform(-0.5, 0.5, spec.shape), dtype=np.float64)
-        return Adapted(step, j, idx, scale, shift, spec.kind, tuple(outs[step][j].shape))
+        written = _draw_write(rng, spec.shape) if rng.random() < P_WRITE else None
+        src_shape = tuple(outs[step][j].shape)
+        return Adapted(step, j, idx, scale, shift, spec.kind, src_shape, written)
 
     for k, op in enumerate(ops):
         sources = [j for j in range(k) if any(_is_tensor(torch, o) and _usable(o) for o in outs[j])]

@@ -3,7 +3,9 @@
 Each program is a seeded chain of 2-5 opdb entries; ember and torch run it and must agree on
 the values, dtypes and ``grad_fn`` names of every step, the reverse-mode gradients of a random
 weighted sum of the final outputs, the Hessian-vector products (when every op has double
-backward) and the forward-mode tangents (when every op has forward mode). No warning may
+backward) and the forward-mode tangents (when every op has forward mode). Inputs read from
+earlier steps are often written in place through views first (``programs.Write``), so these
+checks go through ``CopySlices``; the summary counts such programs. No warning may
 escape ember. Programs whose torch reference is ill-defined (errors, blow-ups, kinks, ties or
 jumps within reach of the point) are drawn again; when every attempt is, the program is
 skipped as ill-defined (never because of ember's results).
@@ -67,6 +69,9 @@ def summary() -> str:
         f"{s['ill-defined']} skipped as ill-defined, {s['failed']} failed; "
         f"checks passed: {checks}; "
         f"{len(OPS_SEEN)}/{len(P.OPS)} opdb entries exercised; "
+        f"{s['writes views']} programs write in place through views "
+        f"({s['writes views double']} with double backward, "
+        f"{s['writes views forward']} with forward mode); "
         f"{s['redraws']} redraws ({reasons or 'none'}); {s['seconds']:.1f} s"
     )
 
@@ -102,6 +107,10 @@ def test_random_program(program_index):
     finally:
         STATS["seconds"] += time.perf_counter() - start
     STATS["compared"] += 1
+    if prog.writes_views:
+        STATS["writes views"] += 1
+        STATS["writes views double"] += "double" in fails
+        STATS["writes views forward"] += "forward" in fails
     for check, items in fails.items():
         STATS[f"{check} {'failed' if items else 'passed'}"] += 1
     if any(fails.values()):

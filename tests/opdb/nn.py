@@ -191,21 +191,17 @@ OPS = [
         lambda m, x: F(m).pad(x, (1, 0, 0, 2, 2, 1), mode="replicate"),
         (S(2, 2, 3, 3),),
     ),
-    # circular padding is torch's chain of copies into slices of a new tensor (CopySlices),
-    # which ember's autograd cannot differentiate twice yet, and the generic tests take
-    # every entry's gradients with create_graph=True: first-order gradients are compared
-    # with torch in tests/nn/test_nn_functional.py.
-    Op(
-        "pad_circular_1d",
-        lambda m, x: F(m).pad(x, (1, 2), mode="circular"),
-        (S(2, 3, 4),),
-        grad=False,
-    ),
+    # circular padding is torch's chain of copies into slices of a new tensor (CopySlices)
+    Op("pad_circular_1d", lambda m, x: F(m).pad(x, (1, 2), mode="circular"), (S(2, 3, 4),)),
     Op(
         "pad_circular_2d",
         lambda m, x: F(m).pad(x, (2, -1, 0, 1), mode="circular"),
         (S(1, 2, 3, 4),),
-        grad=False,
+    ),
+    Op(
+        "pad_circular_3d",
+        lambda m, x: F(m).pad(x, (1, 1, 0, 2, 1, 0), mode="circular"),
+        (S(1, 2, 2, 3, 3),),
     ),
     # -- normalization ----------------------------------------------------------------------------
     Op(

@@ -8,10 +8,13 @@ snapshot of the old value; the tensor then takes the new value and the new ``gra
 NumPy has already changed the base's memory; what is left is the graph: as torch does,
 the base's history becomes a ``CopySlices`` node wrapping the in-place op's node, and the
 view becomes an ``AsStridedBackward0`` of the new base. A view is located inside its base
-by its element offset and strides, so every kind of view works.
+by its element offset and strides, so every kind of view works. ``CopySlices``' backward is
+written with the declared ops ``as_strided`` and ``as_strided_scatter``, which record
+themselves when the backward pass is recorded: differentiable again, to any order.
 
-This module also declares the two view nodes the autograd layer itself creates
-(``ViewBackward0`` for ``make_dual``, ``AliasBackward0``); the op families import them.
+This module also declares the view nodes the autograd layer itself creates
+(``ViewBackward0`` for ``make_dual``, ``AliasBackward0``, ``AsStridedBackward0``) and
+``AsStridedScatterBackward0``; the op families import the first two.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ import numpy as np
 from .._dtype import from_numpy_dtype, scalar_name
 from .._mode import state as _state
 from .._tensor import INFERENCE_INPLACE_MSG, Tensor
-from .graph import Node, edge_of, init_node, op_name, sum_to_shape
-from .opdef import LINEAR, defop
+from .engine import _fit, retaining_graph
+from .graph import Node, SavedOutput, edge_of, init_node, op_name, unpack_as_tensor
+from .opdef import LINEAR, apply, defop
 from .recording import (
     _capture,
     _on,
@@ -30,6 +34,7 @@ from .recording import (
     inplace_tangent,
     region,
     set_tangent,
+    suspended,
     tangent_of,
     view_geometry,
 )
@@ -104,40 +109,119 @@ def _no_grad_view_msg(view_node: str) -> str:
 # -- the graph after an in-place change through a view ------------------------------------------
 
 
+def _as_strided_forward(a, _self_sizes, size, stride, storage_offset):
+    return region(a, (storage_offset, size, stride))
+
+
+def as_strided(g, self_sizes: tuple, geometry):
+    """The window ``geometry`` of base-shaped ``g``: a copy for an array (the caller may
+    write into ``g``), a recorded view for a Tensor."""
+    offset, size, stride = geometry
+    if isinstance(g, Tensor):
+        return apply(AsStridedBackward0, (g,), (g._data,), (self_sizes, size, stride, offset))
+    return region(g, geometry).copy()
+
+
+def as_strided_scatter(g, src, geometry):
+    """Base-shaped ``g`` with its window ``geometry`` replaced by ``src`` (broadcast), recorded
+    when either is a Tensor. The window never overlaps itself: a tensor whose elements share
+    memory cannot be written in place."""
+    offset, size, stride = geometry
+    if isinstance(g, Tensor) or isinstance(src, Tensor):
+        g = g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
+        src = src if isinstance(src, Tensor) else Tensor._wrap(np.asarray(src, g._data.dtype))
+        return apply(
+            AsStridedScatterBackward0, (g, src), (g._data, src._data), (size, stride, offset)
+        )
+    return _as_strided_scatter_forward(g, src, size, stride, offset)
+
+
+def _as_strided_scatter_forward(a, src, size, stride, storage_offset):
+    out = np.array(a, order="C", copy=True)
+    region(out, (storage_offset, size, stride))[...] = src
+    return out
+
+
+def _zeros(like, shape: tuple):
+    data = like._data if isinstance(like, Tensor) else like
+    return np.zeros(shape, data.dtype)
+
+
+# The view that was written in place, located in its base by element offset and strides (its
+# history after the write), and its adjoint: torch's two nodes of these names. Rules of both
+# read only parameters, so they record themselves on Tensors in a recorded backward.
+AsStridedBackward0 = defop(
+    "AsStridedBackward0",
+    params=("_self_sizes", "size", "stride", "storage_offset"),
+    forward=_as_strided_forward,
+    vjp={
+        "self": lambda g, _self_sizes, size, stride, storage_offset: as_strided_scatter(
+            _zeros(g, _self_sizes), g, (storage_offset, size, stride)
+        )
+    },
+    jvp=LINEAR,
+    view=True,
+)
+
+AsStridedScatterBackward0 = defop(
+    "AsStridedScatterBackward0",
+    inputs=("self", "src"),
+    params=("size", "stride", "storage_offset"),
+    forward=_as_strided_scatter_forward,
+    vjp={
+        "self": lambda g, size, stride, storage_offset: as_strided_scatter(
+            g, _zeros(g, size), (storage_offset, size, stride)
+        ),
+        "src": lambda g, size, stride, storage_offset: as_strided(
+            g, tuple(g.shape), (storage_offset, size, stride)
+        ),
+    },
+    jvp=LINEAR,
+)
+
+
 class CopySlices(Node):
-    """The base's node after an in-place op on one of its views (torch's CopySlices)."""
+    """The base's node after an in-place op on one of its views (torch's CopySlices): the
+    op's node ``fn`` applied to the view's window of the gradient, whose old value's
+    gradient replaces the window. Written with ``as_strided``/``as_strided_scatter``, which
+    record themselves on Tensors, so a recorded backward (``create_graph``) is differentiable
+    again like any op's rule."""
 
     __slots__ = ("fn", "geometry")
 
     def backward(self, g):
-        if not isinstance(g, np.ndarray):
-            raise NotImplementedError(
-                "ember cannot differentiate twice through an in-place operation on a view"
-            )
         fn = self.fn
-        g_base = np.array(g, order="C", copy=True)
-        part = region(g_base, self.geometry)
-        g_view = part.copy()
-        grads = fn.backward(g_view, *fn._unpack_saved(False))
+        geometry = self.geometry
+        base_shape, dtype = self._meta[0]
+        recorded = isinstance(g, Tensor)
+        g_view = as_strided(g, base_shape, geometry)
+        saved = fn._unpack_saved(False)  # checked against in-place changes
+        if recorded:
+            saved = [self._recorded_saved(item) for item in fn._saved]
+        grads = fn.backward(g_view, *saved)
+        if not retaining_graph():
+            fn._release()  # what fn saved is this node's: freed with it, as torch does
         grads = grads if type(grads) is tuple else (grads,)
         g_old = grads[0]
-        part[...] = 0 if g_old is None else sum_to_shape(np.asarray(g_old), g_view.shape)
-        return (g_base, *grads[1:])
+        g_old = _zeros(g, ()) if g_old is None else _fit(g_old, geometry[1], dtype, recorded)
+        return (as_strided_scatter(g, g_old, geometry), *grads[1:])
 
-
-class AsStridedBackward0(Node):
-    """A view after an in-place op through it: its gradient lands in its region of the base."""
-
-    __slots__ = ("geometry", "base_shape")
-
-    def backward(self, g):
-        if not isinstance(g, np.ndarray):
-            raise NotImplementedError(
-                "ember cannot differentiate twice through an in-place operation on a view"
-            )
-        g_base = np.zeros(self.base_shape, dtype=g.dtype)
-        region(g_base, self.geometry)[...] = g
-        return g_base
+    def _recorded_saved(self, item):
+        """What ``fn``'s rule receives for ``item`` in a recorded backward. ``fn``'s output
+        is the view after the write: its history is the view's, ``as_strided`` of this
+        node (as torch unpacks the output of an in-place op on a view), so a higher order
+        reaches ``fn`` only through this node, which owns what ``fn`` saved."""
+        if type(item) is not SavedOutput and not (
+            isinstance(item, Tensor) and item.grad_fn is self.fn
+        ):
+            return unpack_as_tensor(self.fn, item)
+        out = Tensor._wrap(item._data)
+        out._vc = item._vc
+        out.grad_fn = _as_strided_node((self, 0), out, self._meta[0][0], self.geometry)
+        out._rg = True
+        if isinstance(item, Tensor) and (tangent := tangent_of(item)) is not None:
+            set_tangent(out, tangent)  # a dual output (recording.py keeps it for this)
+        return out
 
 
 def rebase_view(view: Tensor, base: Tensor) -> None:
@@ -155,16 +239,22 @@ def rebase_view(view: Tensor, base: Tensor) -> None:
     base.grad_fn = copy_slices
     base._rg = True
     base._output_nr = 0
-    as_strided = init_node(
-        AsStridedBackward0.__new__(AsStridedBackward0),
-        ((copy_slices, 0),),
-        ((view._data.shape, view._data.dtype),),
-    )
-    as_strided.geometry = geometry
-    as_strided.base_shape = base._data.shape
-    view.grad_fn = as_strided
+    view.grad_fn = _as_strided_node((copy_slices, 0), view, base._data.shape, geometry)
     view._rg = True
     view._output_nr = 0
+
+
+def _as_strided_node(edge: tuple, view: Tensor, base_shape: tuple, geometry) -> Node:
+    """An ``AsStridedBackward0`` node for ``view``, the window ``geometry`` of a tensor of
+    ``base_shape`` whose gradient flows into ``edge`` (it saves nothing)."""
+    offset, size, stride = geometry
+    node = init_node(
+        AsStridedBackward0.__new__(AsStridedBackward0),
+        (edge,),
+        ((view._data.shape, view._data.dtype),),
+    )
+    node._params = (base_shape, size, stride, offset)
+    return node
 
 
 def set_history(self: Tensor, node, base: Tensor | None) -> None:
@@ -189,6 +279,12 @@ def _snapshot(self: Tensor, copy: bool) -> Tensor:
     pre._rg = self._rg
     pre._output_nr = self._output_nr
     if _on and (tangent := tangent_of(self)) is not None:
+        if copy:  # the write changes the tangent in place too: keep the old one for backward
+            if tangent.grad_fn is None and not tangent._rg:
+                tangent = Tensor._wrap(tangent._data.copy())
+            else:
+                with suspended:
+                    tangent = tangent.clone()
         set_tangent(pre, tangent)
     return pre
 

@@ -41,10 +41,19 @@ def make_inplace(op, name: str):
 
 # -- zero_, fill_, copy_ ----------------------------------------------------------------------
 
+
+def _overwritten(g):
+    """The gradient of a value overwritten whole: torch's ``zeros_like(grad)`` (``g * 0``
+    would be NaN where ``g`` is infinite or NaN), a constant in a recorded backward."""
+    if isinstance(g, Tensor):
+        return _wrap(np.zeros_like(g._data))
+    return np.zeros_like(g)
+
+
 ZeroBackward0 = defop(
     "ZeroBackward0",
     forward=np.zeros_like,
-    vjp={"self": lambda g: g * 0},
+    vjp={"self": _overwritten},
     jvp=LINEAR,
 )
 
@@ -52,7 +61,7 @@ FillBackward0 = defop(
     "FillBackward0",
     params=("value",),
     forward=lambda a, value: np.full_like(a, value),
-    vjp={"self": lambda g: g * 0},
+    vjp={"self": _overwritten},
     jvp=lambda t_self: None,
 )
 
@@ -106,7 +115,7 @@ CopyBackwards = defop(
     "CopyBackwards",
     inputs=("self", "src"),
     forward=_copy_forward,
-    vjp={"self": lambda g: g * 0, "src": lambda g: g},
+    vjp={"self": _overwritten, "src": lambda g: g},
     jvp=LINEAR,
 )
 
