@@ -1205,6 +1205,7 @@ def hypot(input, other, *, out=None):
 
 # -- fmod, remainder, lerp -----------------------------------------------------------------
 
+
 def _fmod(a, b):
     kind = _result_kind(a, b)
     if kind in "iub":  # torch raises where NumPy gives 0
