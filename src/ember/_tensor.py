@@ -113,6 +113,9 @@ class TensorAux:
         # A view made in no_grad mode of a tensor that requires grad: the grad_fn name of
         # the view of it modified in place ("" for the view itself), else None.
         "no_grad_view",
+        # A view's version counter when its grad_fn was made: a write through another alias
+        # since then (the counter moved) makes the next use regenerate it (graph.edge_of).
+        "fn_version",
     )
 
     def __init__(self) -> None:
@@ -124,6 +127,7 @@ class TensorAux:
         self.name = None
         self.tangent = None
         self.no_grad_view = None
+        self.fn_version = 0
 
 
 class Tensor:

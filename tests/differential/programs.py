@@ -122,9 +122,13 @@ class Write:
     const: np.ndarray | None = None
     mask: np.ndarray | None = None
     rows: np.ndarray | None = None
+    # a view of ``t`` taken before the write ("flat", "unsqueezed") through which ``t`` is
+    # read after it: its history must include the write (torch regenerates it), or None
+    early: str | None = None
 
     def describe(self) -> str:
-        return f"{_view_text(self.view)}.{self.op}"
+        read = f", read through an earlier {self.early} view" if self.early else ""
+        return f"{_view_text(self.view)}.{self.op}{read}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,6 +195,15 @@ class Program:
             isinstance(a, Adapted) and a.write is not None for s in self.steps for a in s.args
         ) or any(s.op.name.startswith(VIEW_WRITING_OPS) for s in self.steps)
 
+    @property
+    def reads_stale_views(self) -> bool:
+        """Whether the program reads a tensor, after a write, through a view taken before."""
+        return any(
+            isinstance(a, Adapted) and a.write is not None and a.write.early
+            for s in self.steps
+            for a in s.args
+        )
+
     def describe(self) -> str:
         lines = [
             f"program {self.index} attempt {self.attempt} "
@@ -231,7 +244,7 @@ def _domain(lib, t, kind):
 def adapt(lib, src, a: Adapted):
     t = lib.take(src, lib.tensor(a.idx))
     if a.write is not None:  # before the affine map, which moves what it writes off ties
-        write(lib, t, a.write)
+        t = write(lib, t, a.write)
     return _domain(lib, t * lib.tensor(a.scale) + lib.tensor(a.shift), a.kind)
 
 
@@ -262,6 +275,8 @@ WRITE_OPS = (
 
 def _view(t, view: tuple):
     kind, *args = view
+    if kind == "whole":  # no view: the tensor itself is written
+        return t
     if kind == "slice":
         dim, start, stop, step = args
         return t[(slice(None),) * dim + (slice(start, stop, step),)]
@@ -291,7 +306,13 @@ def _view_text(view: tuple) -> str:
 
 
 def write(lib, t, w: Write):
-    """``t`` written in place through a view, as ``w`` says (t is not a leaf)."""
+    """``t`` written in place through a view, as ``w`` says (t is not a leaf); ``t``, or a
+    view of it taken before the write, shaped as ``t``."""
+    early = None
+    if w.early == "flat":
+        early = t.view(-1)
+    elif w.early == "unsqueezed":
+        early = t.unsqueeze(0)
     other = None
     if w.idx is not None:
         # from a copy: take saves its input, which the write would change (torch's error)
@@ -328,20 +349,22 @@ def write(lib, t, w: Write):
         v[lib.tensor(w.rows)] += other
     else:
         raise ValueError(op)
-    return t
+    if early is None:
+        return t
+    return early.view(t.shape) if w.early == "flat" else early[0]
 
 
 def _draw_view(rng, shape: tuple):
     """A non-empty view of a tensor of ``shape``, described for ``_view``."""
     ndim = len(shape)
-    kinds = ["unsqueezed", "flat"]
+    kinds = ["unsqueezed", "flat", "whole"]
     dims = [d for d in range(ndim) if shape[d] >= 1]
     if dims:
         kinds += ["slice", "select", "narrow"]
     if ndim >= 2:
         kinds += ["transposed", "diagonal", "nested"]
     kind = kinds[int(rng.integers(len(kinds)))]
-    if kind == "unsqueezed":
+    if kind in ("unsqueezed", "whole"):
         return (kind,)
     if kind == "flat":
         n = int(np.prod(shape, dtype=np.int64))
@@ -368,7 +391,15 @@ def _draw_view(rng, shape: tuple):
 
 
 def _draw_write(rng, t_shape: tuple) -> Write | None:
-    """A write through a view of a tensor of ``t_shape`` (None if the view is empty)."""
+    """A write through a view of a tensor of ``t_shape`` (None if the view is empty), read
+    half the time through a view taken before it."""
+    w = _draw_plain_write(rng, t_shape)
+    if w is not None and rng.random() < 0.5:
+        w = replace(w, early=("flat", "unsqueezed")[int(rng.integers(2))])
+    return w
+
+
+def _draw_plain_write(rng, t_shape: tuple) -> Write | None:
     import torch
 
     view = _draw_view(rng, t_shape)

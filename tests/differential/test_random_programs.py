@@ -71,7 +71,8 @@ def summary() -> str:
         f"{len(OPS_SEEN)}/{len(P.OPS)} opdb entries exercised; "
         f"{s['writes views']} programs write in place through views "
         f"({s['writes views double']} with double backward, "
-        f"{s['writes views forward']} with forward mode); "
+        f"{s['writes views forward']} with forward mode, {s['reads early views']} reading the "
+        "written tensor through a view taken before the write); "
         f"{s['redraws']} redraws ({reasons or 'none'}); {s['seconds']:.1f} s"
     )
 
@@ -111,6 +112,7 @@ def test_random_program(program_index):
         STATS["writes views"] += 1
         STATS["writes views double"] += "double" in fails
         STATS["writes views forward"] += "forward" in fails
+        STATS["reads early views"] += prog.reads_stale_views
     for check, items in fails.items():
         STATS[f"{check} {'failed' if items else 'passed'}"] += 1
     if any(fails.values()):

@@ -281,11 +281,25 @@ def edge_of(x) -> tuple:
     """The ``(node, output_nr)`` a gradient for ``x`` flows into (``(None, 0)`` if none)."""
     if isinstance(x, Tensor):
         fn = x.grad_fn
+        aux = x._aux
+        if aux is not None and aux.base is not None and aux.fn_version != x._vc[0] and x._rg:
+            fn = current_view_fn(x)
         if fn is not None:
             return (fn, x._output_nr)
         if x._rg:
             return (grad_accumulator(x), 0)
     return _NO_EDGE
+
+
+# views.regenerate_view, set when autograd.views is imported (it declares the node).
+_regenerate_view: list = [None]
+
+
+def current_view_fn(view):
+    """The grad_fn of a view that requires grad, regenerated (torch's AsStridedBackward0 of
+    its base's history) when its base was written in place since it was made: through
+    another alias, or directly. Callers test first that the version counter moved."""
+    return _regenerate_view[0](view)
 
 
 def sum_to_shape(grad, shape: tuple):

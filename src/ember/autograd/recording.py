@@ -29,6 +29,7 @@ from .graph import (
     UNSAVED,
     SavedOutput,
     SavedValue,
+    current_view_fn,
     edge_of,
     grad_accumulator,
     op_name,
@@ -80,23 +81,34 @@ def active_capture():
 
 def _edges(inputs: tuple):
     """The ``next_functions`` for an op on ``inputs``, or None when none requires grad."""
+    # (A view whose base was written in place since it was made, by another alias or
+    # directly, gets its grad_fn regenerated: ``aux.fn_version`` differs from its version
+    # counter. Only views and leaves have an ``_aux``, so the test is one load for others.)
     if len(inputs) == 1:
         # One input (unary ops): no list, no loop.
         x = inputs[0]
         if not (isinstance(x, Tensor) and x._rg):
             return None
         fn = x.grad_fn
+        if (aux := x._aux) is not None and aux.base is not None and aux.fn_version != x._vc[0]:
+            fn = current_view_fn(x)
         return ((fn, x._output_nr) if fn is not None else (grad_accumulator(x), 0),)
     if len(inputs) == 2:
         # Binary ops, unrolled: this runs for every recorded +, -, *, /.
         x, y = inputs
         if isinstance(x, Tensor) and x._rg:
             fn = x.grad_fn
+            if (aux := x._aux) is not None and aux.base is not None:
+                if aux.fn_version != x._vc[0]:
+                    fn = current_view_fn(x)
             ex = (fn, x._output_nr) if fn is not None else (grad_accumulator(x), 0)
         else:
             ex = _NO_EDGE
         if isinstance(y, Tensor) and y._rg:
             fn = y.grad_fn
+            if (aux := y._aux) is not None and aux.base is not None:
+                if aux.fn_version != y._vc[0]:
+                    fn = current_view_fn(y)
             return ex, ((fn, y._output_nr) if fn is not None else (grad_accumulator(y), 0))
         return None if ex is _NO_EDGE else (ex, _NO_EDGE)
     edge_list = []
@@ -104,6 +116,9 @@ def _edges(inputs: tuple):
     for x in inputs:
         if isinstance(x, Tensor) and x._rg:
             fn = x.grad_fn
+            if (aux := x._aux) is not None and aux.base is not None:
+                if aux.fn_version != x._vc[0]:
+                    fn = current_view_fn(x)
             edge_list.append((fn, x._output_nr) if fn is not None else (grad_accumulator(x), 0))
             needs = True
         else:
@@ -297,6 +312,7 @@ def as_view(out: Tensor, src: Tensor) -> Tensor:
     base = aux.base if aux is not None and aux.base is not None else src
     out_aux = out._aux_()
     out_aux.base = base
+    out_aux.fn_version = out._vc[0]
     if not _state.enabled and (src._rg or base._rg):
         out_aux.no_grad_view = ""  # torch forbids recording an in-place change through it
     elif aux is not None and aux.no_grad_view is not None:

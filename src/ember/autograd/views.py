@@ -24,6 +24,7 @@ import numpy as np
 from .._dtype import from_numpy_dtype, scalar_name
 from .._mode import state as _state
 from .._tensor import INFERENCE_INPLACE_MSG, Tensor
+from . import graph
 from .engine import _fit, retaining_graph
 from .graph import Node, SavedOutput, edge_of, init_node, op_name, unpack_as_tensor
 from .opdef import LINEAR, apply, defop
@@ -150,15 +151,48 @@ def _zeros(like, shape: tuple):
 # The view that was written in place, located in its base by element offset and strides (its
 # history after the write), and its adjoint: torch's two nodes of these names. Rules of both
 # read only parameters, so they record themselves on Tensors in a recorded backward.
+def _as_strided_backward(g, _self_sizes, size, stride, storage_offset):
+    """The gradient of a window of a tensor of ``self_sizes``: ``g`` added into zeros at the
+    window. An expanded view's window holds each element several times (stride 0), and an
+    unfolded one overlaps itself: every occurrence adds, as torch's ``as_strided_backward``."""
+    expanded = tuple(d for d, (n, st) in enumerate(zip(size, stride)) if st == 0 and n > 1)
+    if expanded:  # the repeats of each element, summed first: the rest is a plain window
+        if isinstance(g, Tensor):
+            g = g.sum(expanded, keepdim=True)
+        else:
+            g = g.sum(expanded, keepdims=True)
+        size = tuple(1 if d in expanded else n for d, n in enumerate(size))
+    if not _overlaps(size, stride):
+        return as_strided_scatter(_zeros(g, _self_sizes), g, (storage_offset, size, stride))
+    if isinstance(g, Tensor):
+        raise NotImplementedError(
+            "ember cannot differentiate twice through a view whose elements overlap (unfold) "
+            "read after its base was written in place"
+        )
+    flat = np.zeros(int(np.prod(_self_sizes, dtype=np.int64)), g.dtype)
+    index = np.full(size, storage_offset, np.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        index += (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (len(size) - d - 1))
+    np.add.at(flat, index.reshape(-1), np.broadcast_to(g, size).reshape(-1))
+    return flat.reshape(_self_sizes)
+
+
+def _overlaps(size, stride) -> bool:
+    """May two elements of the window share a memory location? (torch's test: sorted by
+    stride, each stride passes the extent of the smaller ones)."""
+    extent = 0
+    for st, n in sorted((abs(st), n) for n, st in zip(size, stride) if n > 1):
+        if st <= extent:
+            return True
+        extent += st * (n - 1)
+    return False
+
+
 AsStridedBackward0 = defop(
     "AsStridedBackward0",
     params=("_self_sizes", "size", "stride", "storage_offset"),
     forward=_as_strided_forward,
-    vjp={
-        "self": lambda g, _self_sizes, size, stride, storage_offset: as_strided_scatter(
-            _zeros(g, _self_sizes), g, (storage_offset, size, stride)
-        )
-    },
+    vjp={"self": _as_strided_backward},
     jvp=LINEAR,
     view=True,
 )
@@ -242,6 +276,26 @@ def rebase_view(view: Tensor, base: Tensor) -> None:
     view.grad_fn = _as_strided_node((copy_slices, 0), view, base._data.shape, geometry)
     view._rg = True
     view._output_nr = 0
+    view._aux.fn_version = view._vc[0]
+
+
+def regenerate_view(view: Tensor):
+    """``view``'s grad_fn after its base was written in place since the view was made
+    (through another alias or directly): as torch, an ``AsStridedBackward0`` of the base's
+    history now, located by the view's offset and strides (graph.current_view_fn)."""
+    aux = view._aux
+    aux.fn_version = view._vc[0]
+    base = aux.base
+    geometry = view_geometry(view._data, base._data)
+    if geometry is None or not base._rg:  # (its memory is no longer the base's: .data set)
+        return view.grad_fn
+    node = _as_strided_node(edge_of(base), view, base._data.shape, geometry)
+    view.grad_fn = node
+    view._output_nr = 0
+    return node
+
+
+graph._regenerate_view[0] = regenerate_view
 
 
 def _as_strided_node(edge: tuple, view: Tensor, base_shape: tuple, geometry) -> Node:
@@ -322,6 +376,8 @@ def apply_inplace(self: Tensor, op, *args, copy_old: bool = True, **kwargs) -> T
     """
     recording = _state.enabled and (self._rg or _any_requires_grad(args, kwargs))
     base = check_writable(self, recording)
+    if base is not None and self._rg:
+        edge_of(self)  # a view its base's writes made stale: its grad_fn regenerated first
     capture = active_capture() if _capture else None
     if capture is not None and base is None and capture.rebinds(self):
         # The compiler's capture: the op out of place, ``self`` now names its result.
