@@ -282,7 +282,7 @@ def edge_of(x) -> tuple:
     if isinstance(x, Tensor):
         fn = x.grad_fn
         aux = x._aux
-        if aux is not None and aux.base is not None and aux.fn_version != x._vc[0] and x._rg:
+        if aux is not None and aux.base is not None and x._rg and aux.fn_version != x._vc[0]:
             fn = current_view_fn(x)
         if fn is not None:
             return (fn, x._output_nr)

@@ -312,7 +312,7 @@ def as_view(out: Tensor, src: Tensor) -> Tensor:
     base = aux.base if aux is not None and aux.base is not None else src
     out_aux = out._aux_()
     out_aux.base = base
-    out_aux.fn_version = out._vc[0]
+    out_aux.fn_version = out._vc[0] if out._vc is not None else 0  # (inference: None)
     if not _state.enabled and (src._rg or base._rg):
         out_aux.no_grad_view = ""  # torch forbids recording an in-place change through it
     elif aux is not None and aux.no_grad_view is not None:
