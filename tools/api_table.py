@@ -1,7 +1,7 @@
 """Generate ``docs/api.md``: the names ember exposes, grouped by namespace.
 
 The table is built from what ember actually exposes (the op registry of
-``ember.ops._core``, the public names of ``ember`` and its namespaces, Tensor methods), so
+``ember._aten._core``, the public names of ``ember`` and its namespaces, Tensor methods), so
 it cannot drift from the code: ``tests/test_api_table.py`` fails when ``docs/api.md``
 differs from a fresh generation. Run ``python tools/api_table.py`` to regenerate it.
 """
@@ -52,7 +52,7 @@ def _public(module: types.ModuleType) -> list[str]:
 
 
 def _registry() -> list[tuple[str, list[str]]]:
-    from ember.ops import _core
+    from ember._aten import _core
 
     rows = [
         (f"op registry: `{ns}` namespace", sorted(table))
@@ -93,7 +93,7 @@ def generate() -> str:
         " Regenerate with `python tools/api_table.py`. -->",
         "",
         "Every public name, grouped by namespace and sorted. The op registry rows list the"
-        " ops declared through `ember.ops._core.register` (by namespace), the Tensor methods"
+        " ops declared through `ember._aten._core.register` (by namespace), the Tensor methods"
         " and in-place methods they provide, and the NumPy ufuncs that dispatch to them.",
         "",
         "| area | count | names |",

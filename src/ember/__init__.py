@@ -37,7 +37,7 @@ from ._dtype import (
 )
 from ._tensor import Size, Tensor, device
 from ._tensor_str import set_printoptions
-from . import autograd, ops  # noqa: E402  (ops attach Tensor methods on import)
+from . import autograd, _aten  # noqa: E402  (ops attach Tensor methods on import)
 from ._creation import (
     Generator,
     arange,
@@ -102,8 +102,8 @@ from .autograd.grad_mode import (
 from ._compat import *  # noqa: F403, E402
 
 
-globals().update(ops._core.namespace("torch"))
-from .ops.reduction import return_types  # noqa: E402
+globals().update(_aten._core.namespace("torch"))
+from ._aten.reduction import return_types  # noqa: E402
 from .linalg import _top_slogdet as slogdet, det, inverse, logdet  # noqa: E402  (binds ember.linalg)
 from .nn._layers import (  # noqa: E402  (torch exposes these at the top level too)
     cdist,
@@ -144,7 +144,7 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
         >>> ember.promote_types(ember.int64, ember.float32)
         torch.float32
     """
-    return _dtype.from_numpy_dtype(ops._core.promote_types(type1.np, type2.np))
+    return _dtype.from_numpy_dtype(_aten._core.promote_types(type1.np, type2.np))
 
 
 def result_type(tensor1, tensor2) -> dtype:
@@ -155,7 +155,7 @@ def result_type(tensor1, tensor2) -> dtype:
         >>> ember.result_type(ember.tensor([1, 2]), 1.0)
         torch.float32
     """
-    return _dtype.from_numpy_dtype(ops._core.result_type(tensor1, tensor2))
+    return _dtype.from_numpy_dtype(_aten._core.result_type(tensor1, tensor2))
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:

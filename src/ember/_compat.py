@@ -13,11 +13,11 @@ import warnings
 import numpy as np
 
 from . import _creation, _dtype
+from ._aten.inplace import setitem
 from ._mode import state as _mode
 from ._tensor import Size, Tensor, register_methods
 from ._tensor import device as _device
 from .autograd.views import VIEW_LEAF_MSG
-from .ops.inplace import setitem
 
 _wrap = Tensor._wrap
 

@@ -1,6 +1,6 @@
 """The Tensor: an ndarray plus autograd metadata, with PyTorch's API.
 
-Operations live in ``ember.ops``; each op module attaches its Tensor methods through
+Operations live in ``ember._aten``; each op module attaches its Tensor methods through
 ``register_methods`` so this class stays a thin container.
 """
 
@@ -674,7 +674,7 @@ _UFUNCS: dict = {}
 
 
 def register_methods(methods: dict, ufuncs: dict | None = None) -> None:
-    """Attach op functions as Tensor methods (called by each ``ember.ops`` module)."""
+    """Attach op functions as Tensor methods (called by each ``ember._aten`` module)."""
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     if ufuncs:

@@ -36,12 +36,12 @@ import operator
 import numpy as np
 
 from . import _dtype
+from ._aten._core import LINEAR, defop, is_raw, require_tensor, run, write_out
+from ._aten.complex import conj, re
+from ._aten.shape import cat, roll
 from ._creation import tensor, zeros
 from ._tensor import Tensor, normalize_dim
 from .nn.functional import pad as _pad
-from .ops._core import LINEAR, defop, is_raw, require_tensor, run, write_out
-from .ops.complex import conj, re
-from .ops.shape import cat, roll
 
 __all__ = [
     "fft",

@@ -37,6 +37,8 @@ import functools
 import numpy as np
 
 from . import autograd as _autograd
+from ._aten._core import QUIET, quiet_reset, quiet_set
+from ._aten.shape import stack
 from ._compile.capture import (
     CallOp,
     Capture,
@@ -54,8 +56,6 @@ from .autograd.opdef import ELEMENTWISE, apply
 from .autograd.recording import fw as _fw
 from .autograd.recording import record_backward as _record_backward
 from .nn.utils.stateless import functional_call as _functional_call
-from .ops._core import QUIET, quiet_reset, quiet_set
-from .ops.shape import stack
 
 __all__ = [
     "functional_call",

@@ -18,9 +18,7 @@ import warnings
 
 import numpy as np
 
-from ._dtype import cpp_name, scalar_name
-from ._tensor import Tensor, register_methods
-from .ops._core import (
+from ._aten._core import (
     COMPOSITE,
     defop,
     is_raw,
@@ -32,13 +30,15 @@ from .ops._core import (
     register,
     write_out,
 )
-from .ops.complex import re as _re
-from .ops.elementwise import where
-from .ops.linalg import _cj, _linalg_cross
-from .ops.reduction import _vector_norm, amax, amin, make_return_type
-from .ops.reduction import sum as _sum
-from .ops.shape import cat
-from .ops.special import nan_to_num
+from ._aten.complex import re as _re
+from ._aten.elementwise import where
+from ._aten.linalg import _cj, _linalg_cross
+from ._aten.reduction import _vector_norm, amax, amin, make_return_type
+from ._aten.reduction import sum as _sum
+from ._aten.shape import cat
+from ._aten.special import nan_to_num
+from ._dtype import cpp_name, scalar_name
+from ._tensor import Tensor, register_methods
 
 _wrap = Tensor._wrap
 

@@ -1,5 +1,5 @@
 """``ember.special``: torch.special's functions (error and gamma functions, Bessel functions,
-xlogy, logit, the normal CDF, zeta, ...), defined in ``ember.ops.special`` and the other op
+xlogy, logit, the normal CDF, zeta, ...), defined in ``ember._aten.special`` and the other op
 families, gathered here under torch's names.
 
 Example:
@@ -10,9 +10,9 @@ Example:
 
 from __future__ import annotations
 
-from .ops import _core
-from .ops import elementwise as _ew
-from .ops import reduction as _red
+from ._aten import _core
+from ._aten import elementwise as _ew
+from ._aten import reduction as _red
 
 globals().update(_core.namespace("special"))
 

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
-from ember.ops.indexing import index_np, index_put
-from ember.ops.inplace import _index_key
+from ember._aten.indexing import index_np, index_put
+from ember._aten.inplace import _index_key
 
 torch = pytest.importorskip("torch")
 

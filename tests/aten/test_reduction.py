@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
-from ember.ops.reduction import return_types
+from ember._aten.reduction import return_types
 from numgrad import numgrad
 
 torch = pytest.importorskip("torch")

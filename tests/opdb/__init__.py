@@ -10,7 +10,7 @@ torch's forward AD; double backward (gradgradcheck); float32 results and gradien
 shapes drawn by hypothesis for entries marked ``broadcasts``. A test also fails when a
 declared op (``autograd.opdef.defop``) is exercised by no entry.
 
-Adding an op: its declaration in ``src/ember/ops/<family>.py`` and an entry here, in the
+Adding an op: its declaration in ``src/ember/_aten/<family>.py`` and an entry here, in the
 family's module (``tests/opdb/<family>.py``).
 """
 

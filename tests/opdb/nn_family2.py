@@ -45,7 +45,7 @@ OPS = [
         (S(3, 4, 5), S(4, 5)),
     ),
     # ``* 1``: ember's Tensor.norm records LinalgVectorNormBackward0 where torch records
-    # NormBackward1 (ops/reduction.py); the values and derivatives are compared all the same.
+    # NormBackward1 (_aten/reduction.py); the values and derivatives are compared all the same.
     Op(
         "pairwise_distance",
         lambda m, x, y: F(m).pairwise_distance(x, y) * 1,

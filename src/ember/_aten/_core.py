@@ -96,7 +96,7 @@ def register(
     function: False for Tensor-only names (``Tensor.view``).
 
     Example:
-        >>> from ember.ops._core import register
+        >>> from ember._aten._core import register
         >>> @register("my_op", function=False)
         ... def my_op(input):
         ...     return input

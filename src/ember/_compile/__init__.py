@@ -36,8 +36,8 @@ from ..autograd import recording as _recording
 from ..autograd.engine import retaining_graph
 from ..autograd.graph import SECOND_BACKWARD_MSG, Node, SavedValue, edge_of
 from ..nn import Module
-from ..ops._core import QUIET, quiet_reset, quiet_set
-from ..ops.reduction import _StructSeq
+from .._aten._core import QUIET, quiet_reset, quiet_set
+from .._aten.reduction import _StructSeq
 from .capture import Capture, GraphBreak
 from . import guards as _guards
 from . import kernels

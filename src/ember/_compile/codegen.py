@@ -466,7 +466,7 @@ def _dynamic_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names,
 # Modules whose ops' forwards are pure functions of their operands (no random draws, no
 # writes): a result nobody reads need not be computed.
 _PURE_MODULES = frozenset(
-    f"ember.ops.{m}"
+    f"ember._aten.{m}"
     for m in "elementwise linalg reduction shape indexing sorting special complex".split()
 )
 

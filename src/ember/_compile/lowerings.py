@@ -21,9 +21,9 @@ import math
 
 import numpy as np
 
+from .._aten import reduction as _reduction
 from ..nn import _attention, _conv, _norm
 from ..nn import functional as _functional
-from ..ops import reduction as _reduction
 from . import kernels
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))

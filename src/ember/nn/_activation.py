@@ -17,15 +17,15 @@ import warnings
 import numpy as np
 
 from .. import _creation
+from .._aten import elementwise as _ew
+from .._aten import reduction as _red
+from .._aten._core import ELEMENTWISE, defop, is_raw, require_tensor, run
+from .._aten.shape import cat as _cat
 from .._dtype import scalar_name
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
 from .._tensor import Tensor, normalize_dim
 from ..autograd.views import apply_inplace
-from ..ops import elementwise as _ew
-from ..ops import reduction as _red
-from ..ops._core import ELEMENTWISE, defop, is_raw, require_tensor, run
-from ..ops.shape import cat as _cat
 
 __all__ = [
     "threshold",

@@ -21,17 +21,17 @@ import warnings
 import numpy as np
 
 from .. import _creation, _dtype
+from .._aten._core import COMPOSITE, QUIET, defop, quiet_reset, quiet_set, record, require_tensor
+from .._aten.elementwise import where
+from .._aten.indexing import tril
+from .._aten.linalg import baddbmm, bmm
+from .._aten.reduction import softmax as _softmax
+from .._aten.shape import cat
 from .._dtype import cpp_name, from_numpy_dtype, scalar_name, to_numpy_dtype
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
 from .._tensor import Tensor, broadcast_shapes
 from ..autograd.recording import _capture, tangent_of
-from ..ops._core import COMPOSITE, QUIET, defop, quiet_reset, quiet_set, record, require_tensor
-from ..ops.elementwise import where
-from ..ops.indexing import tril
-from ..ops.linalg import baddbmm, bmm
-from ..ops.reduction import softmax as _softmax
-from ..ops.shape import cat
 from ._conv import pad
 from ._layers import _dropout_impl
 from .attention import SDPBackend, _active

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._aten._core import QUIET, defop, quiet_reset, quiet_set, record, require_tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from ..ops._core import QUIET, defop, quiet_reset, quiet_set, record, require_tensor
 
 _wrap = Tensor._wrap
 _MODES = {"sum": 0, "mean": 1, "max": 2}

@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtype import scalar_name
-from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
-from ..ops._core import (
+from .._aten._core import (
     QUIET,
     defop,
     is_raw,
@@ -31,7 +28,10 @@ from ..ops._core import (
     require_tensor,
     run,
 )
-from ..ops.elementwise import where
+from .._aten.elementwise import where
+from .._dtype import scalar_name
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from ._loss import _check_reduction
 
 __all__ = ["ctc_loss"]

@@ -15,12 +15,7 @@ import warnings
 import numpy as np
 
 from .. import _creation
-from .._dtype import scalar_name
-from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
-from ..autograd.recording import untracked_call
-from ..linalg import vector_norm
-from ..ops._core import (
+from .._aten._core import (
     BILINEAR,
     COMPOSITE,
     LINEAR,
@@ -31,7 +26,12 @@ from ..ops._core import (
     record,
     require_tensor,
 )
-from ..ops.linalg import einsum
+from .._aten.linalg import einsum
+from .._dtype import scalar_name
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ..autograd.recording import untracked_call
+from ..linalg import vector_norm
 
 _wrap = Tensor._wrap
 

@@ -20,14 +20,7 @@ import warnings
 
 import numpy as np
 
-from .._dtype import scalar_name
-from .._mode import autocast_active as _AUTOCAST
-from .._mode import autocast_full
-from .._mode import state as _grad_mode
-from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
-from ..autograd.recording import check_values
-from ..ops._core import (
+from .._aten._core import (
     COMPOSITE,
     ELEMENTWISE,
     LINEAR,
@@ -43,11 +36,18 @@ from ..ops._core import (
     record_result,
     require_tensor,
 )
-from ..ops.elementwise import abs as _abs
-from ..ops.elementwise import exp, log1p, minimum, relu, where
-from ..ops.indexing import masked_fill
-from ..ops.reduction import log_softmax
-from ..ops.special import logit
+from .._aten.elementwise import abs as _abs
+from .._aten.elementwise import exp, log1p, minimum, relu, where
+from .._aten.indexing import masked_fill
+from .._aten.reduction import log_softmax
+from .._aten.special import logit
+from .._dtype import scalar_name
+from .._mode import autocast_active as _AUTOCAST
+from .._mode import autocast_full
+from .._mode import state as _grad_mode
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ..autograd.recording import check_values
 from ._activation import logsigmoid
 from ._layers import pairwise_distance
 

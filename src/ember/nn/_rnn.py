@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._aten import shape as _shape
+from .._aten._core import COMPOSITE, defop, run
 from .._tensor import Tensor
-from ..ops import shape as _shape
-from ..ops._core import COMPOSITE, defop, run
 from . import functional as F
 
 __all__ = [

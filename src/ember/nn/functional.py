@@ -14,16 +14,9 @@ import warnings
 
 import numpy as np
 
-from .._dtype import scalar_name
-from .._mode import autocast_active as _AUTOCAST
-from .._mode import autocast_lower
-from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
-from ..autograd.recording import check_values, untracked_call
-from ..autograd.views import apply_inplace
-from ..ops import elementwise as _ew
-from ..ops import reduction as _red
-from ..ops._core import (
+from .._aten import elementwise as _ew
+from .._aten import reduction as _red
+from .._aten._core import (
     ELEMENTWISE,
     LINEAR,
     QUIET,
@@ -34,7 +27,14 @@ from ..ops._core import (
     record,
     require_tensor,
 )
-from ..ops.linalg import addmm
+from .._aten.linalg import addmm
+from .._dtype import scalar_name
+from .._mode import autocast_active as _AUTOCAST
+from .._mode import autocast_lower
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ..autograd.recording import check_values, untracked_call
+from ..autograd.views import apply_inplace
 from . import _activation
 from ._activation import *  # noqa: F403  (every activation, listed once in its __all__)
 from ._attention import (

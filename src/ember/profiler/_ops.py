@@ -14,9 +14,9 @@ import inspect
 import sys
 
 from .. import _tensor
+from .._aten import _core as _registry
 from ..autograd import profiler as _core
 from ..nn import functional as _F
-from ..ops import _core as _registry
 
 # Tensor methods that print, convert or inspect rather than compute: not timed.
 _SKIP = {

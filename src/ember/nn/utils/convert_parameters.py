@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..._aten.shape import cat
 from ..._tensor import Tensor
-from ...ops.shape import cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _creation
+from ..._aten.linalg import dot, mv
+from ..._aten.shape import cat
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...linalg import solve
-from ...ops.linalg import dot, mv
-from ...ops.shape import cat
 from ..modules.module import Module
 from . import parametrize
 from .spectral_norm import _default_dim, power_iteration, random_unit

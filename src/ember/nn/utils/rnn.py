@@ -17,8 +17,8 @@ import numpy as np
 
 from ... import _creation
 from ... import _dtype as _dtypes
+from ..._aten._core import defop, is_raw, record
 from ..._tensor import Tensor
-from ...ops._core import defop, is_raw, record
 
 __all__ = [
     "PackedSequence",

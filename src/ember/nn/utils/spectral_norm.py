@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _creation
+from ..._aten.linalg import dot, mv
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...ops.linalg import dot, mv
 from ..parameter import Parameter
 
 __all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
