@@ -19,7 +19,7 @@ import pytest
 import ember
 
 SRC = Path(ember.__file__).parent
-CORE = {"_tensor", "_dtype", "_mode", "_hooks", "_tensor_str", "_creation", "_alloc"}
+CORE = {"_overrides", "_tensor", "_dtype", "_mode", "_hooks", "_tensor_str", "_creation", "_alloc"}
 
 
 def _module_name(path: Path) -> str:

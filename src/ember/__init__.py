@@ -174,3 +174,14 @@ def __getattr__(name: str):
 
         return importlib.import_module(".fx", __name__)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")
+
+
+# Every public function, Tensor method, operator and property dispatches through torch's
+# __torch_function__ protocol (ember._overrides): the top-level namespace and Tensor are
+# wrapped here, when complete (nn.functional, linalg, special and fft wrap their own).
+from . import _overrides as _ov  # noqa: E402
+from . import _tensor as _tensor_module  # noqa: E402
+
+_ov.install_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")], "torch")
+_ov.install_tensor_methods(Tensor)
+_tensor_module._NOWRAP.update({Tensor.grad.__get__, Tensor._base.__get__})

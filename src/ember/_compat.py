@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import builtins
 import math
-import warnings
 
 import numpy as np
 
 from . import _creation, _dtype
 from ._aten.inplace import setitem
 from ._mode import state as _mode
+from ._overrides import warn as _warn
 from ._tensor import Size, Tensor, register_methods
 from ._tensor import device as _device
 from .autograd.views import VIEW_LEAF_MSG
@@ -116,7 +116,7 @@ def set_float32_matmul_precision(precision: str) -> None:
         'high'
     """
     if precision not in ("highest", "high", "medium"):
-        warnings.warn(
+        _warn(
             f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
             "setFloat32MatmulPrecision call has no effect.",
             stacklevel=2,
@@ -449,7 +449,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, pin_
     """A new tensor copying ``data`` with this tensor's dtype unless ``dtype`` is given."""
     d = _new_dtype(self, dtype)
     if isinstance(data, Tensor):
-        warnings.warn(
+        _warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
             "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
             "tensor.new_tensor(sourceTensor).",
@@ -552,7 +552,7 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+        _warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
         indexing = "ij"
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")

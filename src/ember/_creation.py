@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _dtype
 from ._alloc import raise_alloc_error
+from ._overrides import warn as _warn
 from ._tensor import Tensor, broadcast_shapes, check_device
 
 _wrap = Tensor._wrap
@@ -259,9 +260,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     """
     check_device(device)
     if isinstance(data, Tensor):
-        import warnings
-
-        warnings.warn(
+        _warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
             "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
             "torch.tensor(sourceTensor).",

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype, _tensor_str
+from . import _dtype, _overrides, _tensor_str
 from ._dtype import dtype as _dtype_cls
 from ._mode import state as _state
+from ._overrides import warn as _warn
 
 _new = object.__new__
 
@@ -184,6 +185,45 @@ class Tensor:
         t._aux = None
         return t
 
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default protocol method (torch's): run ``func`` without dispatching to
+        subclasses, then give tensor results this subclass's type.
+
+        Example:
+            >>> import ember
+            >>> class Tagged(ember.Tensor):
+            ...     pass
+            >>> t = ember.ones(2).as_subclass(Tagged)
+            >>> type(t + 1).__name__
+            'Tagged'
+        """
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with _overrides.DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+            if func in _NOWRAP:
+                return ret
+            return _convert(ret, cls)
+
+    @staticmethod
+    def _make_subclass(cls, data: Tensor, require_grad: bool = False, **kwargs) -> Tensor:
+        """A ``cls`` instance sharing ``data``'s storage and version counter, a leaf
+        (torch's ``Tensor._make_subclass``, used by Parameter-like subclasses)."""
+        t = _new(cls)
+        t._data = data._data
+        t._rg = False
+        t.grad_fn = None
+        t._output_nr = 0
+        t._vc = data._vc
+        t._grad = None
+        t._aux = None
+        if require_grad:
+            t.requires_grad_(True)
+        return t
+
     @staticmethod
     def _make_result(data: np.ndarray, node) -> Tensor:
         t = Tensor._wrap(data)
@@ -241,9 +281,7 @@ class Tensor:
     @property
     def grad(self) -> Tensor | None:
         if self.grad_fn is not None and not (self._aux is not None and self._aux.retains_grad):
-            import warnings
-
-            warnings.warn(
+            _warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
                 "Its .grad attribute won't be populated during autograd.backward(). If you "
                 "indeed want the .grad field to be populated for a non-leaf Tensor, use "
@@ -549,7 +587,9 @@ class Tensor:
             suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._rg:
             suffixes.append("requires_grad=True")
-        return _tensor_str.format_tensor(self._data, suffixes)
+        kind = type(self)
+        prefix = None if kind is Tensor or kind.__name__ == "Parameter" else kind.__name__
+        return _tensor_str.format_tensor(self._data, suffixes, prefix)
 
     __str__ = __repr__
 
@@ -569,6 +609,29 @@ class Tensor:
             return NotImplemented
         args = [x if isinstance(x, Tensor) else _as_operand(x) for x in inputs]
         return fn(*args)
+
+
+def _convert(ret, cls):
+    """``ret`` with its tensors (in lists, tuples, named tuples) of class ``cls``."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        kind = type(ret)
+        if hasattr(kind, "_make"):  # a named tuple
+            return kind._make(items)
+        try:
+            return kind(items)
+        except TypeError:  # a structseq-like tuple built from positional items
+            return kind(*items)
+    return ret
+
+
+# Functions whose results Tensor.__torch_function__ leaves as they are (torch's
+# get_default_nowrap_functions: the getters of ._base and .grad).
+_NOWRAP: set = set()
 
 
 def _as_operand(x):
@@ -679,3 +742,8 @@ def register_methods(methods: dict, ufuncs: dict | None = None) -> None:
         setattr(Tensor, name, fn)
     if ufuncs:
         _UFUNCS.update(ufuncs)
+
+
+# Never overriding: the wrappers' fast path (_overrides) lets these through untouched.
+for _kind in (Tensor, Size, device):
+    _overrides.plain_type(_kind)

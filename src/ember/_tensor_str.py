@@ -310,7 +310,7 @@ def _add_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
     return "".join(pieces)
 
 
-def format_tensor(data: np.ndarray, suffixes: list[str]) -> str:
+def format_tensor(data: np.ndarray, suffixes: list[str], name: str | None = None) -> str:
     """Return the PyTorch-style repr: 'tensor(<data>[, dtype=...][, <suffixes>...])'.
 
     Args:
@@ -318,13 +318,14 @@ def format_tensor(data: np.ndarray, suffixes: list[str]) -> str:
         suffixes: already formatted items (e.g. ``"requires_grad=True"`` or
             ``"grad_fn=<AddBackward0>"``) appended after the ``size=``/``dtype=`` items
             that this function adds itself when torch would.
+        name: the class name a Tensor subclass prints instead of ``tensor``.
 
     Returns:
         The string ``repr(torch_tensor)`` would produce for a CPU tensor with the same
         values under the current print options and default dtype.
     """
     data = np.asarray(data)
-    prefix = "tensor("
+    prefix = f"{name or 'tensor'}("
     indent = len(prefix)
     extra: list[str] = []
     if data.size == 0:

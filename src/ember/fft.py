@@ -35,7 +35,7 @@ import operator
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _overrides
 from ._aten._core import LINEAR, defop, is_raw, require_tensor, run, write_out
 from ._aten.complex import conj, re
 from ._aten.shape import cat, roll
@@ -582,3 +582,8 @@ def ifftshift(input, dim=None):
         tensor([0, 1, 2, 3, 4])
     """
     return _shift(input, dim, "fft_ifftshift", True)
+
+
+# The public functions dispatch through __torch_function__ (ember._overrides), from here
+# on: every module importing them gets the dispatching ones.
+_overrides.install_namespace(globals(), __all__, "torch.fft")

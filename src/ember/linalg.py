@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from . import _overrides
 from ._aten._core import (
     COMPOSITE,
     defop,
@@ -38,6 +39,7 @@ from ._aten.reduction import sum as _sum
 from ._aten.shape import cat
 from ._aten.special import nan_to_num
 from ._dtype import cpp_name, scalar_name
+from ._overrides import warn as _warn
 from ._tensor import Tensor, register_methods
 
 _wrap = Tensor._wrap
@@ -1066,7 +1068,7 @@ def _legacy_qr(input, some=True, *, out=None):
         tensor([[2., 0.],
                 [0., 3.]])
     """
-    warnings.warn(
+    _warn(
         "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
         "PyTorch release.",
         UserWarning,
@@ -2396,3 +2398,8 @@ register_methods(
 )
 
 __all__ = ["LinAlgError", *sorted(namespace("linalg"))]
+
+
+# The public functions dispatch through __torch_function__ (ember._overrides), from here
+# on: every module importing them gets the dispatching ones.
+_overrides.install_namespace(globals(), __all__, "torch.linalg")

@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+from . import _overrides
 from ._aten import _core
 from ._aten import elementwise as _ew
 from ._aten import reduction as _red
@@ -32,3 +33,8 @@ multigammaln = _core.namespace("torch")["mvlgamma"]
 logit = _core.namespace("torch")["logit"]
 
 __all__ = sorted(n for n in globals() if not n.startswith("_") and n not in ("annotations",))
+
+
+# The public functions dispatch through __torch_function__ (ember._overrides), from here
+# on: every module importing them gets the dispatching ones.
+_overrides.install_namespace(globals(), __all__, "torch.special")

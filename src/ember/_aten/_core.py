@@ -24,6 +24,7 @@ import numpy as np
 from .. import _dtype
 from .._alloc import from_numpy_error
 from .._dtype import _BF16
+from .._overrides import warn as _warn
 from .._tensor import (
     _UFUNCS,
     Tensor,
@@ -196,9 +197,7 @@ def write_out(fname: str, result: Tensor, out: Tensor | None) -> Tensor:
     data = result._data
     if out._data.shape != data.shape:
         if out._data.size:
-            import warnings
-
-            warnings.warn(
+            _warn(
                 "An output with one or more elements was resized since it had shape "
                 f"{list(out._data.shape)}, which does not match the required output shape "
                 f"{list(data.shape)}. This behavior is deprecated, and in a future PyTorch "

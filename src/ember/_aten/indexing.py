@@ -21,11 +21,11 @@ the ember ops of this module on Tensors in a recorded one.
 from __future__ import annotations
 
 import operator
-import warnings
 
 import numpy as np
 
 from .._dtype import cpp_name, scalar_name
+from .._overrides import warn as _warn
 from .._tensor import Tensor
 from ..autograd.graph import SavedValue
 from ..autograd.recording import _on, check_values, shape_constant, tangent_of
@@ -242,6 +242,29 @@ def _alias(x: Tensor) -> Tensor:
     return record(AliasBackward0, x._data.view(), (x,))
 
 
+def as_subclass(self: Tensor, cls) -> Tensor:
+    """A ``cls`` instance (a Tensor subclass) sharing this tensor's storage and version
+    counter, attached to the graph through an alias (torch's ``AliasBackward0``).
+
+    Example:
+        >>> import ember
+        >>> class Tagged(ember.Tensor):
+        ...     pass
+        >>> type(ember.ones(2).as_subclass(Tagged)).__name__
+        'Tagged'
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not {cls!r}")
+    alias = _alias(self)
+    out = object.__new__(cls)
+    out._data, out._rg, out.grad_fn = alias._data, alias._rg, alias.grad_fn
+    out._output_nr, out._vc, out._grad, out._aux = alias._output_nr, alias._vc, None, alias._aux
+    return out
+
+
+register_methods({"as_subclass": as_subclass})
+
+
 def _slice_bound(v) -> int:
     try:
         return operator.index(v)
@@ -314,7 +337,7 @@ def getitem(self: Tensor, key) -> Tensor:
     if isinstance(key, tuple):
         items = key
     elif isinstance(key, list) and _seq_as_tuple(key):
-        warnings.warn(_SEQ_WARNING, UserWarning, stacklevel=2)
+        _warn(_SEQ_WARNING, UserWarning, stacklevel=2)
         items = tuple(key)
     elif isinstance(key, str):
         raise TypeError("new(): invalid data type 'str'")
@@ -362,7 +385,7 @@ def getitem(self: Tensor, key) -> Tensor:
                 dim += 1
             elif arr.dtype in (np.bool_, np.uint8):
                 if arr.dtype == np.uint8:
-                    warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=2)
+                    _warn(_UINT8_WARNING, UserWarning, stacklevel=2)
                     arr = arr.astype(np.bool_)
                 adv.append((dim, arr, True))
                 dim += arr.ndim
@@ -569,7 +592,7 @@ def _tensor_indices(a: np.ndarray, indices: tuple) -> tuple:
     for t in indices:
         arr = _idx_array(t)
         if arr.dtype == np.uint8:
-            warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=3)
+            _warn(_UINT8_WARNING, UserWarning, stacklevel=3)
             arr = arr.astype(np.bool_)
         if arr.dtype == np.bool_ and arr.ndim:
             adv.append((dim, arr, True))
@@ -1035,7 +1058,7 @@ def _scatter_reduce(input: Tensor, d: int, idx: np.ndarray, src, value, reduce: 
     a = input._data
     if src is not None and not _warned_reduce:
         _warned_reduce.append(True)
-        warnings.warn(_REDUCE_WARNING, UserWarning, stacklevel=3)
+        _warn(_REDUCE_WARNING, UserWarning, stacklevel=3)
     vals = src._data[_region(idx.shape)] if src is not None else np.asarray(value).astype(a.dtype)
     out = a.copy()
     token = quiet_set(QUIET)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import string
-import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -26,6 +25,7 @@ from .._dtype import cpp_name, scalar_name
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
 from .._mode import state as _state
+from .._overrides import warn as _warn
 from .._tensor import Tensor, _legacy_type_name
 from ..autograd.recording import _on as _forward_ad_on
 from ..autograd.views import ViewBackward0, apply_inplace
@@ -1436,7 +1436,7 @@ def _tensordot_out(t: Tensor, out):
         )
     if out._data.shape != t._data.shape:
         if out._data.size:
-            warnings.warn(
+            _warn(
                 "An output with one or more elements was resized since it had shape "
                 f"{list(out._data.shape)}, which does not match the required output shape "
                 f"{list(t._data.shape)}. This behavior is deprecated, and in a future PyTorch "
@@ -1629,7 +1629,7 @@ def cross(input, other, dim=None, *, out=None):
     if dim is None:
         if not _CROSS_WARNED[0]:
             _CROSS_WARNED[0] = True
-            warnings.warn(
+            _warn(
                 "Using torch.cross without specifying the dim arg is deprecated.\nPlease either "
                 "pass the dim explicitly or simply use torch.linalg.cross.\nThe default value of "
                 "dim will change to agree with that of linalg.cross in a future release. "

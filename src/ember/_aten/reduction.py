@@ -20,11 +20,11 @@ import builtins as _b
 import math
 import sys
 import types
-import warnings
 
 import numpy as np
 
 from .. import _dtype
+from .._overrides import warn as _warn
 from .._tensor import Tensor
 from ..autograd.opdef import cconj
 from ..autograd.recording import cast_operand
@@ -223,7 +223,7 @@ def _first_empty_dim(a: np.ndarray, dim):
 
 
 def _dof_warning(fname: str) -> None:
-    warnings.warn(
+    _warn(
         f"{fname}(): degrees of freedom is <= 0. Correction should be strictly less than the "
         "reduction factor (input numel divided by output numel). (Triggered internally at "
         "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)",

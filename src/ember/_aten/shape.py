@@ -21,12 +21,12 @@ names (which makes them multi-output nodes) and take every output as differentia
 from __future__ import annotations
 
 import operator
-import warnings
 
 import numpy as np
 
 from .. import _dtype
 from .._alloc import raise_alloc_error
+from .._overrides import warn as _warn
 from .._tensor import _LEGACY_NAMES, Tensor, _legacy_type_name, check_device, device
 from ..autograd.graph import Node
 from ..autograd.views import ViewBackward0
@@ -594,7 +594,7 @@ def t(input: Tensor) -> Tensor:
 def _T(self: Tensor) -> Tensor:
     nd = self._data.ndim
     if nd == 0:
-        warnings.warn(
+        _warn(
             "Tensor.T is deprecated on 0-D tensors. This function is the identity in these "
             "cases. (Triggered internally at "
             "/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4321.)",
@@ -602,7 +602,7 @@ def _T(self: Tensor) -> Tensor:
             stacklevel=2,
         )
     elif nd != 2:
-        warnings.warn(
+        _warn(
             "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
             "deprecated and it will throw an error in a future release. Consider `x.mT` to "
             "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "

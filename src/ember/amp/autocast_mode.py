@@ -20,9 +20,9 @@ Example:
 from __future__ import annotations
 
 import functools
-import warnings
 
 from .. import _dtype, _mode
+from .._overrides import warn as _warn
 from .._tensor import device as _device
 
 __all__ = [
@@ -120,20 +120,20 @@ class autocast:
         )
         if enabled:
             if device_type == "cuda":
-                warnings.warn(
+                _warn(
                     "CUDA is not available or torch_xla is imported. Disabling autocast.",
                     stacklevel=2,
                 )
                 enabled = False
             elif device_type != "cpu":
-                warnings.warn(
+                _warn(
                     f"{device_type.upper()} is not available to ember, which computes on the "
                     "CPU. Disabling autocast.",
                     stacklevel=2,
                 )
                 enabled = False
             elif self.fast_dtype not in (_dtype.float16, _dtype._bfloat16()):
-                warnings.warn(
+                _warn(
                     "In CPU autocast, but the target dtype is not supported. Disabling "
                     "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
                     "torch.float16 currently.",

@@ -18,11 +18,11 @@ Example:
 
 from __future__ import annotations
 
-import warnings
 from enum import Enum
 
 import numpy as np
 
+from .._overrides import warn as _warn
 from .._tensor import Tensor
 
 __all__ = ["GradScaler", "OptState"]
@@ -50,7 +50,7 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if device == "cuda" and enabled:
-            warnings.warn(
+            _warn(
                 "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
                 stacklevel=2,
             )

@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 import os
 import traceback
-import warnings
 
+from .._overrides import warn as _warn
 from . import recording
 
 
@@ -57,14 +57,14 @@ def print_stack(node) -> None:
     """Warn with the forward traceback of ``node`` (torch's message for a failing node)."""
     stack = node.__dict__.get("_metadata", {}).get("traceback_")
     if not stack:
-        warnings.warn(
+        _warn(
             f"Error detected in {node.name()}. No forward pass information available. "
             "Enable detect anomaly during forward pass for more information.",
             UserWarning,
             stacklevel=2,
         )
         return
-    warnings.warn(
+    _warn(
         f"Error detected in {node.name()}. Traceback of forward call that caused the "
         "error:\n" + "".join(stack).rstrip("\n"),
         UserWarning,
@@ -113,7 +113,7 @@ class detect_anomaly:
 
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = check_nan
-        warnings.warn(
+        _warn(
             "Anomaly Detection has been enabled. This mode will increase the runtime and "
             "should only be enabled for debugging.",
             UserWarning,

@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 
 import numpy as np
 
+from .._overrides import warn as _warn
 from .._tensor import INFERENCE_SAVE_MSG, Tensor
 from . import grad_mode
 from .graph import (
@@ -245,7 +245,7 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
     """
 
     def __init__(self, *args, **kwargs) -> None:
-        warnings.warn(
+        _warn(
             f"{self.__class__} should not be instantiated. Methods on autograd functions "
             "are all static, so you should invoke them on the class itself. Instantiating "
             "an autograd function will raise an error in a future version of PyTorch.",

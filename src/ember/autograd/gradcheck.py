@@ -16,12 +16,12 @@ separately, through ``Tensor.real``/``imag``, which ember does not have).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from .. import _creation
+from .._overrides import warn as _warn
 from .._tensor import Size, Tensor
 from . import api
 from . import forward_ad as fwAD
@@ -167,7 +167,7 @@ def _check_inputs(tupled_inputs) -> None:
     for idx, inp in enumerate(tupled_inputs):
         if isinstance(inp, Tensor) and inp.requires_grad:
             if inp._data.dtype not in (np.float64, np.complex128):
-                warnings.warn(
+                _warn(
                     f"Input #{idx} requires gradient and "
                     "is not a double precision floating point or complex. "
                     "This check will likely fail if all the inputs are "
@@ -635,7 +635,7 @@ def _test_undefined_backward_mode(func, outputs, inputs) -> bool:
     diff = [x for _, x in _diff_inputs(inputs)]
 
     def warn_bc_breaking():
-        warnings.warn(
+        _warn(
             "Backwards compatibility: New undefined gradient support checking "
             "feature is enabled by default, but it may break existing callers "
             "of this function. If this is true for you, you can call this "

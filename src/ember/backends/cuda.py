@@ -11,8 +11,8 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import warnings
 
+from .._overrides import warn as _warn
 from ..nn.attention import SDPBackend  # noqa: F401  (torch.backends.cuda.SDPBackend)
 
 __all__ = [
@@ -92,7 +92,7 @@ def sdp_kernel(
     enable_cudnn: bool = True,
 ):
     """Deprecated switch of attention kernels for a ``with`` block (ember has one kernel)."""
-    warnings.warn(
+    _warn(
         "`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager "
         "will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context "
         "manager, with updated signature.",

@@ -13,9 +13,9 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections import OrderedDict
 
+from .._overrides import warn as _warn
 from . import amp  # noqa: F401  (torch.cuda.amp)
 
 _NO_CUDA = "Torch not compiled with CUDA enabled"
@@ -127,7 +127,7 @@ memory_allocated = max_memory_allocated = memory_reserved = max_memory_reserved 
 
 
 def memory_cached(device=None) -> int:
-    warnings.warn(
+    _warn(
         "`torch.cuda.memory_cached` has been renamed to `torch.cuda.memory_reserved`",
         FutureWarning,
         stacklevel=2,
@@ -136,7 +136,7 @@ def memory_cached(device=None) -> int:
 
 
 def max_memory_cached(device=None) -> int:
-    warnings.warn(
+    _warn(
         "`torch.cuda.max_memory_cached` has been renamed to `torch.cuda.max_memory_reserved`",
         FutureWarning,
         stacklevel=2,
@@ -149,7 +149,7 @@ def reset_peak_memory_stats(device=None) -> None:
 
 
 def reset_max_memory_allocated(device=None) -> None:
-    warnings.warn(
+    _warn(
         "torch.cuda.reset_max_memory_allocated now calls torch.cuda.reset_peak_memory_stats, "
         "which resets /all/ peak memory stats.",
         FutureWarning,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
-
 import ember
 
+from .._overrides import warn as _warn
 from . import constraints
 from .utils import _size, lazy_property
 
@@ -48,7 +47,7 @@ class Distribution:
                 arg_constraints = self.arg_constraints
             except NotImplementedError:
                 arg_constraints = {}
-                warnings.warn(
+                _warn(
                     f"{self.__class__} does not define `arg_constraints`. "
                     + "Please set `arg_constraints = {}` or initialize the distribution "
                     + "with `validate_args=False` to turn off validation.",
@@ -128,7 +127,7 @@ class Distribution:
 
     def sample_n(self, n: int):
         """Deprecated: ``sample((n,))``."""
-        warnings.warn(
+        _warn(
             "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
             FutureWarning,
             stacklevel=2,
@@ -182,7 +181,7 @@ class Distribution:
         try:
             support = self.support
         except NotImplementedError:
-            warnings.warn(
+            _warn(
                 f"{self.__class__} does not define `support` to enable "
                 + "sample validation. Please initialize the distribution with "
                 + "`validate_args=False` to turn off validation.",

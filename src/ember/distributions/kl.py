@@ -9,12 +9,12 @@ Example:
 from __future__ import annotations
 
 import math
-import warnings
 from functools import total_ordering
 
 import ember
 import ember.nn.functional as F
 
+from .._overrides import warn as _warn
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -117,7 +117,7 @@ def _dispatch_kl(type_p, type_q):
     left_fun = _KL_REGISTRY[left_p, left_q]
     right_fun = _KL_REGISTRY[right_p, right_q]
     if left_fun is not right_fun:
-        warnings.warn(
+        _warn(
             f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
             f"Please register_kl({left_p.__name__}, {right_q.__name__})",
             RuntimeWarning,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-import warnings
 from numbers import Number
 
 import ember
 
+from .._overrides import warn as _warn
 from . import constraints
 from .exp_family import ExponentialFamily
 from .gamma import Chi2
@@ -106,7 +106,7 @@ class Wishart(ExponentialFamily):
         else:
             self.precision_matrix = param.expand(matrix_shape)
         if bool(self.df.lt(event_shape[-1]).any()):
-            warnings.warn(
+            _warn(
                 "Low df values detected. Singular samples are highly likely to occur "
                 "for ndim - 1 < df < ndim.",
                 stacklevel=2,
@@ -198,7 +198,7 @@ class Wishart(ExponentialFamily):
         sample = self._bartlett_sampling(sample_shape)
         is_singular = ~self.support.check(sample)
         if bool(is_singular.any()):
-            warnings.warn("Singular sample detected.", stacklevel=2)
+            _warn("Singular sample detected.", stacklevel=2)
             for _ in range(max_try_correction):
                 sample_new = self._bartlett_sampling(sample_shape)
                 mask = is_singular.reshape(tuple(is_singular.shape) + (1, 1))

@@ -28,13 +28,13 @@ import inspect
 import math
 import sys
 import types
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import ember
 import ember.nn as nn
 
+from .._overrides import warn as _warn
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import _SIDE_EFFECTFUL, Argument, map_aggregate
@@ -451,7 +451,7 @@ class Tracer(TracerBase):
             msg = f"{p.name} has been specialized to have value None but got another value"
             self.create_proxy("call_function", _assert_is_none, (out, msg), {})
         else:
-            warnings.warn(
+            _warn(
                 f"Was not able to add assertion to guarantee correct input {p.name} to "
                 "specialized function. It is up to the user to make sure that your inputs match "
                 "the inputs you specialized the function with.",

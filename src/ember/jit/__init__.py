@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from typing import Final  # noqa: F401  (torch.jit.Final)
+from .._overrides import warn as _warn
 
 __all__ = [
     "Final",
@@ -30,7 +31,7 @@ __all__ = [
 
 
 def _deprecated(name: str) -> None:
-    warnings.warn(
+    _warn(
         f"`torch.jit.{name}` is deprecated. Please switch to `torch.compile` or `torch.export`.",
         DeprecationWarning,
         stacklevel=3,

@@ -12,8 +12,6 @@ composes the same ops.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .. import _creation
@@ -24,6 +22,7 @@ from .._aten.shape import cat as _cat
 from .._dtype import scalar_name
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
+from .._overrides import warn as _warn
 from .._tensor import Tensor, normalize_dim
 from ..autograd.views import apply_inplace
 
@@ -690,7 +689,7 @@ def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
     """
     require_tensor(input, "softmin")
     if dim is None:
-        warnings.warn(
+        _warn(
             "Implicit dimension choice for softmin has been deprecated. Change the call to "
             "include dim=X as an argument.",
             UserWarning,

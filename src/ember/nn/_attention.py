@@ -16,7 +16,6 @@ node torch's does (``UnsafeViewBackward0``, ``MmBackward0``) and the mask gets a
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -30,6 +29,7 @@ from .._aten.shape import cat
 from .._dtype import cpp_name, from_numpy_dtype, scalar_name, to_numpy_dtype
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
+from .._overrides import warn as _warn
 from .._tensor import Tensor, broadcast_shapes
 from ..autograd.recording import _capture, tangent_of
 from ._conv import pad
@@ -314,7 +314,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if mask._data.dtype != np.bool_ and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(
+        _warn(
             f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type "
             "for both instead.",
             stacklevel=3,

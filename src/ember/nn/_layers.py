@@ -10,8 +10,6 @@ is multilinear. The rest composes ember ops as torch composes them.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .. import _creation
@@ -28,6 +26,7 @@ from .._aten._core import (
 )
 from .._aten.linalg import einsum
 from .._dtype import scalar_name
+from .._overrides import warn as _warn
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.recording import untracked_call
@@ -645,7 +644,7 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     _check_p(p)
     d = input.dim()
     if d not in (3, 4):
-        warnings.warn(
+        _warn(
             f"dropout2d: Received a {d}-D input to dropout2d, which is deprecated and will "
             "result in an error in a future release. To retain the behavior and silence this "
             "warning, please use dropout instead. Note that dropout2d exists to provide "
@@ -654,7 +653,7 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
             stacklevel=2,
         )
     if d == 3:
-        warnings.warn(
+        _warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
             "dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
             "is the channel dim. This behavior will change in a future release to interpret "
@@ -678,7 +677,7 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     _check_p(p)
     d = input.dim()
     if d not in (4, 5):
-        warnings.warn(
+        _warn(
             f"dropout3d: Received a {d}-D input to dropout3d, which is deprecated and will "
             "result in an error in a future release. To retain the behavior and silence this "
             "warning, please use dropout instead. Note that dropout3d exists to provide "

@@ -16,7 +16,6 @@ number, ...).
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -45,6 +44,7 @@ from .._dtype import scalar_name
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_full
 from .._mode import state as _grad_mode
+from .._overrides import warn as _warn
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.recording import check_values
@@ -68,7 +68,7 @@ def _legacy_reduction(size_average, reduce, reduction: str, stacklevel: int = 3)
         ret = "sum"
     else:
         ret = "none"
-    warnings.warn(
+    _warn(
         f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
         UserWarning,
         stacklevel=stacklevel,
@@ -500,7 +500,7 @@ def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, eps,
 
 def _broadcast_warning(input: Tensor, target: Tensor) -> None:
     if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(
+        _warn(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to "
             "broadcasting. Please ensure they have the same size.",
@@ -933,7 +933,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         reduction = _legacy_reduction(size_average, reduce, reduction, stacklevel=3)
     else:
         if reduction == "mean":
-            warnings.warn(
+            _warn(
                 "reduction: 'mean' divides the total loss by both the batch size and the support "
                 "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
                 "definition.'mean' will be changed to behave the same as 'batchmean' in the next "

@@ -10,10 +10,10 @@ Example:
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
+from .. import _overrides
 from .._aten import elementwise as _ew
 from .._aten import reduction as _red
 from .._aten._core import (
@@ -31,6 +31,7 @@ from .._aten.linalg import addmm
 from .._dtype import scalar_name
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
+from .._overrides import warn as _warn
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.recording import check_values, untracked_call
@@ -428,7 +429,7 @@ def sigmoid(input):
 
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    warnings.warn(
+    _warn(
         f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
         "dim=X as an argument.",
         UserWarning,
@@ -661,3 +662,8 @@ def _one_hot(tensor: Tensor, num_classes: int) -> Tensor:
     out = np.zeros(a.shape + (num_classes,), dtype=np.int64)
     np.put_along_axis(out, a[..., None], 1, axis=-1)
     return _wrap(out)
+
+
+# The public functions dispatch through __torch_function__ (ember._overrides), from here
+# on: every module importing them gets the dispatching ones.
+_overrides.install_namespace(globals(), __all__, "torch.nn.functional")

@@ -15,11 +15,11 @@ Example:
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from .. import _creation
+from .._overrides import warn as _warn
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
@@ -153,7 +153,7 @@ def trunc_normal_(
         True
     """
     if (mean < a - 2 * std) or (mean > b + 2 * std):
-        warnings.warn(
+        _warn(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
             "The distribution of values may be incorrect.",
             stacklevel=2,
@@ -319,7 +319,7 @@ def kaiming_uniform_(
         True
     """
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        _warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     std = _kaiming_std(tensor, a, mode, nonlinearity)
     bound = math.sqrt(3.0) * std
@@ -335,7 +335,7 @@ def kaiming_normal_(
 ) -> Tensor:
     """N(0, std**2) with ``std = gain / sqrt(fan)`` (He)."""
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        _warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     std = _kaiming_std(tensor, a, mode, nonlinearity)
     return normal_(tensor, 0, std, generator)
@@ -396,7 +396,7 @@ def _make_deprecate(meth):
     old_name = new_name[:-1]
 
     def deprecated_init(*args, **kwargs):
-        warnings.warn(
+        _warn(
             f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
             FutureWarning,
             stacklevel=2,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _overrides
 from .._tensor import Tensor
 
 __all__ = ["Parameter"]
@@ -78,3 +78,9 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(data: np.ndarray, requires_grad: bool) -> Parameter:
     return Parameter(Tensor._wrap(data), requires_grad)
+
+
+# Operations on a Parameter return plain Tensors, and it never dispatches (torch's
+# Parameter.__torch_function__ is _disabled_torch_function_impl).
+Parameter.__torch_function__ = classmethod(_overrides._disabled_torch_function_impl)
+_overrides.plain_type(Parameter)

@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from .._overrides import warn as _warn
 from . import errors
 from .errors import OnnxExporterError, UnsupportedOperatorError
 
@@ -148,7 +149,7 @@ def export(
     if training not in (TrainingMode.EVAL, TrainingMode.PRESERVE) and training is not None:
         import warnings  # deferred: only for this rare argument
 
-        warnings.warn(
+        _warn(
             "ember.onnx.export exports the eval-mode graph; training=TRAINING is ignored",
             errors.OnnxExporterWarning,
             stacklevel=2,

@@ -14,7 +14,6 @@ import builtins
 import inspect
 import math
 import operator
-import warnings
 from typing import Any
 
 import numpy as np
@@ -26,6 +25,7 @@ from ember.fx import Graph, Node, Tracer
 from ember.fx._symbolic_trace import _assert, _assert_is_none, _public_name, _recording
 from onnx import helper, numpy_helper
 
+from .._overrides import warn as _warn
 from .errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 
 __all__ = ["build_model"]
@@ -1926,7 +1926,7 @@ def build_model(
     known = {n for n, _ in graph_inputs} | {n for n, _ in graph_outputs}
     for key in dyn:
         if key not in known:
-            warnings.warn(
+            _warn(
                 f"Provided key {key} for dynamic axes is not a valid input/output name",
                 OnnxExporterWarning,
                 stacklevel=3,

@@ -7,7 +7,6 @@ Subclasses implement ``step``; updates run on the raw NumPy arrays behind the pa
 from __future__ import annotations
 
 import functools
-import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from .._overrides import warn as _warn
 from .._tensor import Tensor, _legacy_type_name
 from ..autograd import grad_mode
 from ..autograd.graph import RemovableHandle
@@ -511,7 +511,7 @@ class Optimizer:
 
         params = param_group["params"]
         if len(params) != len({id(p) for p in params}):
-            warnings.warn(
+            _warn(
                 "optimizer contains a parameter group with duplicate parameters; in future, "
                 "this will cause an error; see github.com/pytorch/pytorch/issues/40967 for "
                 "more information",

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from copy import deepcopy
 from typing import Any
 
 from .. import _creation, _dtype
+from .._overrides import warn as _warn
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..nn.modules.module import Module
@@ -270,7 +270,7 @@ class SWALR(LRScheduler):
 
     def get_lr(self) -> list:
         if not self._get_lr_called_within_step:
-            warnings.warn(
+            _warn(
                 "To get the last learning rate computed by the scheduler, please use "
                 "`get_last_lr()`.",
                 UserWarning,

@@ -20,9 +20,8 @@ Example:
 
 from __future__ import annotations
 
-import warnings
-
 from .. import _creation
+from .._overrides import warn as _warn
 from .._tensor import Tensor
 from ..autograd import backward as _backward
 from ..autograd.function import Function
@@ -89,7 +88,7 @@ class CheckpointFunction(Function):
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
     """``function(*args, **kwargs)``, recomputed in backward instead of kept (see module)."""
     if use_reentrant is None:
-        warnings.warn(_USE_REENTRANT_WARNING, stacklevel=2)
+        _warn(_USE_REENTRANT_WARNING, stacklevel=2)
         use_reentrant = True
     for key in ("context_fn", "determinism_check", "debug", "early_stop"):
         kwargs.pop(key, None)  # options of the non-reentrant variant's bookkeeping
@@ -103,7 +102,7 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
     """Run a Sequential (or list of modules) in ``segments`` checkpointed chunks."""
     if use_reentrant is None:
-        warnings.warn(_USE_REENTRANT_WARNING, stacklevel=2)
+        _warn(_USE_REENTRANT_WARNING, stacklevel=2)
         use_reentrant = True
     if hasattr(functions, "children") and not isinstance(functions, (list, tuple)):
         functions = list(functions.children())

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import warnings
 
+from ..._overrides import warn as _warn
 from ...amp import GradScaler as _GradScaler
 from ...amp import autocast as _autocast
 
@@ -14,7 +14,7 @@ class autocast(_autocast):
     """``torch.cpu.amp.autocast``: deprecated spelling of ``torch.amp.autocast('cpu')``."""
 
     def __init__(self, enabled: bool = True, dtype=None, cache_enabled: bool = True) -> None:
-        warnings.warn(
+        _warn(
             "`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
             "`torch.amp.autocast('cpu', args...)` instead.",
             FutureWarning,
@@ -27,7 +27,7 @@ class GradScaler(_GradScaler):
     """``torch.cpu.amp.GradScaler``: deprecated spelling of ``torch.amp.GradScaler('cpu')``."""
 
     def __init__(self, *args, **kwargs) -> None:
-        warnings.warn(
+        _warn(
             "`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
             "`torch.amp.GradScaler('cpu', args...)` instead.",
             FutureWarning,

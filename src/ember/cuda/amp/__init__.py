@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import warnings
 
+from ..._overrides import warn as _warn
 from ...amp import GradScaler as _GradScaler
 from ...amp import autocast as _autocast
 from ...amp import custom_bwd, custom_fwd  # noqa: F401
@@ -15,7 +15,7 @@ class autocast(_autocast):
     """``torch.cuda.amp.autocast``: deprecated; without CUDA it is disabled, as in torch."""
 
     def __init__(self, enabled: bool = True, dtype=None, cache_enabled: bool = True) -> None:
-        warnings.warn(
+        _warn(
             "`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
             "`torch.amp.autocast('cuda', args...)` instead.",
             FutureWarning,
@@ -35,7 +35,7 @@ class GradScaler(_GradScaler):
         growth_interval: int = 2000,
         enabled: bool = True,
     ) -> None:
-        warnings.warn(
+        _warn(
             "`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
             "`torch.amp.GradScaler('cuda', args...)` instead.",
             FutureWarning,

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import warnings
-
 from ... import _creation
+from ..._overrides import warn as _warn
 from ..._tensor import device as _device
 from .. import functional as F
 from .. import init
@@ -240,14 +239,14 @@ class Hardtanh(Module):
     ) -> None:
         super().__init__()
         if min_value is not None:
-            warnings.warn(
+            _warn(
                 "keyword argument `min_value` is deprecated and renamed to `min_val`",
                 FutureWarning,
                 stacklevel=2,
             )
             min_val = min_value
         if max_value is not None:
-            warnings.warn(
+            _warn(
                 "keyword argument `max_value` is deprecated and renamed to `max_val`",
                 FutureWarning,
                 stacklevel=2,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import warnings
-
+from ..._overrides import warn as _warn
 from .._norm import instance_norm
 from .normalization import _NormBase
 
@@ -95,7 +94,7 @@ class _InstanceNorm(_NormBase):
                     f"expected input's size at dim={feature_dim} to match num_features"
                     f" ({self.num_features}), but got: {input.shape[feature_dim]}."
                 )
-            warnings.warn(
+            _warn(
                 f"input's size at dim={feature_dim} does not match num_features. "
                 "You can silence this warning by not passing in num_features, "
                 "which is not used because affine=False",

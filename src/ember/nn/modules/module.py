@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ... import _dtype
+from ..._overrides import warn as _warn
 from ..._tensor import Tensor, _legacy_type_name, device
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled, no_grad
@@ -150,7 +150,7 @@ class _BackwardHook:
                 local_grad_outputs = self.grad_outputs
                 if self.input_tensors_index is None:
                     if self.user_hooks:
-                        warnings.warn(
+                        _warn(
                             "Full backward hook is firing when gradients are computed with "
                             "respect to module outputs since no inputs require gradients. See "
                             "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
@@ -528,7 +528,7 @@ class Module:
                         else:
                             hook(self, args, None)
                     except Exception as e:  # noqa: BLE001 (reported as torch does)
-                        warnings.warn(
+                        _warn(
                             "global module forward hook with ``always_call=True`` raised an "
                             f"exception that was silenced as another error was raised in "
                             f"forward: {e}",

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 from ... import _creation
+from ..._overrides import warn as _warn
 from ..._tensor import Tensor
 from ..._tensor import device as _device
 from .. import _rnn, init
@@ -89,7 +89,7 @@ class RNNBase(Module):
                 "an element being zeroed"
             )
         if dropout > 0 and num_layers == 1:
-            warnings.warn(
+            _warn(
                 "dropout option adds dropout after all but last recurrent layer, so non-zero "
                 "dropout expects num_layers greater than 1, but got dropout="
                 f"{dropout} and num_layers={num_layers}",

@@ -6,11 +6,11 @@ same values) are never taken; their warnings are kept."""
 from __future__ import annotations
 
 import copy
-import warnings
 
 import numpy as np
 
 from ... import _creation
+from ..._overrides import warn as _warn
 from ..._tensor import Tensor
 from .. import functional as F
 from .._attention import _canonical_mask, _none_or_dtype
@@ -207,7 +207,7 @@ class TransformerEncoder(Module):
         self.mask_check = mask_check
         why_not = _why_not_sparsity_fast_path(encoder_layer, "encoder_layer")
         if enable_nested_tensor and why_not:
-            warnings.warn(
+            _warn(
                 "enable_nested_tensor is True, but self.use_nested_tensor is False because "
                 f"{why_not}",
                 stacklevel=2,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import types
-import warnings
 
 import numpy as np
 
+from ..._overrides import warn as _warn
 from ..._tensor import Tensor
 
 __all__ = [
@@ -105,7 +105,7 @@ def clip_grad_norm_(
         is_generator = isinstance(parameters, types.GeneratorType)
         parameters = list(parameters)
         if is_generator and not parameters:
-            warnings.warn(
+            _warn(
                 "`parameters` is an empty generator, no gradient clipping will occur.",
                 stacklevel=2,
             )
@@ -143,7 +143,7 @@ def clip_grad_norm(
     foreach=None,
 ) -> Tensor:
     """Deprecated alias of ``clip_grad_norm_`` (torch's ``FutureWarning``)."""
-    warnings.warn(
+    _warn(
         "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
         "`torch.nn.utils.clip_grad_norm_`.",
         FutureWarning,

@@ -7,8 +7,7 @@ torch's ``FutureWarning``.
 
 from __future__ import annotations
 
-import warnings
-
+from ..._overrides import warn as _warn
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...linalg import vector_norm
@@ -50,7 +49,7 @@ class WeightNorm:
 
     @staticmethod
     def apply(module, name: str, dim: int) -> WeightNorm:
-        warnings.warn(
+        _warn(
             "`torch.nn.utils.weight_norm` is deprecated in favor of "
             "`torch.nn.utils.parametrizations.weight_norm`.",
             FutureWarning,

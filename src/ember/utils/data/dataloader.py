@@ -6,12 +6,12 @@ compatibility but no worker processes are started.
 
 from __future__ import annotations
 
-import warnings
 from math import ceil
 
 import numpy as np
 
 from ... import _creation
+from ..._overrides import warn as _warn
 from ..._tensor import Tensor
 from . import _collate
 from .dataset import IterableDataset, TensorDataset
@@ -116,7 +116,7 @@ class _DataLoaderIter:
             and self._IterableDataset_len_called is not None
             and self._num_yielded > self._IterableDataset_len_called
         ):
-            warnings.warn(
+            _warn(
                 f"Length of IterableDataset {self._dataset} was reported to be "
                 f"{self._IterableDataset_len_called}(when accessing len(dataloader)), but "
                 f"{self._num_yielded} samples have been fetched. ",
@@ -293,7 +293,7 @@ class DataLoader:
 
     def __iter__(self) -> _DataLoaderIter:
         if self.pin_memory:
-            warnings.warn(
+            _warn(
                 "'pin_memory' argument is set as true but no accelerator is found, then "
                 "device pinned memory won't be used.",
                 stacklevel=2,

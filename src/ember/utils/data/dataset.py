@@ -6,11 +6,11 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import warnings
 
 import numpy as np
 
 from ... import _creation
+from ..._overrides import warn as _warn
 from ..._tensor import Tensor
 
 __all__ = [
@@ -197,7 +197,7 @@ def random_split(dataset, lengths, generator=None) -> list[Subset]:
         lengths = subset_lengths
         for i, length in enumerate(lengths):
             if length == 0:
-                warnings.warn(
+                _warn(
                     f"Length of split at index {i} is 0. This might result in an empty dataset.",
                     stacklevel=2,
                 )
