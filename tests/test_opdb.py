@@ -147,6 +147,8 @@ def _tangents(lib, op, primals, tangents, mask):
         res = []
         for o in _outputs(lib, op, ins):
             primal, tangent = fw.unpack_dual(o)
+            # (assert_allclose would broadcast a 0-d tangent against any shape)
+            assert tangent is None or tuple(tangent.shape) == tuple(primal.shape)
             res.append(
                 (primal.detach().numpy(), None if tangent is None else tangent.detach().numpy())
             )

@@ -1,19 +1,15 @@
-"""Forward-mode AD (``ember.autograd.forward_ad``) against reverse mode and torch.
+"""Forward-mode AD (``ember.autograd.forward_ad``): the machinery, against torch.
 
-One op table drives the main test: for every differentiable op reachable as
-``ember.<op>`` or a Tensor method, the tangent forward mode gives equals the reverse-mode
-Jacobian (``autograd.functional.jacobian``) applied to the input tangents, in float64,
-with every input dual and with only the first one dual; and it equals torch's
-``forward_ad`` result. The rest covers the API and its errors, in-place ops, custom
-Functions, forward-over-reverse Hessian-vector products and the functional API.
+Each op's forward mode (tangents against reverse mode and torch's, with every input dual and
+with only the first one) is checked by the op database (``tests/opdb``, generic tests in
+``tests/test_opdb.py``). This file covers the machinery: dual levels, make_dual/unpack_dual
+and their errors, tangents across casts, no_grad and level exits, in-place ops, custom
+Functions' jvp, forward-over-reverse Hessian-vector products and the functional API.
 """
 
 from __future__ import annotations
 
 import math
-import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -26,428 +22,6 @@ torch = pytest.importorskip("torch")
 import torch.autograd.forward_ad as tfwAD  # noqa: E402
 
 FW = {ember: fwAD, torch: tfwAD}
-
-
-# -- the op table ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class In:
-    """An input: its shape and the domain of its values."""
-
-    shape: tuple
-    kind: str = "any"  # any | pos (> 0.2) | unit (|x| < 0.9) | gt1 (> 1.1) | int (small ints)
-
-
-def S(*shape):
-    return In(shape)
-
-
-def P(*shape):
-    return In(shape, "pos")
-
-
-def U(*shape):
-    return In(shape, "unit")
-
-
-def G1(*shape):
-    return In(shape, "gt1")
-
-
-@dataclass(frozen=True)
-class Op:
-    name: str
-    fn: Callable  # fn(module, *inputs) -> Tensor or tuple of Tensors
-    ins: tuple
-    torch: bool = True  # also compare with torch's forward AD
-    reverse: bool = True  # also compare with ember's reverse mode
-
-
-def _idx(m, values):
-    return m.tensor(values)
-
-
-OPS = [
-    # -- elementwise, unary (ember's _UNARY_ROWS and friends)
-    *[
-        Op(name, (lambda n: lambda m, x: getattr(x, n)())(name), (kind(3, 4),))
-        for name, kind in [
-            ("exp", S),
-            ("exp2", S),
-            ("expm1", S),
-            ("log", P),
-            ("log2", P),
-            ("log10", P),
-            ("log1p", P),
-            ("sqrt", P),
-            ("rsqrt", P),
-            ("sin", S),
-            ("cos", S),
-            ("tan", U),
-            ("asin", U),
-            ("acos", U),
-            ("atan", S),
-            ("sinh", S),
-            ("cosh", S),
-            ("tanh", S),
-            ("asinh", S),
-            ("acosh", G1),
-            ("atanh", U),
-            ("sigmoid", S),
-            ("relu", S),
-            ("abs", S),
-            ("sign", S),
-            ("reciprocal", P),
-            ("square", S),
-            ("floor", S),
-            ("ceil", S),
-            ("round", S),
-            ("trunc", S),
-            ("frac", S),
-            ("erf", S),
-            ("neg", S),
-        ]
-    ],
-    Op("torch.exp", lambda m, x: m.exp(x), (S(5),)),
-    Op("-x", lambda m, x: -x, (S(2, 3),)),
-    Op("abs(x)", lambda m, x: abs(x), (S(2, 3),)),
-    Op("arcsin", lambda m, x: m.arcsin(x), (U(4),)),
-    # -- elementwise, binary (broadcasting, scalar operands, alpha)
-    Op("add", lambda m, x, y: x + y, (S(3, 4), S(3, 4))),
-    Op("add_bcast", lambda m, x, y: m.add(x, y), (S(3, 4), S(4))),
-    Op("add_bcast_both", lambda m, x, y: x + y, (S(3, 1), S(1, 4))),
-    Op("add_alpha", lambda m, x, y: m.add(x, y, alpha=2.5), (S(3, 4), S(3, 1))),
-    Op("add_scalar", lambda m, x: x + 2.0, (S(3),)),
-    Op("radd", lambda m, x: 2 + x, (S(3),)),
-    Op("add_0d", lambda m, x, y: x + y, (S(3, 2), S())),
-    Op("sub", lambda m, x, y: x - y, (S(3, 4), S(4))),
-    Op("sub_alpha", lambda m, x, y: m.sub(x, y, alpha=3), (S(3), S(3))),
-    Op("rsub", lambda m, x: 2.0 - x, (S(3),)),
-    Op("rsub_fn", lambda m, x: m.rsub(x, 2.0, alpha=2), (S(3),)),
-    Op("mul", lambda m, x, y: x * y, (S(3, 4), S(3, 4))),
-    Op("mul_bcast", lambda m, x, y: m.mul(x, y), (S(2, 3, 4), S(3, 1))),
-    Op("mul_same", lambda m, x: x * x, (S(4),)),
-    Op("mul_scalar", lambda m, x: x * 3.5, (S(3),)),
-    Op("rmul", lambda m, x: 3 * x, (S(3),)),
-    Op("div", lambda m, x, y: x / y, (S(3, 4), P(4))),
-    Op("div_scalar", lambda m, x: x / 4.0, (S(3),)),
-    Op("rtruediv", lambda m, x: 2.0 / x, (P(3),)),
-    Op("div_0d", lambda m, x, y: m.div(x, y), (S(3), P())),
-    Op("pow_2", lambda m, x: x**2, (S(3, 2),)),
-    Op("pow_frac", lambda m, x: x**2.5, (P(3, 2),)),
-    Op("pow_neg", lambda m, x: m.pow(x, -1.5), (P(3),)),
-    Op("pow_0", lambda m, x: x**0, (S(3),)),
-    Op("pow_tensor", lambda m, x, y: x**y, (P(3, 2), S(3, 2))),
-    Op("pow_tensor_bcast", lambda m, x, y: m.pow(x, y), (P(3, 2), S(2))),
-    Op("rpow", lambda m, x: 2.0**x, (S(4),)),
-    Op("maximum", lambda m, x, y: m.maximum(x, y), (S(3, 4), S(3, 4))),
-    Op("minimum", lambda m, x, y: m.minimum(x, y), (S(3, 4), S(4))),
-    Op("max_binary", lambda m, x, y: m.max(x, y), (S(5), S(5))),
-    Op("atan2", lambda m, x, y: m.atan2(x, y), (S(3, 4), S(3, 4))),
-    Op("where", lambda m, x, y: m.where(x > 0, x, y), (S(3, 4), S(4))),
-    Op("where_scalar", lambda m, x: m.where(x > 0, x, 0.5), (S(3, 4),)),
-    Op("clamp", lambda m, x: x.clamp(-0.5, 0.5), (S(3, 4),)),
-    Op("clamp_min", lambda m, x: m.clamp_min(x, 0.1), (S(6),)),
-    Op("clamp_max", lambda m, x: x.clamp_max(0.1), (S(6),)),
-    Op("clip", lambda m, x: m.clip(x, max=0.2), (S(6),)),
-    Op("clamp_tensor", lambda m, x, lo, d: m.clamp(x, lo, lo + d), (S(3, 4), S(4), P(3, 4))),
-    # Crossed bounds (min > max give max): ember's reverse mode differs from torch there.
-    Op(
-        "clamp_crossed",
-        lambda m, x, lo, hi: m.clamp(x, lo, hi),
-        (S(3, 4), S(4), S(3, 4)),
-        reverse=False,
-    ),
-    Op("fmod", lambda m, x, y: m.fmod(x, y), (S(3, 4), P(4))),
-    Op("remainder", lambda m, x, y: m.remainder(x, y), (S(3, 4), P(3, 4))),
-    Op("remainder_scalar", lambda m, x: x % 0.7, (S(5),)),
-    Op("lerp", lambda m, x, y: m.lerp(x, y, 0.3), (S(3, 4), S(3, 4))),
-    Op("lerp_tensor", lambda m, x, y, w: x.lerp(y, w), (S(3, 4), S(4), S(3, 4))),
-    # -- reductions
-    Op("sum", lambda m, x: x.sum(), (S(3, 4),)),
-    Op("sum_dim", lambda m, x: x.sum(1), (S(3, 4),)),
-    Op("sum_dims_keepdim", lambda m, x: m.sum(x, (0, 2), keepdim=True), (S(2, 3, 4),)),
-    Op("nansum", lambda m, x: m.nansum(x, 0), (S(3, 4),)),
-    Op("mean", lambda m, x: x.mean(), (S(3, 4),)),
-    Op("mean_dim", lambda m, x: x.mean(-1, keepdim=True), (S(3, 4),)),
-    Op("prod", lambda m, x: x.prod(), (S(2, 3),)),
-    Op("prod_dim", lambda m, x: x.prod(1), (S(3, 4),)),
-    Op(
-        "prod_zero",
-        lambda m, x: (x * m.tensor([[1.0, 0.0, 1.0], [1.0, 1.0, 1.0]], dtype=m.float64)).prod(1),
-        (S(2, 3),),
-    ),
-    Op("max", lambda m, x: x.max(), (S(3, 4),)),
-    Op("max_dim", lambda m, x: x.max(1).values, (S(3, 4),)),
-    Op("min_dim_keepdim", lambda m, x: m.min(x, 0, keepdim=True).values, (S(3, 4),)),
-    Op("min", lambda m, x: m.min(x), (S(3, 4),)),
-    Op("amax", lambda m, x: m.amax(x, 1), (S(3, 4),)),
-    Op("amin", lambda m, x: x.amin((0, 1)), (S(2, 3, 2),)),
-    Op("aminmax", lambda m, x: tuple(m.aminmax(x, dim=1)), (S(3, 4),)),
-    Op("median", lambda m, x: x.median(), (S(3, 5),)),
-    Op("median_dim", lambda m, x: x.median(1).values, (S(3, 5),)),
-    Op("std", lambda m, x: x.std(), (S(3, 4),)),
-    Op("std_dim", lambda m, x: x.std(1, correction=0), (S(3, 4),)),
-    Op("var", lambda m, x: m.var(x, 0, keepdim=True), (S(3, 4),)),
-    Op("var_mean", lambda m, x: tuple(m.var_mean(x, 1)), (S(3, 4),)),
-    Op("std_mean", lambda m, x: tuple(m.std_mean(x)), (S(3, 4),)),
-    Op("norm", lambda m, x: x.norm(), (S(3, 4),)),
-    Op("norm_p1_dim", lambda m, x: x.norm(p=1, dim=1), (S(3, 4),)),
-    Op("norm_p3", lambda m, x: m.norm(x, p=3), (S(3, 4),)),
-    Op("norm_inf", lambda m, x: x.norm(p=float("inf"), dim=0), (S(3, 4),)),
-    Op("logsumexp", lambda m, x: x.logsumexp(1), (S(3, 4),)),
-    Op("softmax", lambda m, x: x.softmax(1), (S(3, 4),)),
-    Op("log_softmax", lambda m, x: m.log_softmax(x, 0), (S(3, 4),)),
-    Op("cumsum", lambda m, x: x.cumsum(1), (S(3, 4),)),
-    Op("cumprod", lambda m, x: m.cumprod(x, 0), (S(4, 3),)),
-    Op(
-        "cumprod_zero",
-        lambda m, x: (x * m.tensor([1.0, 0.0, 1.0, 0.0, 1.0], dtype=m.float64)).cumprod(0),
-        (S(5),),
-    ),
-    # -- shape ops
-    Op("reshape", lambda m, x: x.reshape(4, 3), (S(3, 4),)),
-    Op("view", lambda m, x: x.view(-1), (S(3, 4),)),
-    Op("reshape_copy", lambda m, x: x.t().reshape(12), (S(3, 4),)),
-    Op("flatten", lambda m, x: m.flatten(x, 1), (S(2, 3, 2),)),
-    Op("ravel", lambda m, x: x.ravel(), (S(3, 4),)),
-    Op("unflatten", lambda m, x: x.unflatten(1, (2, 2)), (S(3, 4),)),
-    Op("squeeze", lambda m, x: x.squeeze(), (S(3, 1, 4),)),
-    Op("squeeze_dim", lambda m, x: x.squeeze(1), (S(3, 1, 4),)),
-    Op("unsqueeze", lambda m, x: x.unsqueeze(-1), (S(3, 4),)),
-    Op("transpose", lambda m, x: x.transpose(0, 2), (S(2, 3, 4),)),
-    Op("permute", lambda m, x: x.permute(2, 0, 1), (S(2, 3, 4),)),
-    Op("t", lambda m, x: x.t(), (S(3, 4),)),
-    Op("T", lambda m, x: x.T, (S(3, 4),)),
-    Op("mT", lambda m, x: x.mT, (S(2, 3, 4),)),
-    Op("movedim", lambda m, x: m.movedim(x, 0, -1), (S(2, 3, 4),)),
-    Op("expand", lambda m, x: x.expand(2, 3, 4), (S(3, 1),)),
-    Op("expand_as", lambda m, x: x.expand_as(m.ones(3, 4)), (S(4),)),
-    Op("broadcast_to", lambda m, x: m.broadcast_to(x, (3, 4)), (S(4),)),
-    Op("broadcast_tensors", lambda m, x, y: m.broadcast_tensors(x, y), (S(3, 1), S(4))),
-    Op("repeat", lambda m, x: x.repeat(2, 1, 3), (S(3, 2),)),
-    Op("tile", lambda m, x: m.tile(x, (2,)), (S(3, 2),)),
-    Op("cat", lambda m, x, y: m.cat([x, y], 1), (S(3, 2), S(3, 4))),
-    Op("concat_3", lambda m, x, y, z: m.concat([x, y, z]), (S(2), S(3), S(1))),
-    Op("stack", lambda m, x, y: m.stack([x, y], 1), (S(3, 4), S(3, 4))),
-    Op("hstack", lambda m, x, y: m.hstack([x, y]), (S(3), S(2))),
-    Op("vstack", lambda m, x, y: m.vstack([x, y]), (S(3), S(3))),
-    Op("dstack", lambda m, x, y: m.dstack([x, y]), (S(2, 3), S(2, 3))),
-    Op("split", lambda m, x: x.split(2, 1), (S(3, 5),)),
-    Op("split_sizes", lambda m, x: m.split(x, [1, 3], 1), (S(3, 4),)),
-    Op("chunk", lambda m, x: x.chunk(3), (S(5, 2),)),
-    Op("tensor_split", lambda m, x: m.tensor_split(x, [1, 3], dim=1), (S(2, 5),)),
-    Op("unbind", lambda m, x: x.unbind(1), (S(3, 4),)),
-    Op("narrow", lambda m, x: x.narrow(1, 1, 2), (S(3, 4),)),
-    Op("flip", lambda m, x: x.flip(0, 1), (S(3, 4),)),
-    Op("fliplr", lambda m, x: m.fliplr(x), (S(3, 4),)),
-    Op("flipud", lambda m, x: x.flipud(), (S(3, 4),)),
-    Op("roll", lambda m, x: x.roll(1, 0), (S(3, 4),)),
-    Op("roll_flat", lambda m, x: m.roll(x, 5), (S(3, 4),)),
-    Op("clone", lambda m, x: x.clone(), (S(3, 4),)),
-    Op("contiguous", lambda m, x: x.t().contiguous(), (S(3, 4),)),
-    Op("atleast_2d", lambda m, x: m.atleast_2d(x), (S(4),)),
-    Op("to_float32", lambda m, x: x.to(m.float32).double(), (S(3),)),
-    # -- indexing
-    Op("getitem_int", lambda m, x: x[1], (S(3, 4),)),
-    Op("getitem_slice", lambda m, x: x[:, 1:3], (S(3, 4),)),
-    Op("getitem_step", lambda m, x: x[::2, None, -1], (S(5, 4),)),
-    Op("getitem_ellipsis", lambda m, x: x[..., 0], (S(2, 3, 4),)),
-    Op("getitem_list", lambda m, x: x[[0, 2, 2]], (S(3, 4),)),
-    Op("getitem_tensor", lambda m, x: x[_idx(m, [1, 0]), 2], (S(3, 4),)),
-    Op("getitem_mask", lambda m, x: x[x > 0], (S(3, 4),)),
-    Op("select", lambda m, x: m.select(x, 1, -1), (S(3, 4),)),
-    Op("index_select", lambda m, x: x.index_select(1, _idx(m, [3, 0, 3])), (S(3, 4),)),
-    Op("gather", lambda m, x: x.gather(1, _idx(m, [[0, 0], [3, 1], [2, 2]])), (S(3, 4),)),
-    Op("take", lambda m, x: m.take(x, _idx(m, [0, 11, 5])), (S(3, 4),)),
-    Op("masked_fill", lambda m, x: x.masked_fill(x > 0, 2.0), (S(3, 4),)),
-    Op("masked_fill_tensor", lambda m, x, v: x.masked_fill(x > 0, v), (S(3, 4), S())),
-    Op("masked_select", lambda m, x: m.masked_select(x, x > 0), (S(3, 4),)),
-    Op(
-        "index_put",
-        lambda m, x, v: x.index_put((_idx(m, [0, 2]),), v),
-        (S(3, 4), S(2, 4)),
-    ),
-    Op(
-        "index_put_accumulate",
-        lambda m, x, v: x.index_put((_idx(m, [0, 0]), _idx(m, [1, 1])), v, accumulate=True),
-        (S(3, 4), S(2)),
-    ),
-    Op("index_add", lambda m, x, s: x.index_add(0, _idx(m, [2, 0, 2]), s), (S(3, 4), S(3, 4))),
-    Op(
-        "scatter",
-        lambda m, x, s: x.scatter(1, _idx(m, [[0, 3], [1, 2]]), s),
-        (S(2, 4), S(2, 3)),
-    ),
-    Op("scatter_value", lambda m, x: x.scatter(1, _idx(m, [[0], [2]]), 0.5), (S(2, 4),)),
-    Op(
-        "scatter_add",
-        lambda m, x, s: m.scatter_add(x, 0, _idx(m, [[0, 1, 0], [0, 1, 1]]), s),
-        (S(2, 3), S(2, 3)),
-    ),
-    Op("tril", lambda m, x: x.tril(), (S(3, 4),)),
-    Op("triu", lambda m, x: m.triu(x, 1), (S(3, 4),)),
-    Op("diag_vec", lambda m, x: m.diag(x, 1), (S(3),)),
-    Op("diag_mat", lambda m, x: x.diag(), (S(3, 4),)),
-    Op("diagonal", lambda m, x: x.diagonal(0, 1, 2), (S(2, 3, 3),)),
-    Op("diag_embed", lambda m, x: m.diag_embed(x), (S(2, 3),)),
-    Op("select_scatter", lambda m, x, s: m.select_scatter(x, s, 0, 1), (S(3, 4), S(4))),
-    Op("slice_scatter", lambda m, x, s: m.slice_scatter(x, s, 1, 0, 4, 2), (S(3, 4), S(3, 2))),
-    Op("diagonal_scatter", lambda m, x, s: m.diagonal_scatter(x, s), (S(3, 3), S(3))),
-    # -- linear algebra
-    Op("matmul_2d", lambda m, a, b: a @ b, (S(3, 4), S(4, 2))),
-    Op("matmul_vm", lambda m, a, b: m.matmul(a, b), (S(4), S(4, 2))),
-    Op("matmul_mv", lambda m, a, b: a.matmul(b), (S(3, 4), S(4))),
-    Op("matmul_dot", lambda m, a, b: a @ b, (S(4), S(4))),
-    Op("matmul_3d_2d", lambda m, a, b: a @ b, (S(2, 3, 4), S(4, 2))),
-    Op("matmul_bcast", lambda m, a, b: a @ b, (S(2, 1, 3, 4), S(3, 4, 2))),
-    Op("mm", lambda m, a, b: m.mm(a, b), (S(3, 4), S(4, 2))),
-    Op("mv", lambda m, a, b: a.mv(b), (S(3, 4), S(4))),
-    Op("bmm", lambda m, a, b: m.bmm(a, b), (S(2, 3, 4), S(2, 4, 2))),
-    Op("dot", lambda m, a, b: m.dot(a, b), (S(4), S(4))),
-    Op("vdot", lambda m, a, b: a.vdot(b), (S(4), S(4))),
-    Op("outer", lambda m, a, b: m.outer(a, b), (S(3), S(4))),
-    Op("ger", lambda m, a, b: a.ger(b), (S(3), S(2))),
-    Op("inner", lambda m, a, b: m.inner(a, b), (S(3, 4), S(2, 4))),
-    Op("addmm", lambda m, c, a, b: m.addmm(c, a, b, beta=0.5, alpha=2), (S(2), S(3, 4), S(4, 2))),
-    Op("addmv", lambda m, c, a, b: c.addmv(a, b), (S(3), S(3, 4), S(4))),
-    Op("baddbmm", lambda m, c, a, b: m.baddbmm(c, a, b), (S(2, 3, 2), S(2, 3, 4), S(2, 4, 2))),
-    Op("einsum", lambda m, a, b: m.einsum("ij,jk->ik", a, b), (S(3, 4), S(4, 2))),
-    Op("einsum_diag", lambda m, a: m.einsum("ii->i", a), (S(3, 3),)),
-    Op(
-        "einsum_3",
-        lambda m, a, b, c: m.einsum("bi,bj,j->b", a, b, c),
-        (S(2, 3), S(2, 4), S(4)),
-    ),
-    Op("tensordot", lambda m, a, b: m.tensordot(a, b, dims=2), (S(2, 3, 4), S(3, 4, 2))),
-    Op("tensordot_dims", lambda m, a, b: m.tensordot(a, b, ([0], [1])), (S(3, 2), S(4, 3))),
-    Op("kron", lambda m, a, b: m.kron(a, b), (S(2, 3), S(2, 2))),
-    Op("trace", lambda m, a: a.trace(), (S(3, 4),)),
-    Op("cross", lambda m, a, b: m.cross(a, b, dim=1), (S(2, 3), S(2, 3))),
-    # -- in-place ops (the tensor takes the tangent of the out-of-place result)
-    Op("mul_", lambda m, x, y: x.clone().mul_(y), (S(3, 4), S(4))),
-    Op("sin_", lambda m, x: x.clone().sin_(), (S(3, 4),)),
-    Op("iadd", lambda m, x, y: _iadd(x.clone(), y), (S(3), S(3))),
-    Op("copy_", lambda m, x: m.zeros(2, 3, dtype=m.float64).copy_(x), (S(3),)),
-    Op("setitem", lambda m, x, y: _setitem(x.clone(), y), (S(3, 4), S(4))),
-    Op("zero_", lambda m, x, y: x.clone().zero_() + y, (S(3), S(3))),
-    # -- compositions
-    Op(
-        "mlp",
-        lambda m, x, w, b: (m.tanh(x @ w + b) ** 2).sum(1).log_softmax(0),
-        (S(4, 3), S(3, 5), S(5)),
-    ),
-]
-
-
-def _iadd(x, y):
-    x += y
-    return x
-
-
-def _setitem(x, y):
-    x[1] = y * 2
-    x[0, 1:3] = 0.0
-    return x
-
-
-OP_IDS = [op.name for op in OPS]
-assert len(set(OP_IDS)) == len(OP_IDS)
-
-
-def _values(spec: In, rng) -> np.ndarray:
-    a = rng.standard_normal(spec.shape)
-    if spec.kind == "pos":
-        a = np.abs(a) + 0.2
-    elif spec.kind == "unit":
-        a = np.tanh(a) * 0.9
-    elif spec.kind == "gt1":
-        a = np.abs(a) + 1.1
-    return np.asarray(a, dtype=np.float64)
-
-
-def _case(op: Op):
-    rng = np.random.default_rng(zlib.crc32(op.name.encode()))
-    primals = [_values(s, rng) for s in op.ins]
-    tangents = [rng.standard_normal(s.shape) for s in op.ins]
-    return primals, tangents
-
-
-def _as_tuple(out):
-    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
-
-
-def _forward(m, op: Op, primals, tangents, dual_mask):
-    """(primal, tangent) of each output when inputs ``dual_mask[i]`` carry tangents."""
-    fw = FW[m]
-    with fw.dual_level():
-        ins = [
-            fw.make_dual(m.tensor(p), m.tensor(t)) if d else m.tensor(p)
-            for p, t, d in zip(primals, tangents, dual_mask)
-        ]
-        outs = _as_tuple(op.fn(m, *ins))
-        res = []
-        for o in outs:
-            primal, tangent = fw.unpack_dual(o)
-            res.append(
-                (primal.detach().numpy(), None if tangent is None else tangent.detach().numpy())
-            )
-    return res
-
-
-def _reverse_jvp(op: Op, primals, tangents, dual_mask):
-    """The reverse-mode Jacobians (one vjp per output element) applied to the tangents."""
-    xs = tuple(ember.tensor(p) for p in primals)
-    outs = _as_tuple(op.fn(ember, *xs))
-    jac = jacobian(lambda *a: op.fn(ember, *a), xs)
-    if not isinstance(op.fn(ember, *xs), (tuple, list)):
-        jac = (jac,)
-    res = []
-    for i, out in enumerate(outs):
-        total = np.zeros(out.numel())
-        for j, (t, d) in enumerate(zip(tangents, dual_mask)):
-            if d:
-                jij = jac[i][j].numpy().reshape(out.numel(), -1)
-                total = total + jij @ np.ravel(t)
-        res.append(total.reshape(tuple(out.shape)))
-    return res
-
-
-def _masks(op: Op):
-    if len(op.ins) == 1:
-        return [("all", (True,))]
-    return [("all", (True,) * len(op.ins)), ("first", (True,) + (False,) * (len(op.ins) - 1))]
-
-
-CASES = [
-    pytest.param(op, mask, id=f"{op.name}-{label}") for op in OPS for label, mask in _masks(op)
-]
-
-
-@pytest.mark.parametrize("op,mask", CASES)
-def test_jvp_matches_reverse_mode_and_torch(op, mask):
-    primals, tangents = _case(op)
-    got = _forward(ember, op, primals, tangents, mask)
-    for primal, tangent in got:
-        if tangent is not None:
-            assert tangent.shape == primal.shape
-            assert tangent.dtype == primal.dtype
-    assert got[0][1] is not None, "no tangent"
-    if op.reverse:
-        want = _reverse_jvp(op, primals, tangents, mask)
-        assert len(got) == len(want)
-        for (primal, tangent), ref in zip(got, want):
-            if tangent is None:  # an output that does not depend on a dual input
-                tangent = np.zeros_like(primal)
-            np.testing.assert_allclose(tangent, ref, rtol=1e-7, atol=1e-9)
-    if op.torch:
-        theirs = _forward(torch, op, primals, tangents, mask)
-        for (primal, tangent), (tprimal, ttangent) in zip(got, theirs):
-            np.testing.assert_allclose(primal, tprimal, rtol=1e-10, atol=1e-12)
-            assert (tangent is None) == (ttangent is None)
-            if tangent is not None:
-                np.testing.assert_allclose(tangent, ttangent, rtol=1e-7, atol=1e-9)
 
 
 # -- the API and its errors, against torch ---------------------------------------------------
@@ -628,6 +202,26 @@ def test_tangents_flow_under_no_grad_and_into_float32_tangents():
             np.testing.assert_allclose(
                 fw.unpack_dual(y).tangent.numpy(), np.exp([1.0, 2.0]) * [1.0, 0.5], rtol=1e-6
             )
+
+
+def test_tangents_follow_dtype_casts_like_torch():
+    # A cast casts the tangent too (float64 -> float32 rounds it, like the primal). Not an
+    # op-database entry: central differences cannot check a float32 round trip.
+    rng = np.random.default_rng(11)
+    x0, t0 = rng.standard_normal(3), rng.standard_normal(3)
+    res = {}
+    for m in (ember, torch):
+        fw = FW[m]
+        with fw.dual_level():
+            d = fw.make_dual(m.tensor(x0), m.tensor(t0))
+            single = d.to(m.float32)
+            back = single.double()
+            res[m] = [fw.unpack_dual(y) for y in (single, back)]
+            assert [str(t.dtype) for _, t in res[m]] == ["torch.float32", "torch.float64"]
+    for (p, t), (tp, tt) in zip(res[ember], res[torch]):
+        np.testing.assert_array_equal(p.numpy(), tp.numpy())
+        np.testing.assert_array_equal(t.numpy(), tt.numpy())
+    np.testing.assert_allclose(res[ember][1][1].numpy(), t0, rtol=1e-7)
 
 
 def test_dual_of_a_tensor_requiring_grad():

@@ -81,6 +81,15 @@ OPS = [
         lambda m, x, s: x.scatter(1, _idx(m, [[0, 3, 1], [2, 1, 0]]), s),
         (S(2, 4), S(2, 3)),
     ),
+    # src larger than index: only src's elements the index covers are read. torch's reverse
+    # mode refuses it (ScatterBackward0 returns an index-shaped gradient for src); ember
+    # pads that gradient with zeros, checked by central differences and forward mode.
+    Op(
+        "scatter_src_larger",
+        lambda m, x, s: x.scatter(1, _idx(m, [[0, 3], [1, 2]]), s),
+        (S(2, 4), S(2, 3)),
+        torch=False,
+    ),
     Op(
         "scatter_dim0",
         lambda m, x, s: m.scatter(x, 0, _idx(m, [[2, 0, 1, 2]]), s),
