@@ -201,7 +201,9 @@ class DisableTorchFunction(DisableTorchFunctionSubclass):
 # -- the wrappers ---------------------------------------------------------------------------
 
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
-_NAMESPACE = {"_MODES": MODES, "_PLAIN": PLAIN, "_dispatch": dispatch}
+# The wrappers' globals: __name__ marks their frames as ember's (ember.compile's capture
+# walks frames by module name to name the op that made a tensor).
+_NAMESPACE = {"__name__": __name__, "_MODES": MODES, "_PLAIN": PLAIN, "_dispatch": dispatch}
 
 
 def _parameters(fn) -> tuple | None:

@@ -183,6 +183,9 @@ class Tensor:
         t._vc = None if _state.inference else [0]
         t._grad = None
         t._aux = None
+        if WRAP_HOOKS:  # ember.compile's capture notes tensors made outside the declared ops
+            for hook in WRAP_HOOKS:
+                hook(t)
         return t
 
     @classmethod
@@ -363,6 +366,9 @@ class Tensor:
             v[0] += 1
         elif not _state.inference:
             raise RuntimeError(INFERENCE_INPLACE_MSG)
+        if BUMP_HOOKS:  # ember.compile's capture: an in-place change inside the region
+            for hook in BUMP_HOOKS:
+                hook(self)
 
     @property
     def retains_grad(self) -> bool:
@@ -609,6 +615,12 @@ class Tensor:
             return NotImplemented
         args = [x if isinstance(x, Tensor) else _as_operand(x) for x in inputs]
         return fn(*args)
+
+
+# Hooks of ember.compile's capture (lists, empty unless a capture runs: the test is free):
+# called with each tensor ``Tensor._wrap`` makes, and each tensor changed in place.
+WRAP_HOOKS: list = []
+BUMP_HOOKS: list = []
 
 
 def _convert(ret, cls):

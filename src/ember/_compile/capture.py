@@ -22,16 +22,17 @@ the function eagerly, or raises under ``fullgraph=True``):
 from __future__ import annotations
 
 import copy
-import functools
 import sys
 import threading
 import traceback
-import types
 
 import numpy as np
 
+from .. import _overrides
+from .. import _tensor as _tensor_module
 from .._tensor import Tensor
 from ..autograd import recording as _recording
+from ..overrides import TorchFunctionMode
 
 __all__ = [
     "Capture",
@@ -241,9 +242,7 @@ class Capture:
         self.made_arrays: dict = {}  # id(array) -> the tensor made around it
         self.versions: list = []  # slot -> version counter value when captured
         self.input_slots: list = []
-        self._patched: list = []
         self._error: GraphBreak | None = None
-        self._depth = 0  # nesting of logged public calls (only the outermost is an op)
         self._bumps_allowed = 0  # inside a side effect: its in-place updates are captured
         self.before: list = []  # (tensor, its array before a side effect changed it)
         self._keep: list = []  # tensors mapped to slots without one of their own
@@ -496,7 +495,7 @@ class Capture:
     def __enter__(self):
         if _recording._on or _recording._capture:
             raise GraphBreak("forward-mode AD or another capture is active")
-        self._patch()
+        self._hook()
         _recording._capture[:] = [self]
         _recording._on[:] = [True]
         return self
@@ -504,7 +503,7 @@ class Capture:
     def __exit__(self, *exc) -> None:
         _recording._capture.clear()
         _recording._on.clear()
-        self._unpatch()
+        self._unhook()
 
     def check(self) -> None:
         """Raise the first reason the capture is unusable (also seen after the block ran)."""
@@ -518,64 +517,64 @@ class Capture:
             if aux is not None and getattr(aux, "retains_grad", False) and self.kinds[k] == "op":
                 raise GraphBreak("retain_grad() inside the compiled region is not capturable")
 
-    def _patch(self) -> None:
-        original = Tensor.__dict__["_wrap"].__func__
-        made = self.made
-        made_arrays = self.made_arrays
-
-        def tracking_wrap(data):
-            t = original(data)
-            if threading.get_ident() != self._thread:
-                return t
-            made[id(t)] = (t, _outermost_ember_function(sys._getframe(1)))
-            made_arrays[id(data)] = t
-            return t
-
-        self._patch_attr(Tensor, "_wrap", staticmethod(tracking_wrap))
-        for name, module in list(sys.modules.items()):
-            if (name == "ember" or name.startswith("ember.")) and module is not None:
-                if getattr(module, "_wrap", None) is original:
-                    self._patch_attr(module, "_wrap", tracking_wrap)
-        for method, reason in _LEAKS.items():
-            if method in Tensor.__dict__:
-                self._patch_attr(Tensor, method, self._leak(Tensor.__dict__[method], reason))
-        import ember  # deferred: capture patches the namespace that imports this module
-
-        for owner in (ember, Tensor):
-            for name, fn in list(vars(owner).items()):
-                private = name.startswith("_") and not name.startswith("__")
-                if isinstance(fn, types.FunctionType) and not private:
-                    if name not in _NOT_CALLS and name not in _LEAKS:
-                        self._patch_attr(owner, name, self._logged(fn))
-
-    def _logged(self, fn):
-        """``fn`` logging its call when its result is a tensor no declared op made."""
+    def _hook(self) -> None:
+        """Watch the block through hooks, not by replacing anything: Tensor's hooks for
+        tensors made outside the declared ops and for in-place changes, and a
+        TorchFunctionMode that sees each public call (this thread's only)."""
+        made, made_arrays = self.made, self.made_arrays
         capture = self
 
-        inplace = fn.__name__.endswith("_") and not fn.__name__.startswith("__")
+        def on_wrap(t):
+            if threading.get_ident() == capture._thread:
+                made[id(t)] = (t, _outermost_ember_function(sys._getframe(2)))
+                made_arrays[id(t._data)] = t
 
-        @functools.wraps(fn)
-        def logged(*args, **kwargs):
-            if capture._depth or capture._other_thread():
-                return fn(*args, **kwargs)
-            if inplace and args and capture._outside(args[0]):
-                # A buffer updated in place (num_batches_tracked += 1): a side effect.
-                def update(*a, cached=None):
-                    fn(*a, **kwargs)
+        def on_bump(t):
+            if threading.get_ident() == capture._thread and not capture._bumps_allowed:
+                capture.fail(f"{_LEAKS['_bump']} is not capturable")
 
-                update.__name__ = fn.__name__
-                capture.side_effect(update, args, None)
-                return args[0]
-            capture._depth += 1
-            try:
-                out = fn(*args, **kwargs)
-            finally:
-                capture._depth -= 1
-            if isinstance(out, Tensor) and id(out) in capture.made and not out._rg:
-                capture._call_op(fn, args, kwargs, out)
-            return out
+        self._hooks = (on_wrap, on_bump)
+        _tensor_module.WRAP_HOOKS.append(on_wrap)
+        _tensor_module.BUMP_HOOKS.append(on_bump)
+        self._mode = _CaptureMode(self)
+        self._mode.__enter__()
 
-        return logged
+    def _unhook(self) -> None:
+        self._mode.__exit__(None, None, None)
+        on_wrap, on_bump = self._hooks
+        _tensor_module.WRAP_HOOKS.remove(on_wrap)
+        _tensor_module.BUMP_HOOKS.remove(on_bump)
+
+    def public_call(self, func, args, kwargs):
+        """A public function or method called in the block (``_CaptureMode``): values that
+        leave the graph fail the capture; an in-place update of a tensor from outside (a
+        buffer) is a side effect; a tensor result no declared op made is a call the
+        generated code makes again (comparisons, ``argmax``...)."""
+        name = getattr(func, "__name__", "")
+        reason = _LEAKS.get(name)
+        if reason is not None:
+            self.fail(f"{reason} is not capturable")
+            return func(*args, **kwargs)
+        if name in _NOT_CALLS:
+            return func(*args, **kwargs)
+        impl = getattr(func, "_ember_impl", None)
+        if impl is not None and not _top_level(func):
+            # nn.functional, linalg...: seen through, the calls they make are the ones
+            # logged (the mode is back on the stack while their implementation runs)
+            with self._mode:
+                return impl(*args, **kwargs)
+        if name.endswith("_") and not name.startswith("__") and args and self._outside(args[0]):
+            # A buffer updated in place (num_batches_tracked += 1): a side effect.
+            def update(*a, cached=None):
+                func(*a, **kwargs)
+
+            update.__name__ = name
+            self.side_effect(update, args, None)
+            return args[0]
+        out = func(*args, **kwargs)
+        if isinstance(out, Tensor) and id(out) in self.made and not out._rg:
+            self._call_op(func, args, kwargs, out)
+        return out
 
     def _call_op(self, fn, args, kwargs, out: Tensor) -> None:
         if self._error is not None:
@@ -599,25 +598,24 @@ class Capture:
             self.fail("a list of tensors passed to a function that is not a declared op")
         return copy.deepcopy(a)  # the caller may change a list it passed, later
 
-    def _leak(self, fn, reason):
-        capture = self
-        call = fn.__func__ if isinstance(fn, staticmethod) else fn
 
-        def leaking(*args, **kwargs):
-            if capture._other_thread():
-                return call(*args, **kwargs)
-            if not (capture._bumps_allowed and call.__name__ == "_bump"):
-                capture.fail(f"{reason} is not capturable")
-            return call(*args, **kwargs)
+def _top_level(func) -> bool:
+    """A function of the torch namespace or a Tensor method (what the capture logs)."""
+    if getattr(func, "__qualname__", "").startswith("Tensor."):
+        return True
+    for module, namespace in _overrides.NAMESPACES:
+        if module == "torch":
+            return namespace.get(getattr(func, "__name__", None)) is func
+    return False
 
-        leaking.__name__ = getattr(fn, "__name__", "leak")
-        return leaking
 
-    def _patch_attr(self, owner, name, value) -> None:
-        self._patched.append((owner, name, owner.__dict__[name]))
-        setattr(owner, name, value)
+class _CaptureMode(TorchFunctionMode):
+    """The capture's view of public calls: the outermost ones only (a mode is off its
+    stack while it handles a call), in the capturing thread only (modes are per thread)."""
 
-    def _unpatch(self) -> None:
-        for owner, name, value in reversed(self._patched):
-            setattr(owner, name, value)
-        self._patched.clear()
+    def __init__(self, capture: Capture) -> None:
+        super().__init__()
+        self.capture = capture
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return self.capture.public_call(func, args, kwargs or {})
