@@ -41,7 +41,9 @@ declaration (``forward``, ``_rules``) for tools that read ops: explain, tracing,
 
 from __future__ import annotations
 
+import functools
 import inspect
+import types
 
 import numpy as np
 
@@ -266,7 +268,7 @@ class _Declaration:
         self.slots = self._plan_slots()
 
     def _args(self, fn, what: str) -> tuple:
-        names = list(inspect.signature(fn).parameters)
+        names = _parameter_names(fn)
         if not names:
             raise TypeError(f"{self.name}: the {what} rule must take the gradient first")
         for a in names[1:]:
@@ -503,7 +505,7 @@ class _Declaration:
             lines.append("    return res")
         else:
             env["J"] = jvp
-            names = list(inspect.signature(jvp).parameters)
+            names = _parameter_names(jvp)
             lines.append(f"    return J({', '.join(self._jvp_env_expr(a) for a in names)})")
         return _compile(lines, "_jvp", env, self.name)
 
@@ -518,6 +520,25 @@ class _Declaration:
                 yield f"_saved_{p}", property(lambda node, k=k: node._params[k])
 
 
+def _parameter_names(fn) -> list:
+    """The parameter names of a rule (from its code object for plain functions: fast at
+    import; ``inspect.signature`` for other callables)."""
+    code = getattr(fn, "__code__", None)
+    if isinstance(code, types.CodeType) and not isinstance(fn, functools.partial):
+        names = code.co_varnames
+        n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
+        out = list(names[:n_pos])
+        extra = n_pos + n_kw
+        if code.co_flags & inspect.CO_VARARGS:
+            out.append(names[extra])
+            extra += 1
+        out += names[n_pos : n_pos + n_kw]
+        if code.co_flags & inspect.CO_VARKEYWORDS:
+            out.append(names[extra])
+        return out
+    return list(inspect.signature(fn).parameters)
+
+
 def _save_operands(inputs, edges, out, extras) -> tuple:
     return tuple(x if isinstance(x, Tensor) else SavedValue(x) for x in inputs)
 
@@ -527,12 +548,23 @@ def _saved_value(node, k: int):
     return unpack_as_tensor(node, node._saved[k])
 
 
+# Compiled code per distinct generated source: ~800 declarations share a few hundred
+# shapes of backward, _save and _jvp (compiling each was most of ``import ember``).
+_CODE: dict = {}
+
+
 def _compile(lines: list, fn_name: str, env: dict, op: str):
     source = "\n".join(lines) + "\n"
+    code = _CODE.get(source)
+    if code is None:
+        scratch: dict = {}
+        exec(compile(source, f"<{fn_name}>", "exec"), scratch)  # noqa: S102 (our own source)
+        code = _CODE[source] = scratch[fn_name].__code__
     namespace = dict(env)
     namespace["__name__"] = __name__  # ember's code (ember.compile's guards do not read it)
-    exec(compile(source, f"<{op}.{fn_name}>", "exec"), namespace)  # noqa: S102 (our own source)
-    fn = namespace[fn_name]
+    # the op's name in tracebacks (the code object is shared)
+    code = code.replace(co_filename=f"<{op}.{fn_name}>")
+    fn = types.FunctionType(code, namespace, fn_name)
     fn.__qualname__ = f"{op}.{fn_name}"
     fn.__source__ = source
     return fn
