@@ -6,10 +6,12 @@ any."""
 
 from __future__ import annotations
 
+import importlib.resources
 import logging
 import os
 import stat
 import subprocess
+import sysconfig
 import time
 
 import numpy as np
@@ -262,17 +264,23 @@ def test_a_cap_that_is_not_a_number_is_an_error(monkeypatch):
         _build()
 
 
-# Each hand-written C source of lowerings.py, with sizes to build it for.
+# Each C file of lowerings.py's loops (in the package's c/ folder), with sizes to build it for.
 LOWERING_BUILDS = {
-    "_POOL_C": [
+    "max_pool2d.c": [
         (("max_pool2d", "max_pool2d_grad"), dict(H=4, W=6, OH=2, OW=3, KH=2, KW=2, PARALLEL=p))
         for p in (0, 1)
     ],
-    "_LAYER_NORM_C": [(("layer_norm", "layer_norm_grad"), dict(D=8))],
-    "_EMBEDDING_C": [(("embedding_grad",), {})],
-    "_SOFTMAX_C": [(lowerings._SOFTMAX_NAMES, dict(D=8))],
-    "_ATTENTION_C": [(("attention",), dict(L=4, S=5, E=8, EV=3))],
+    "layer_norm.c": [(("layer_norm", "layer_norm_grad"), dict(D=8))],
+    "embedding.c": [(("embedding_grad",), {})],
+    "softmax.c": [(lowerings._SOFTMAX_NAMES, dict(D=8))],
+    "attention.c": [(("attention",), dict(L=4, S=5, E=8, EV=3))],
 }
+
+
+def _c_files() -> set:
+    """The names of the package's C files (.c and .h), as importlib.resources finds them."""
+    folder = importlib.resources.files("ember._compile") / "c"
+    return {f.name for f in folder.iterdir() if f.name.endswith((".c", ".h"))}
 
 
 def _fused_sources() -> dict:
@@ -300,17 +308,51 @@ def _fused_sources() -> dict:
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_c_sources_compile_without_warnings_under_wall(dtype, monkeypatch):
     assert "-Wall" in kernels._FLAGS and "-w" not in kernels._FLAGS
-    sources = {n for n, v in vars(lowerings).items() if n.endswith("_C") and isinstance(v, str)}
-    assert sources == set(LOWERING_BUILDS), "a lowering source this test does not build"
+    c_files = {n for n in _c_files() if n.endswith(".c")}
+    assert c_files == set(LOWERING_BUILDS), "a C file of the package this test does not build"
+    read = set()  # the C files the modules below are made of (each is compiled: a fresh cache)
+    c_file = kernels.c_file
+    monkeypatch.setattr(kernels, "c_file", lambda name: read.add(name) or c_file(name))
     monkeypatch.setattr(kernels, "_FLAGS", [*kernels._FLAGS, "-Werror"])
     for name, builds in LOWERING_BUILDS.items():
         for names, sizes in builds:
-            module = lowerings._module(getattr(lowerings, name), names, np.dtype(dtype), **sizes)
+            module = lowerings._module(name, names, np.dtype(dtype), **sizes)
             assert all(callable(getattr(module, n)) for n in names)
     if dtype == np.float64:  # the prelude with the generated kernels, once
         module = kernels.build(_fused_sources())
         out, twice = module.k2(np.array(0.5), np.array(3.0))
         assert out.item() == pytest.approx(np.sin(0.5) * 3) and twice == 2 * out
+    assert read == _c_files(), "a C file of the package that no module here includes"
+
+
+def test_each_c_file_compiles_as_it_is_with_its_macros_defined():
+    """``_module`` puts only ``#define`` lines before a file: gcc compiles the file as it is,
+    given them as -D options. (-fsyntax-only: outside a module, without its table of them,
+    the functions are unused, which -Wall would warn of; the test above builds modules.)"""
+    folder = importlib.resources.files("ember._compile") / "c"
+    for name, builds in LOWERING_BUILDS.items():
+        names, sizes = builds[0]
+        for dtype in (np.float32, np.float64):
+            defines = lowerings._defines(np.dtype(dtype), sizes)
+            with importlib.resources.as_file(folder / name) as path:
+                cmd = [kernels._cc(), "-fsyntax-only", "-Wall", "-Werror", "-fopenmp",
+                       f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}",
+                       *(f"-D{k}={v}" for k, v in defines.items()), str(path)]  # fmt: skip
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+            assert proc.returncode == 0, f"{name} ({np.dtype(dtype)}):\n{proc.stderr}"
+
+
+@pytest.mark.parametrize("changed", ["embedding.c", "lowering.h", "prelude.h"])
+def test_the_cache_key_changes_with_a_c_file(changed, monkeypatch):
+    """A module's name (its cache key) hashes its whole text: the C files it includes, a
+    header included by another too."""
+    before = lowerings._module("embedding.c", ("embedding_grad",), np.dtype(np.float32))
+    c_file = kernels.c_file
+    edited = lambda name: c_file(name) + ("/* edited */\n" if name == changed else "")
+    monkeypatch.setattr(kernels, "c_file", edited)
+    monkeypatch.setattr(lowerings, "_MODULES", {})
+    after = lowerings._module("embedding.c", ("embedding_grad",), np.dtype(np.float32))
+    assert after.__name__ != before.__name__
 
 
 def test_compiler_warnings_are_logged_not_hidden(caplog):

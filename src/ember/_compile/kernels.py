@@ -17,12 +17,15 @@ this user can write (nothing is loaded from one that others could: ``_cache_dir`
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.machinery
+import importlib.resources
 import importlib.util
 import logging
 import math
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -489,34 +492,35 @@ def _function_source(fname: str, g: Group, loads: list, stores: list, body: list
 # costs more than it saves, and its spinning competes with the BLAS threads of matmuls.
 PARALLEL_MIN = 1 << 18
 
-_PRELUDE = """\
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#include <numpy/arrayobject.h>
-#include <math.h>
-%s
+# -- the fixed C sources --------------------------------------------------------------------
 
-/* An argument as a C-contiguous array of the dtype and size the code was generated for
-   (anything else is an error: the caller then runs the ops eagerly). Marked unused: some
-   modules (max pooling's, softmax's) do not call it, and -Wall would warn. */
-static __attribute__((unused)) PyArrayObject *_arg(PyObject *x, int type, npy_intp size,
-                                                    PyObject **hold) {
-  PyArrayObject *a;
-  if (PyArray_Check(x) && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)x)) {
-    a = (PyArrayObject *)x;
-  } else {
-    *hold = PyArray_FromAny(x, NULL, 0, 0, NPY_ARRAY_C_CONTIGUOUS, NULL);
-    if (!*hold) return NULL;
-    a = (PyArrayObject *)*hold;
-  }
-  if (PyArray_TYPE(a) != type || PyArray_SIZE(a) != size) {
-    PyErr_SetString(PyExc_TypeError, "ember kernel: an argument changed dtype or size");
-    return NULL;
-  }
-  return a;
-}
-"""
+# The C that is not generated (the prelude every module starts with, lowerings.py's loops)
+# is in the package's c/ folder: C files that gcc compiles as they are, once the macros they
+# name are defined. A module's text includes them as the C preprocessor would (see
+# ``_with_includes``), so the cache key, a hash of the text, changes with any of them.
+_INCLUDE = re.compile(r'^#include "([^"]+)"[^\n]*\n?', re.MULTILINE)
+
+
+@functools.cache
+def c_file(name: str) -> str:
+    """The text of the package's C file ``c/name`` (by importlib.resources: from a wheel,
+    an editable install or Pyodide's file system alike), read once."""
+    return (importlib.resources.files(__package__) / "c" / name).read_text(encoding="utf-8")
+
+
+def _with_includes(text: str, seen: set) -> str:
+    """``text`` with each ``#include "name"`` line (a file of c/) replaced by that file's
+    text, its own includes in turn, the first time; later ones, and those of the names in
+    ``seen``, are dropped (a header is in a module once)."""
+
+    def include(match) -> str:
+        name = match.group(1)
+        if name in seen:
+            return ""
+        seen.add(name)
+        return _with_includes(c_file(name), seen)
+
+    return _INCLUDE.sub(include, text)
 
 
 def _simd_declarations(source: str) -> str:
@@ -524,6 +528,7 @@ def _simd_declarations(source: str) -> str:
     also drop NaN and signed-zero semantics; declaring them here vectorises exactly the
     functions used, with IEEE semantics kept."""
     out = []
+    source = _COMMENT.sub(" ", source)
     for name in sorted(MVEC & _mvec_names()):
         for fname, ct in ((name, "double"), (name + "f", "float")):
             if f"{fname}(" in source:
@@ -532,6 +537,7 @@ def _simd_declarations(source: str) -> str:
     return "\n".join(out)
 
 
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
 _MVEC_CACHE: set | None = None
 
 
@@ -585,8 +591,8 @@ def _cc() -> str:
     return os.environ.get("CC", "gcc")
 
 
-# -Wall: the fixed sources (the prelude, lowerings.py's loops) and the generated kernels
-# compile without warnings, so one that gcc prints is a bug, logged by build().
+# -Wall: the fixed sources (the C files of c/: the prelude, lowerings.py's loops) and the
+# generated kernels compile without warnings, so one that gcc prints is a bug, logged by build().
 _FLAGS = [
     "-O3", "-march=native", "-mprefer-vector-width=512", "-fno-math-errno",
     "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared", "-Wall",
@@ -770,7 +776,8 @@ def build(functions: dict):
     table = "\n".join(
         f'  {{"{n}", (PyCFunction)(void (*)(void)){n}, METH_FASTCALL, NULL}},' for n in functions
     )
-    text = _PRELUDE % _simd_declarations(body) + "\n" + body
+    body = _with_includes(body, seen={"prelude.h"})
+    text = c_file("prelude.h") + _simd_declarations(body) + "\n" + body
     salt = " ".join(_FLAGS) + np.__version__ + _machine()
     key = hashlib.sha256((text + salt).encode()).hexdigest()[:20]
     modname = f"_ember_k{key}"
