@@ -21,6 +21,19 @@ class ModeState(threading.local):
 state = ModeState()
 
 
+class DispatchState(threading.local):
+    """This thread's TorchDispatchModes (``utils._python_dispatch``), innermost last."""
+
+    def __init__(self) -> None:
+        self.modes: list = []
+
+
+dispatch_state = DispatchState()
+# How many dispatch modes are entered, in all threads: while any is, ``record`` takes its
+# slow path (``recording._on``) and the engine runs rules on Tensors.
+dispatch_count = [0]
+
+
 class AutocastState(threading.local):
     """Per-thread autocast regions (``ember.amp.autocast_mode`` holds the public API)."""
 

@@ -497,12 +497,12 @@ class Capture:
             raise GraphBreak("forward-mode AD or another capture is active")
         self._hook()
         _recording._capture[:] = [self]
-        _recording._on[:] = [True]
+        _recording.refresh_on()
         return self
 
     def __exit__(self, *exc) -> None:
         _recording._capture.clear()
-        _recording._on.clear()
+        _recording.refresh_on()
         self._unhook()
 
     def check(self) -> None:

@@ -94,7 +94,13 @@ def _code_kind(code, f_globals: dict) -> int:
 
 
 # Builtins whose calls are effects a replay would drop (eager code repeats them).
-_EFFECT_BUILTINS = {print: "print()", input: "input()", breakpoint: "breakpoint()"}
+_EFFECT_BUILTINS = {
+    print: "print()",
+    input: "input()",
+    breakpoint: "breakpoint()",
+    setattr: "setattr()",  # on an object from outside (the bytecode shows no STORE_ATTR)
+    delattr: "delattr()",
+}
 # Methods that change a list, dict, set or deque in place.
 _MUTATORS = frozenset(
     "append extend insert pop remove clear update setdefault popitem add discard "

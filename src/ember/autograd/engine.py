@@ -21,6 +21,7 @@ import threading
 
 import numpy as np
 
+from .._mode import dispatch_count, dispatch_state
 from .._mode import state as _mode
 from .._tensor import Tensor, _legacy_type_name
 from . import anomaly_mode
@@ -62,7 +63,12 @@ def run_backward(
     Returns the captured gradients (None where nothing arrived).
     """
     root = init_node(GraphRoot.__new__(GraphRoot), tuple(roots), ())
-    job = _Job(root, retain_graph, create_graph, capture, accumulate_into)
+    # Under a dispatch mode the rules run on Tensors (as for create_graph, but recording
+    # nothing), so that the mode sees the ops the backward runs, as torch's does.
+    on_tensors = create_graph or bool(dispatch_count[0] and dispatch_state.modes)
+    if on_tensors and not create_graph:
+        root_grads = [Tensor._wrap(g) if isinstance(g, np.ndarray) else g for g in root_grads]
+    job = _Job(root, retain_graph, on_tensors, capture, accumulate_into)
     deps = _dependencies(root)
     prev_mode = _mode.enabled
     _mode.enabled = create_graph

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from .._tensor import Tensor
 from .opdef import defop
-from .recording import _on, fw, record, set_tangent, suspended, tangent_of
+from .recording import fw, record, refresh_on, set_tangent, suspended, tangent_of
 from .views import AliasBackward0, ViewBackward0
 
 __all__ = [
@@ -59,8 +59,7 @@ def enter_dual_level() -> int:
     if fw.level >= 0:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     fw.level = 0
-    if not fw.suspended:
-        _on[:] = [True]
+    refresh_on()
     return 0
 
 
@@ -75,8 +74,8 @@ def exit_dual_level(*, level=None) -> None:
         )
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
-    _on.clear()
     fw.level = -1
+    refresh_on()
     duals, fw.duals = fw.duals, []
     fw.prune_at = 4096
     for ref in duals:

@@ -23,6 +23,7 @@ from threading import get_ident
 
 import numpy as np
 
+from .._mode import dispatch_count, dispatch_state
 from .._mode import state as _state
 from .._tensor import INFERENCE_SAVE_MSG, Tensor
 from .graph import (
@@ -65,6 +66,18 @@ _observe: list = []
 # every op its thread records, ``capture.op(cls, inputs, params, outputs, extras)``. A
 # capture also sets ``_on``, so ``record`` pays nothing for it when it is off.
 _capture: list = []
+
+
+# The function that hands a declared op to this thread's innermost dispatch mode (set by
+# ``utils._python_dispatch``: it knows torch's operator names, the autograd layer does not).
+DISPATCH_HOOK: list = [None]
+
+
+def refresh_on() -> None:
+    """``_on`` from what needs the slow path of ``record``: a forward-AD level (not
+    suspended), a compiler capture, a dispatch mode."""
+    on = (fw.level >= 0 and not fw.suspended) or bool(_capture) or dispatch_count[0] > 0
+    _on[:] = [True] if on else []
 
 
 def active_capture():
@@ -358,12 +371,11 @@ class _Suspend:
         if capture is not None:  # a custom Function or a tangent inside a compiled region
             capture.unsupported("a custom autograd.Function")
         fw.suspended += 1
-        _on.clear()
+        refresh_on()
 
     def __exit__(self, *exc) -> None:
         fw.suspended -= 1
-        if not fw.suspended and fw.level >= 0:
-            _on[:] = [True]
+        refresh_on()
 
 
 suspended = _Suspend()
@@ -381,8 +393,7 @@ class resumed:
 
     def __exit__(self, *exc) -> None:
         fw.suspended = self.prev
-        if fw.suspended or fw.level < 0:
-            _on.clear()
+        refresh_on()
 
 
 def set_tangent(t: Tensor, tangent) -> None:
@@ -477,7 +488,10 @@ def no_jvp_error(cls) -> NotImplementedError:
 
 def _record_dual(cls, outs, inputs, params, extras):
     """``record``/``record_multi`` while forward AD is on: record as usual, then give the
-    differentiable outputs their tangents ``J @ tangents`` right away."""
+    differentiable outputs their tangents ``J @ tangents`` right away. (Also the path of
+    dispatch modes, which see the op first, and of the compiler's capture.)"""
+    if dispatch_count[0] and dispatch_state.modes:
+        outs = DISPATCH_HOOK[0](cls, outs, inputs, params)
     if _capture:
         return _record_captured(cls, outs, inputs, params, extras)
     tangents = input_tangents(inputs)
