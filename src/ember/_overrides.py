@@ -13,7 +13,7 @@ so when every argument is a plain Tensor or a Python number and no mode is activ
 thread's), the cost is a few type lookups. Otherwise ``dispatch`` does what torch does:
 the innermost ``TorchFunctionMode`` of this thread first (popped while it runs, so the
 calls it makes go to the next one), then each argument whose type overrides
-``__torch_function__`` (subclasses before their bases; ``fx.Proxy``, a Tensor subclass),
+``__torch_function__`` (subclasses before their bases; a Tensor subclass, ``fx.Proxy``),
 then the implementation when nothing overrides. Lists and tuples of arguments are searched
 too (``cat([proxy, proxy])``).
 
@@ -387,7 +387,7 @@ NOT_DISPATCHED_METHODS = frozenset(
     __array_priority__ __array_ufunc__""".split()
 )
 
-_WRAPPERS: dict = {}  # id(implementation) -> its public wrapper (one per function)
+_WRAPPERS: dict = {}  # (id(implementation), public name) -> its wrapper
 NAMESPACES: list = []  # (torch's module name, the namespace dict) as installed
 
 
@@ -396,17 +396,26 @@ def install_namespace(namespace: dict, names, module: str, skip=frozenset()) -> 
     ember's Python functions by its dispatching wrapper (at import: nothing is replaced
     at run time afterwards)."""
     NAMESPACES.append((module, namespace))
+    owner = namespace.get("__name__", module)  # pickle finds a function by module and name
     for name in names:
         fn = namespace.get(name)
         if name in NOT_DISPATCHED or name in skip or not isinstance(fn, types.FunctionType):
             continue
-        if not (fn.__module__ or "").startswith("ember") or name.startswith("_"):
+        impl = getattr(fn, "_ember_impl", None) or fn
+        if not (impl.__module__ or "").startswith("ember") or name.startswith("_"):
             continue
-        wrapper = _WRAPPERS.get(id(fn))
+        if fn is not impl and fn.__name__ == name:
+            continue  # the wrapper of this name already (the same function re-exported)
+        # One wrapper per implementation and name: aliases (asin/arcsin, sigmoid/expit)
+        # are distinct functions with their own names, as in torch.
+        wrapper = _WRAPPERS.get((id(impl), name))
         if wrapper is None:
-            wrapper = wrap_function(fn, name, module)
-            _WRAPPERS[id(fn)] = wrapper
-            _WRAPPERS[id(wrapper)] = wrapper
+            wrapper = _generate(impl, _valid_name(name))
+            if wrapper is None:
+                continue
+            wrapper.__name__ = wrapper.__qualname__ = name
+            wrapper.__module__ = owner
+            _WRAPPERS[(id(impl), name)] = wrapper
         namespace[name] = wrapper
 
 

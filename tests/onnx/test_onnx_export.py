@@ -602,3 +602,28 @@ def test_multihead_attention(tmp_path, batch_first):
     pad = ember.zeros(3, 5, dtype=ember.bool)
     pad[0, 3:] = True
     _check(MHA(batch_first), (x, pad), tmp_path / "mha.onnx", tol=1e-4)
+
+
+class _ScaledBySize(nn.Module):
+    """Scales by 1/sqrt of one of its input's sizes, computed with ``math`` (ember.fx records
+    no call into ``math``: the exporter computes the value from the example input)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return x * (1.0 / math.sqrt(x.size(self.dim))) + math.floor(x.size(self.dim) / 2)
+
+
+def test_math_functions_of_sizes(tmp_path):
+    x = ember.randn(3, 4)
+    axes = {"x": {0: "batch"}, "y": {0: "batch"}}
+    kw = dict(input_names=["x"], output_names=["y"], dynamic_axes=axes)
+    # a static size: a constant of the graph, right for any batch
+    _check(_ScaledBySize(1), (x,), tmp_path / "static.onnx", run_args=(ember.randn(5, 4),), **kw)
+    # a size along a dynamic axis cannot be a constant: refused, not exported wrong
+    with pytest.raises(ember.onnx.OnnxExporterError, match="depends on a dynamic axis"):
+        ember.onnx.export(_ScaledBySize(0), (x,), str(tmp_path / "dyn.onnx"), **kw)
+    # without dynamic axes it is a constant
+    _check(_ScaledBySize(0), (x,), tmp_path / "fixed.onnx")

@@ -1,8 +1,10 @@
 """ember.fx: torch.fx's program capture and transformation for ember modules.
 
-``symbolic_trace`` records a module's ``forward`` as a ``Graph`` of ``Node``s; a
-``GraphModule`` runs (and trains) the graph through generated Python code; ``Interpreter``
-and ``Transformer`` run or rewrite a graph node by node.
+``symbolic_trace`` records a module's ``forward`` as a ``Graph`` of ``Node``s (ember's
+functions reach the tracer through ``__torch_function__``: nothing is patched while tracing);
+a ``GraphModule`` runs (and trains) the graph through generated Python code;
+``Interpreter`` and ``Transformer`` run or rewrite a graph node by node; ``replace_pattern``
+rewrites every occurrence of a subgraph.
 
 Example:
     >>> import ember
@@ -23,13 +25,14 @@ Example:
         return add
 """
 
-from . import graph, graph_module, interpreter, node, proxy
+from . import graph, graph_module, interpreter, node, passes, proxy, subgraph_rewriter
 from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap
 from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
 from .node import Node, map_arg
 from .proxy import Proxy
+from .subgraph_rewriter import replace_pattern
 
 __all__ = [
     "Graph",
@@ -45,7 +48,10 @@ __all__ = [
     "interpreter",
     "map_arg",
     "node",
+    "passes",
     "proxy",
+    "replace_pattern",
+    "subgraph_rewriter",
     "symbolic_trace",
     "wrap",
 ]

@@ -1,11 +1,15 @@
 """Symbolic tracing: run a module's ``forward`` on Proxies and record what it does.
 
-ember has no ``__torch_function__``, so while a trace runs the public functions of
-``ember``, ``ember.nn.functional``, ``ember.special``, ``ember.linalg`` and ``ember.fft``
-are temporarily replaced by wrappers that record a ``call_function`` node when an argument
-is a Proxy (and call the real op otherwise); ``nn.Module.__call__``/``__getattr__`` are
-patched so leaf modules become ``call_module`` and parameters ``get_attr``. Everything is
-restored afterwards, so ember's ops carry no cost outside tracing.
+Nothing is replaced while a trace runs (torch patches ``nn.Module.__call__``/``__getattr__``,
+``math``'s functions and the names ``fx.wrap`` registered, for the duration of the trace):
+
+- ember's functions, Tensor methods and operators hand calls with a Proxy argument to
+  ``Proxy.__torch_function__`` (the ``__torch_function__`` protocol), which records them;
+- module calls and parameter reads reach the tracer through a hook of ``nn.Module``
+  (``intercept_module_calls``: this thread's tracer, pushed for the trace);
+- ``wrap`` binds a dispatching function once, when it is called (at import).
+
+So traces in several threads, and traces inside traces, do not disturb one another.
 
 Example:
     >>> import ember
@@ -22,243 +26,119 @@ Example:
 from __future__ import annotations
 
 import builtins
-import contextlib
 import functools
 import inspect
 import math
 import sys
-import types
+import threading
 from collections.abc import Callable
 from typing import Any
 
-import ember
-import ember.nn as nn
-
+from .. import nn
 from .._overrides import warn as _warn
+from .._tensor import Tensor
+from ..nn.modules.module import intercept_module_calls
+from ..overrides import handle_torch_function, has_torch_function
 from .graph import Graph
 from .graph_module import GraphModule
-from .node import _SIDE_EFFECTFUL, Argument, map_aggregate
-from .proxy import _ORIGINAL, Proxy, TracerBase
+from .node import _SIDE_EFFECTFUL, Argument, _wrapped_original
+from .proxy import TracerBase
 
-__all__ = ["PH", "PHBase", "Tracer", "symbolic_trace", "wrap"]
-
-_PATCHED_MODULE_NAMES = (
-    "ember",
-    "ember.nn.functional",
-    "ember.special",
-    "ember.linalg",
-    "ember.fft",
-)
-
-# Functions that must run even on Proxies (they inspect types, not values) or are not ops.
-_NEVER_PATCH = {
-    "is_tensor",
-    "is_storage",
-    "is_grad_enabled",
-    "is_inference_mode_enabled",
-    "get_default_dtype",
-    "set_default_dtype",
-    "manual_seed",
-    "seed",
-    "initial_seed",
-    "typename",
-    "is_anomaly_enabled",
-    "is_anomaly_check_nan_enabled",
-}
-
-# original -> its recording stand-in, while a trace runs
-_ACTIVE: dict = {}
-_DEPTH = 0
-_PUBLIC_NAMES: dict | None = None
-
-# (id(globals), name) -> globals dict, for functions registered by ``wrap``
-_wrapped_fns_to_patch: dict = {}
+__all__ = ["PH", "PHBase", "Tracer", "is_fx_tracing", "symbolic_trace", "wrap"]
 
 
-def _public_name(fn: Any) -> str | None:
-    """``ember.relu`` for ember's public functions (by identity), else None."""
-    global _PUBLIC_NAMES
-    fn = _ORIGINAL.get(fn, fn)
-    if _PUBLIC_NAMES is None:
-        table: dict = {}
-        for modname in reversed(_PATCHED_MODULE_NAMES):
-            mod = sys.modules.get(modname)
-            for name, obj in vars(mod).items() if mod is not None else ():
-                if isinstance(obj, types.FunctionType) and not name.startswith("_"):
-                    obj = _ORIGINAL.get(obj, obj)
-                    # a function's own name wins over its aliases
-                    if obj not in table or name == obj.__name__:
-                        table[obj] = f"{modname}.{name}"
-        _PUBLIC_NAMES = table
-    try:
-        return _PUBLIC_NAMES.get(fn)
-    except TypeError:  # unhashable callables
-        return None
-
-
-def _find_proxy(args, kwargs):
-    found = []
-
-    def look(x):
-        if isinstance(x, Proxy) and not found:
-            found.append(x)
-        return x
-
-    map_aggregate(args, look)
-    map_aggregate(kwargs, look)
-    return found[0] if found else None
-
-
-def _recording(orig: Callable) -> Callable:
-    """A stand-in for ``orig`` that records a call_function node when given a Proxy."""
-    if orig in _ACTIVE:
-        return _ACTIVE[orig]  # one stand-in per function, whatever names it has
-
-    @functools.wraps(orig)
-    def wrapper(*args, **kwargs):
-        proxy = _find_proxy(args, kwargs)
-        if proxy is None:
-            return orig(*args, **kwargs)
-        return proxy.tracer.create_proxy("call_function", orig, args, kwargs)
-
-    _ORIGINAL[wrapper] = orig
-    _ACTIVE[orig] = wrapper
-    return wrapper
-
-
-_TENSOR_BINARY = [
-    f"__{n}__"
-    for n in (
-        "add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod pow rpow "
-        "matmul rmatmul and rand or ror xor rxor lshift rshift eq ne lt le gt ge".split()
-    )
-]
-
-
-def _defer_to_proxy(orig: Callable) -> Callable:
-    # ``tensor + proxy``: give Python the chance to call ``Proxy.__radd__``
-    @functools.wraps(orig)
-    def method(self, other):
-        if isinstance(other, Proxy):
-            return NotImplemented
-        return orig(self, other)
-
-    return method
-
-
-class _Patcher:
-    """Set attributes for the duration of a trace and put the originals back."""
+class _TracingState(threading.local):
+    """Per thread: how many symbolic traces run, and the wrapped functions whose node is
+    being created (called again from there, they run their body)."""
 
     def __init__(self) -> None:
-        self._undo: list = []
-
-    def setattr(self, obj, name: str, value) -> None:
-        had = name in vars(obj) if not isinstance(obj, dict) else name in obj
-        old = (vars(obj) if not isinstance(obj, dict) else obj).get(name)
-        if isinstance(obj, dict):
-            obj[name] = value
-        else:
-            setattr(obj, name, value)
-        self._undo.append((obj, name, had, old))
-
-    def restore(self) -> None:
-        for obj, name, had, old in reversed(self._undo):
-            if isinstance(obj, dict):
-                if had:
-                    obj[name] = old
-                else:
-                    obj.pop(name, None)
-            elif had:
-                setattr(obj, name, old)
-            else:
-                delattr(obj, name)
-        self._undo.clear()
+        self.depth = 0
+        self.recording: list = []
 
 
-def _patch_ember(patcher: _Patcher) -> None:
-    _public_name(None)  # build the name table from the unpatched namespaces
-    for modname in _PATCHED_MODULE_NAMES:
-        mod = sys.modules.get(modname)
-        if mod is None:
-            continue
-        for name, obj in list(vars(mod).items()):
-            if (
-                isinstance(obj, types.FunctionType)
-                and not name.startswith("_")
-                and name not in _NEVER_PATCH
-                and obj not in _ORIGINAL
-                and (obj.__module__ or "").startswith("ember")
-            ):
-                patcher.setattr(mod, name, _recording(obj))
-    for dunder in _TENSOR_BINARY:
-        orig = vars(ember.Tensor).get(dunder)
-        if orig is not None:
-            patcher.setattr(ember.Tensor, dunder, _defer_to_proxy(orig))
-    for (_, name), globs in _wrapped_fns_to_patch.items():
-        orig = globs.get(name, getattr(builtins, name, None))
-        if orig is not None:
-            patcher.setattr(globs, name, _recording(orig))
+_state = _TracingState()
 
 
-def _patch_imported_names(patcher: _Patcher, fn: Callable, root: nn.Module) -> None:
-    """``from ember import relu`` binds the unpatched function in the user's module: patch
-    such names in the globals of the traced function and of the root's module classes."""
-    seen: set = set()
-    fns = [fn] + [vars(c).get("forward") for m in root.modules() for c in type(m).__mro__]
-    for f in fns:
-        globs = getattr(f, "__globals__", None)
-        if globs is None or id(globs) in seen or globs.get("__name__", "").startswith("ember."):
-            continue
-        seen.add(id(globs))
-        for name, obj in list(globs.items()):
-            if isinstance(obj, types.FunctionType) and obj not in _ORIGINAL:
-                if _public_name(obj) is not None and obj.__name__ not in _NEVER_PATCH:
-                    patcher.setattr(globs, name, _recording(obj))
-
-
-@contextlib.contextmanager
-def _tracing_patches():
-    """ember's functions record nodes for Proxies within the block (see module docstring)."""
-    global _DEPTH
-    patcher = _Patcher()
-    _DEPTH += 1
-    try:
-        if _DEPTH == 1:  # a trace inside a trace reuses the patches already in place
-            _patch_ember(patcher)
-        yield patcher
-    finally:
-        patcher.restore()
-        _DEPTH -= 1
-        if _DEPTH == 0:
-            for wrapper in _ACTIVE.values():
-                _ORIGINAL.pop(wrapper, None)
-            _ACTIVE.clear()
-
-
-def wrap(fn_or_name: str | Callable) -> str | Callable:
-    """Register a module-level function (or its name) to be recorded as a single
-    ``call_function`` node instead of being traced through. Call it at module scope.
+def is_fx_tracing() -> bool:
+    """True while ``symbolic_trace`` (or ``Tracer.trace``) runs in this thread.
 
     Example:
         >>> import ember.fx
-        >>> def my_len(x):
-        ...     return len(x)
-        >>> _ = ember.fx.wrap(my_len)  # doctest: +SKIP
+        >>> ember.fx._symbolic_trace.is_fx_tracing()
+        False
+    """
+    return _state.depth > 0
+
+
+def _wrapped(fn: Callable) -> Callable:
+    """``fn`` as a function that, while this thread traces, hands calls with a Proxy among
+    its arguments to ``__torch_function__`` (so they become one ``call_function`` node)."""
+    if _wrapped_original(fn) is not None:
+        return fn
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        st = _state
+        if st.depth and wrapped not in st.recording:
+            relevant = args + tuple(kwargs.values())
+            if has_torch_function(relevant):
+                st.recording.append(wrapped)
+                try:
+                    return handle_torch_function(wrapped, relevant, *args, **kwargs)
+                finally:
+                    st.recording.pop()
+        return fn(*args, **kwargs)
+
+    wrapped._fx_wrapped = fn
+    return wrapped
+
+
+def wrap(fn_or_name: str | Callable) -> str | Callable:
+    """Record calls to a module-level function as one ``call_function`` node instead of
+    tracing through it (a "leaf function"). Call it at module scope, after the function is
+    defined, with the function or its name, or use it as a decorator.
+
+    Unlike torch (which replaces the name in the module's globals while each trace runs),
+    ember binds the name, once, when ``wrap`` is called, to a function that dispatches
+    through ``__torch_function__`` while a trace runs in the calling thread and calls the
+    original otherwise. So ``from module import fn`` made after the ``wrap`` sees the
+    wrapped function too, and the name must be defined (or a builtin) when ``wrap`` is
+    called. The recorded target is that function (``node.target is fn`` holds, as in torch).
+
+    Example:
+        >>> import ember.fx
+        >>> @ember.fx.wrap
+        ... def twice(x):
+        ...     return x * 2 if x.dim() > 0 else x
+        >>> gm = ember.fx.symbolic_trace(lambda x: twice(x) + 1)
+        >>> [n.target is twice for n in gm.graph.nodes if n.op == "call_function"]
+        [True, False]
     """
     if callable(fn_or_name):
         name = fn_or_name.__name__
     elif isinstance(fn_or_name, str):
         name = fn_or_name
     else:
-        raise AssertionError(
+        raise RuntimeError(
             "Unsupported type for global function! Must be either a callable or string name"
         )
-    frame = inspect.currentframe().f_back
+    frame = sys._getframe(1)
     if frame.f_code.co_name != "<module>":
         raise NotImplementedError("wrap must be called at the top level of a module")
     globs = frame.f_globals
-    _wrapped_fns_to_patch[(id(globs), name)] = globs
-    return fn_or_name
+    if callable(fn_or_name):
+        fn = fn_or_name
+    else:
+        fn = globs.get(name, getattr(builtins, name, None))
+        if fn is None:
+            raise NameError(
+                f"ember.fx.wrap({name!r}): no function of that name in this module or in "
+                "builtins yet (ember binds the wrapped function when wrap is called: "
+                "call it after the definition)"
+            )
+    wrapped = _wrapped(fn)
+    globs[name] = wrapped
+    return wrapped if callable(fn_or_name) else fn_or_name
 
 
 class PHBase:
@@ -285,9 +165,30 @@ def _assert_is_none(value: Any, msg: str) -> None:
 _SIDE_EFFECTFUL.update({_assert, _assert_is_none})
 
 
+class _ModuleHook:
+    """The interceptor a trace pushes (see ``intercept_module_calls``): module calls go to
+    ``Tracer.call_module``, parameter and buffer reads to ``Tracer.getattr``."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+        self.parameter_proxy_cache: dict = {}
+
+    def module_call(self, module, forward: Callable, args: tuple, kwargs: dict) -> Any:
+        return self.tracer.call_module(module, forward, args, kwargs)
+
+    def module_getattr(self, module, name: str, value: Any) -> Any:
+        return self.tracer.getattr(name, value, self.parameter_proxy_cache)
+
+
 class Tracer(TracerBase):
     """Records a module's or function's ``forward`` as a Graph. Subclass it and override
-    ``is_leaf_module`` (or ``create_node``, ``call_module``, ...) to change what is recorded.
+    ``is_leaf_module`` (or ``create_node``, ``call_module``, ``getattr``, ...) to change what
+    is recorded.
+
+    ``autowrap_modules`` and ``autowrap_functions`` are accepted for torch's signature but
+    do nothing: torch records ``math.sqrt(proxy)`` by replacing ``math``'s functions during
+    the trace, which ember does not do (``math.floor``/``ceil``/``trunc`` are recorded all
+    the same, through Proxy's ``__floor__``...; register other functions with ``wrap``).
 
     Example:
         >>> import ember.nn as nn
@@ -348,7 +249,7 @@ class Tracer(TracerBase):
         """A parameter (or buffer) read from a module becomes a ``get_attr`` node."""
         if isinstance(attr_val, nn.Parameter):
             found = self._attr_path(attr_val, self.root.named_parameters())
-        elif self.proxy_buffer_attributes and isinstance(attr_val, ember.Tensor):
+        elif self.proxy_buffer_attributes and isinstance(attr_val, Tensor):
             found = self._attr_path(attr_val, self.root.named_buffers())
         else:
             return attr_val
@@ -367,7 +268,7 @@ class Tracer(TracerBase):
 
     def create_arg(self, a: Any) -> Argument:
         """Parameters and tensors become ``get_attr`` nodes; other values pass through."""
-        if isinstance(a, ember.Tensor) and not isinstance(a, Proxy):
+        if isinstance(a, Tensor):
             path = self.tensor_attrs.get(id(a))
             if path is not None and self.root is not None:
                 return self.create_node("get_attr", path, (), {})
@@ -413,28 +314,15 @@ class Tracer(TracerBase):
             self.tensor_attrs.setdefault(id(p), name)
         for name, b in self.root.named_buffers():
             self.tensor_attrs.setdefault(id(b), name)
-        args = self._placeholders(fn, bound_self, concrete_args or {})
-        cache: dict = {}
-        orig_call = nn.Module.__call__
-        orig_getattr = nn.Module.__getattr__
-        tracer = self
-
-        def module_call(mod, *a, **kw):
-            def forward(*a2, **kw2):
-                return orig_call(mod, *a2, **kw2)
-
-            return tracer.call_module(mod, forward, a, kw)
-
-        def module_getattr(mod, attr):
-            return tracer.getattr(attr, orig_getattr(mod, attr), cache)
-
-        with _tracing_patches() as patcher:
-            patcher.setattr(nn.Module, "__call__", module_call)
-            patcher.setattr(nn.Module, "__getattr__", module_getattr)
-            _patch_imported_names(patcher, fn, self.root)
-            result = fn(*bound_self, *args)
-            self.create_node("output", "output", (self.create_arg(result),), {}, type_expr=None)
-        self.submodule_paths = None
+        _state.depth += 1
+        try:
+            with intercept_module_calls(_ModuleHook(self)):
+                args = self._placeholders(fn, bound_self, concrete_args or {})
+                result = fn(*bound_self, *args)
+                self.create_node("output", "output", (self.create_arg(result),), {}, type_expr=None)
+        finally:
+            _state.depth -= 1
+            self.submodule_paths = None
         return self.graph
 
     def _concrete_placeholder(self, p: inspect.Parameter, value: Any) -> Any:

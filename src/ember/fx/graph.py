@@ -19,16 +19,26 @@ from __future__ import annotations
 import builtins
 import contextlib
 import copy
+import enum
 import inspect
 import keyword
 import math
 import operator
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .node import Argument, Node, Target, _qualified_name, map_arg
+from .node import (
+    Argument,
+    Node,
+    Target,
+    _public_name,
+    _qualified_name,
+    _wrapped_original,
+    map_arg,
+)
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -417,7 +427,11 @@ class Graph:
 
     def _target_to_str(self, target: Target) -> str:
         if callable(target):
-            op = target.__name__
+            # a public function by the name it has in ember's namespace (aliases share one
+            # function object, whose __name__ is its first namespace's: special.expit for
+            # ember.sigmoid)
+            public = _public_name(target)
+            op = public.rsplit(".", 1)[-1] if public is not None else target.__name__
         else:
             op = target
             if _is_magic(op):
@@ -443,9 +457,8 @@ class Graph:
 
     def python_code(self, root_module: str, *, verbose: bool = False) -> PythonCode:
         """The source of ``forward(self, ...)`` computing this graph, and its globals."""
-        # deferred: ember's namespace is needed only when code is generated
-        import ember
-
+        # the package itself: generated code reaches ember's functions as ``ember.relu``
+        ember = sys.modules[__name__.split(".")[0]]
         namespace = _Namespace()
         for n in self.nodes:
             namespace.create_name(n.name, n)
@@ -459,7 +472,10 @@ class Graph:
 
         def add_global(obj) -> str:
             qual = _qualified_name(obj)
-            if qual.startswith("ember.") or qual == "ember":
+            original = _wrapped_original(obj)
+            if original is not None and getattr(builtins, qual, None) is original:
+                return qual  # ``wrap("len")``: the generated code's own wrap binds ``len``
+            if (qual.startswith("ember.") or qual == "ember") and _resolve(ember, qual) is obj:
                 return qual
             if getattr(builtins, qual, None) is obj:
                 return qual
@@ -486,6 +502,16 @@ class Graph:
                 return f"slice({rep(a.start)}, {rep(a.stop)}, {rep(a.step)})"
             if isinstance(a, ember.dtype):
                 return f"ember.{str(a).split('.')[-1]}"
+            if isinstance(a, ember.Tensor):
+                # as torch writes a tensor argument (not meant to run: symbolic_trace stores
+                # tensors as attributes; this is for graphs built by hand)
+                dtype = str(a.dtype).split(".")[-1]
+                return f"ember.Tensor(size={list(a.shape)}, dtype={dtype})"
+            if isinstance(a, enum.Enum):
+                cls = type(a)
+                name = namespace.create_name(cls.__name__, cls)
+                globals_[name] = cls
+                return f"{name}.{a.name}"
             if isinstance(a, float) and math.isinf(a):
                 return "inf" if a > 0 else "-inf"
             if isinstance(a, type) and a.__module__ == "builtins":
@@ -509,6 +535,7 @@ class Graph:
 
         params: list = []
         body: list = []
+        wrapped_fns: dict = {}  # fx.wrap'ed functions the code calls (re-registered, as torch)
         for node in self.nodes:
             op, t = node.op, node.target
             if op == "placeholder":
@@ -543,7 +570,10 @@ class Graph:
             ):
                 expr = f"{rep(node.args[0])}.{node.args[1]}"
             else:
-                expr = f"{add_global(t)}({fmt_args(node.args, node.kwargs)})"
+                fn_name = add_global(t)
+                expr = f"{fn_name}({fmt_args(node.args, node.kwargs)})"
+                if node.meta.get("is_wrapped", False):
+                    wrapped_fns.setdefault(fn_name)
             line = f"{node.name} = {expr}"
             dead = list(user_last.get(node, []))
             if not node.users:
@@ -554,8 +584,22 @@ class Graph:
         if not any(n.op == "output" for n in self.nodes):
             body.append("pass")
         prologue = f"def forward({', '.join([root_module] + params)}):"
-        src = "\n\n\n" + prologue + "\n" + "".join(f"    {b}\n" for b in body) + "    "
+        wrap_stmts = ""
+        if wrapped_fns:
+            wrap_name = "ember.fx._symbolic_trace.wrap"
+            wrap_stmts = "\n".join(f'{wrap_name}("{name}")' for name in wrapped_fns)
+        src = f"\n{wrap_stmts}\n\n{prologue}\n" + "".join(f"    {b}\n" for b in body) + "    "
         return PythonCode(src, globals_)
+
+
+def _resolve(package, qualname: str):
+    """The object ``qualname`` (``ember.nn.functional.relu``) names, or None."""
+    obj = package
+    for atom in qualname.split(".")[1:]:
+        obj = getattr(obj, atom, None)
+        if obj is None:
+            return None
+    return obj
 
 
 def _ordered_inputs(node: Node) -> list:

@@ -18,9 +18,9 @@ import itertools
 import linecache
 from typing import Any
 
-import ember
-import ember.nn as nn
-
+from .. import nn
+from .._tensor import Tensor
+from ..nn.modules.module import intercept_module_calls
 from .graph import Graph, PythonCode
 
 __all__ = ["GraphModule"]
@@ -41,7 +41,7 @@ def _copy_attr(from_module: nn.Module, to_module: nn.Module, target: str) -> Non
             setattr(to_module, item, t)
         from_module, to_module = f, t
     orig = getattr(from_module, field)
-    if isinstance(orig, ember.Tensor) and not isinstance(orig, nn.Parameter):
+    if isinstance(orig, Tensor) and not isinstance(orig, nn.Parameter):
         to_module.register_buffer(field, orig)
     else:
         setattr(to_module, field, orig)
@@ -55,7 +55,7 @@ def _assign_attr(value: Any, to_module: nn.Module, target: str) -> None:
             t = nn.Module()
             setattr(to_module, item, t)
         to_module = t
-    if isinstance(value, ember.Tensor) and not isinstance(value, nn.Parameter):
+    if isinstance(value, Tensor) and not isinstance(value, nn.Parameter):
         to_module.register_buffer(field, value)
     else:
         setattr(to_module, field, value)
@@ -104,9 +104,12 @@ class GraphModule(nn.Module):
         if isinstance(root, nn.Module):
             if hasattr(root, "training"):
                 self.training = root.training
-            for node in graph.nodes:
-                if node.op in ("get_attr", "call_module"):
-                    _copy_attr(root, self, node.target)
+            # the real attributes, even when made while a trace runs (a tracer's hook making
+            # a GraphModule): reads are not recorded here
+            with intercept_module_calls(None):
+                for node in graph.nodes:
+                    if node.op in ("get_attr", "call_module"):
+                        _copy_attr(root, self, node.target)
         elif isinstance(root, dict):
             for node in graph.nodes:
                 if node.op in ("get_attr", "call_module"):
@@ -232,7 +235,10 @@ class GraphModule(nn.Module):
                 used.update(".".join(atoms[:i]) for i in range(1, len(atoms) + 1))
             if node.op == "call_module":
                 # a called module runs its children too
-                called = self.get_submodule(node.target)
+                try:
+                    called = self.get_submodule(node.target)
+                except AttributeError:
+                    continue  # not installed yet (subgraph_rewriter copies it in next)
                 used.update(f"{node.target}.{n}" for n, _ in called.named_modules() if n)
         for name, _ in list(self.named_modules()):
             if name and name not in used:

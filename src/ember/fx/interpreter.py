@@ -21,9 +21,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-import ember.nn as nn
-
-from ._symbolic_trace import _ACTIVE, Tracer, _tracing_patches
+from .. import nn
+from ._symbolic_trace import Tracer
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import Argument, Node, Target, map_aggregate, map_arg
@@ -198,14 +197,6 @@ class Transformer(Interpreter):
         self.tracer = _TransformerTracer(self.new_graph)
         self.tracer.root = module
 
-    def run_node(self, n: Node) -> Any:
-        """As Interpreter's, but a call_function's target is the name the user's code sees
-        during the transform (``target is ember.sigmoid`` holds in overrides)."""
-        if n.op != "call_function" or n.target not in _ACTIVE:
-            return super().run_node(n)
-        args, kwargs = self.fetch_args_kwargs_from_env(n)
-        return self.call_function(_ACTIVE[n.target], args, kwargs)
-
     def placeholder(self, target: Target, args: tuple, kwargs: dict) -> Proxy:
         """A placeholder of the new graph (keeping the default value)."""
         default = next(iter(args)) if args else inspect.Signature.empty
@@ -227,8 +218,9 @@ class Transformer(Interpreter):
     def transform(self) -> GraphModule:
         """Run the graph on Proxies and return the GraphModule of the recorded graph."""
         self.tracer.submodule_paths = {m: name for name, m in self.module.named_modules()}
-        # ember's functions called on Proxies by overrides must record nodes too
-        with _tracing_patches():
+        try:
+            # ember's functions an override calls on Proxies record nodes by themselves
+            # (``__torch_function__``)
             result = super().run(enable_io_processing=False)
             if result is not None:
                 self.new_graph.output(
@@ -236,5 +228,6 @@ class Transformer(Interpreter):
                         result, lambda a: self.tracer.create_arg(a) if isinstance(a, Proxy) else a
                     )
                 )
-        self.tracer.submodule_paths = None
+        finally:
+            self.tracer.submodule_paths = None
         return GraphModule(self.module, self.new_graph)

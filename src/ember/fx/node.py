@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import builtins
 import operator
+import sys
+import types
 from collections.abc import Callable
 from typing import Any
+
+from .. import _overrides
+from ..overrides import is_tensor_method_or_property
 
 __all__ = ["Argument", "Node", "Target", "map_aggregate", "map_arg"]
 
@@ -91,12 +96,73 @@ def _pretty_print_target(target: Any) -> str:
     return _qualified_name(target)
 
 
+# torch's namespaces as ember spells them, in order of preference for a function they share
+_NAMESPACE_ORDER = ("torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft")
+# (how many of _overrides.NAMESPACES it holds, function -> dotted name): replaced whole, so
+# a thread reading it while another rebuilds it sees one table or the other
+_public_names: tuple = (0, {})
+
+
+def _public_name(fn: Any) -> str | None:
+    """``ember.relu``, ``ember.nn.functional.gelu``... for ember's public functions (by
+    identity), ``ember.Tensor.add`` for Tensor's methods, else None.
+
+    Example:
+        >>> import ember
+        >>> from ember.fx.node import _public_name
+        >>> _public_name(ember.nn.functional.relu), _public_name(ember.Tensor.add)
+        ('ember.nn.functional.relu', 'ember.Tensor.add')
+    """
+    global _public_names
+    namespaces = _overrides.NAMESPACES
+    if _public_names[0] != len(namespaces):  # a namespace was installed since
+        table: dict = {}
+        order = {m: i for i, m in enumerate(_NAMESPACE_ORDER)}
+        for module, namespace in sorted(namespaces, key=lambda mn: -order.get(mn[0], 99)):
+            prefix = "ember" + module[len("torch") :]
+            for name, obj in list(namespace.items()):
+                if isinstance(obj, types.FunctionType) and not name.startswith("_"):
+                    # preferred namespaces come last and win; a function's own name wins
+                    # over its aliases within one namespace
+                    if obj not in table or name == obj.__name__ or table[obj][1] != module:
+                        table[obj] = (f"{prefix}.{name}", module)
+        _public_names = (len(namespaces), {f: name for f, (name, _) in table.items()})
+    try:
+        found = _public_names[1].get(fn)
+    except TypeError:  # unhashable callables
+        return None
+    if found is None and is_tensor_method_or_property(fn):
+        found = f"ember.Tensor.{fn.__name__}"
+    return found
+
+
+class _PublicFunction:
+    """A pickled reference to one of ember's public functions, by its dotted name."""
+
+    def __init__(self, qualname: str) -> None:
+        self.qualname = qualname
+
+    def resolve(self) -> Callable:
+        obj = sys.modules[__name__.split(".")[0]]
+        for atom in self.qualname.split(".")[1:]:
+            obj = getattr(obj, atom)
+        return obj
+
+
+def _wrapped_original(fn: Any) -> Any:
+    """The function ``fx.wrap`` wrapped, if ``fn`` is such a wrapper, else None (read from
+    the instance dict: a Proxy answers every attribute read)."""
+    d = getattr(fn, "__dict__", None)
+    return d.get("_fx_wrapped") if isinstance(d, dict) else None
+
+
 def _qualified_name(fn: Any) -> str:
     """The dotted name generated code uses to reach ``fn``: ``ember.relu``,
-    ``ember.nn.functional.gelu``, or ``module.qualname`` for other functions."""
-    # deferred: the public namespaces import far more than this module needs at load time
-    from ._symbolic_trace import _public_name
-
+    ``ember.nn.functional.gelu``, or ``module.qualname`` for other functions (a function
+    registered with ``fx.wrap`` by its original's name)."""
+    original = _wrapped_original(fn)
+    if original is not None:
+        fn = original
     public = _public_name(fn)
     if public is not None:
         return public
@@ -345,6 +411,22 @@ class Node:
 
     def __repr__(self) -> str:
         return self.name
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        if self.op == "call_function":
+            public = _public_name(self.target)
+            if public is not None:
+                # by name: ember's public functions say torch's module (torch.relu), so
+                # pickle cannot find them by reference
+                state["target"] = _PublicFunction(public)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        target = state.get("target")
+        if isinstance(target, _PublicFunction):
+            state["target"] = target.resolve()
+        self.__dict__.update(state)
 
     def _rename(self, candidate: str) -> None:
         if candidate == self.name:

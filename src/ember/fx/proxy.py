@@ -18,20 +18,20 @@ from __future__ import annotations
 import builtins
 import dis
 import inspect
+import math
 import operator
 import sys
-from bisect import bisect_left
+import weakref
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from typing import Any
 
+from .._tensor import Tensor
+from ..overrides import is_tensor_method_or_property
 from .graph import Graph
-from .node import Argument, Node, Target, map_aggregate
+from .node import Argument, Node, Target, _wrapped_original, map_aggregate
 
 __all__ = ["Attribute", "GraphAppendingTracer", "Proxy", "TraceError", "TracerBase"]
-
-# recording stand-in -> the ember function it stands for, while a trace patches ember's
-# namespaces (see _symbolic_trace); nodes always hold the original
-_ORIGINAL: dict = {}
 
 
 class TraceError(ValueError):
@@ -61,8 +61,6 @@ class TracerBase:
         type_expr: Any | None = None,
     ) -> Node:
         """Insert a node in ``self.graph`` (override to annotate or rewrite nodes)."""
-        if kind == "call_function":
-            target = _ORIGINAL.get(target, target)
         return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
 
     def proxy(self, node: Node) -> Proxy:
@@ -137,7 +135,9 @@ class GraphAppendingTracer(TracerBase):
 
 class Proxy:
     """A value being traced: operators, method calls, attribute reads, indexing and calls
-    on it record Nodes. ``bool()``, ``len()`` and loops over it cannot be traced.
+    on it record Nodes, and so do ember's functions given one (``ember.relu(proxy)``,
+    ``ember.cat([proxy, proxy])``, ``tensor + proxy``: ``__torch_function__``). ``bool()``,
+    ``len()`` and loops over it cannot be traced.
 
     Example:
         >>> import ember.fx
@@ -202,6 +202,68 @@ class Proxy:
 
     def __hash__(self) -> int:
         return id(self)
+
+    def __floor__(self) -> Proxy:
+        # math.floor(proxy): recorded as torch records it (torch patches ``math`` to do so)
+        return self.tracer.create_proxy("call_function", math.floor, (self,), {})
+
+    def __ceil__(self) -> Proxy:
+        return self.tracer.create_proxy("call_function", math.ceil, (self,), {})
+
+    def __trunc__(self) -> Proxy:
+        return self.tracer.create_proxy("call_function", math.trunc, (self,), {})
+
+    @classmethod
+    def __torch_function__(cls, orig_method, types, args=None, kwargs=None) -> Proxy:
+        """An ember function, Tensor method or operator called with a Proxy among its
+        arguments (``ember.relu(p)``, ``ember.cat([p, p])``, ``tensor + p``): recorded as a
+        ``call_method`` node for Tensor methods (named as torch names them: ``tensor + p`` is
+        ``add``), else as a ``call_function`` node whose target is the public function.
+
+        Example:
+            >>> import ember
+            >>> import ember.fx
+            >>> g = ember.fx.Graph()
+            >>> p = ember.fx.Proxy(g.placeholder("x"))
+            >>> _ = g.output(ember.cat([ember.relu(p), p], dim=1).node)
+            >>> print(g.python_code("self").src.strip())
+            def forward(self, x):
+                relu = ember.relu(x)
+                cat = ember.cat([relu, x], dim = 1);  relu = x = None
+                return cat
+        """
+        args = args if args else ()
+        kwargs = kwargs if kwargs else {}
+        tracers: dict = {}
+
+        def find_tracer(a):
+            if isinstance(a, Proxy):
+                tracers[a.tracer] = None
+            return a
+
+        map_aggregate(args, find_tracer)
+        map_aggregate(kwargs, find_tracer)
+        if len(tracers) > 1:
+            raise RuntimeError(
+                f"Found multiple different tracers {list(tracers.keys())} while "
+                f"trying to trace operations {orig_method}"
+            )
+        tracer = next(iter(tracers))
+        args, kwargs = _as_called(orig_method, args, kwargs)
+        if is_tensor_method_or_property(orig_method):
+            name = orig_method.__name__
+            name = _TORCH_METHOD_NAMES.get(name, name)
+            return tracer.create_proxy("call_method", name, args, kwargs)
+        proxy = tracer.create_proxy(
+            "call_function",
+            orig_method,
+            args,
+            kwargs,
+            name=tracer.graph._target_to_str(orig_method),
+        )
+        if _wrapped_original(orig_method) is not None:
+            proxy.node.meta["is_wrapped"] = True  # generated code re-registers it (as torch)
+        return proxy
 
     def keys(self):
         """``**proxy`` support."""
@@ -276,3 +338,156 @@ for _m in _MAGIC:
 for _m in _REFLECTABLE:
     _define_reflected(_m)
 del _m
+
+
+# -- what __torch_function__ records ---------------------------------------------------------
+
+# Tensor operators as torch's dispatch names them: ``tensor + proxy`` reaches
+# ``__torch_function__`` as ``Tensor.add`` in torch (its C operators share the methods'
+# dispatch), so the node is ``call_method[target=add]``.
+_TORCH_METHOD_NAMES = {
+    name: method
+    for name, method in {
+        "__add__": "add",
+        "__radd__": "add",
+        "__sub__": "sub",
+        "__mul__": "mul",
+        "__rmul__": "mul",
+        "__truediv__": "div",
+        "__mod__": "remainder",
+        "__pow__": "pow",
+        "__matmul__": "matmul",
+        "__eq__": "eq",
+        "__ne__": "ne",
+        "__lt__": "lt",
+        "__le__": "le",
+        "__gt__": "gt",
+        "__ge__": "ge",
+        "__iadd__": "add_",
+        "__isub__": "sub_",
+        "__imul__": "mul_",
+        "__itruediv__": "div_",
+        "__ifloordiv__": "floor_divide_",
+        "__imod__": "remainder_",
+        "__ipow__": "pow_",
+        "__rand__": "bitwise_and",
+        "__ror__": "bitwise_or",
+        "__rxor__": "bitwise_xor",
+        "__neg__": "neg",
+        "__abs__": "abs",
+    }.items()
+    if hasattr(Tensor, method)  # generated code must be able to call it
+}
+
+_MISSING = object()
+# code object -> (instruction offsets, instructions): the call sites looked at so far
+_CALL_SITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# public wrapper -> its parameters (see _signature)
+_SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _signature(func) -> tuple:
+    """(positional names, *args?, keyword-only names, **kwargs?, defaults by name) of a
+    public wrapper (it has its implementation's signature)."""
+    sig = _SIGNATURES.get(func)
+    if sig is None:
+        code = func.__code__
+        n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
+        names = code.co_varnames
+        positional = names[:n_pos]
+        keyword = names[n_pos : n_pos + n_kw]
+        star = bool(code.co_flags & inspect.CO_VARARGS)
+        starstar = bool(code.co_flags & inspect.CO_VARKEYWORDS)
+        defaults = dict(zip(positional[::-1], (func.__defaults__ or ())[::-1]))
+        defaults.update(func.__kwdefaults__ or {})
+        sig = _SIGNATURES[func] = (positional, star, keyword, starstar, defaults)
+    return sig
+
+
+def _call_shape(frame) -> tuple | None:
+    """(number of positional arguments, keyword names) of the call ``frame`` is making, read
+    from its bytecode; None for ``f(*args, **kwargs)`` and calls made from C."""
+    code = frame.f_code
+    table = _CALL_SITES.get(code)
+    if table is None:
+        insts = list(dis.get_instructions(code))
+        table = _CALL_SITES[code] = ([i.offset for i in insts], insts)
+    offsets, insts = table
+    # f_lasti is the call instruction or one of its inline caches
+    k = bisect_right(offsets, frame.f_lasti) - 1
+    if k < 0 or insts[k].opname not in ("CALL", "CALL_KW"):
+        return None
+    argc = insts[k].arg
+    kwnames: tuple = ()
+    j = k - 1
+    while j >= 0 and insts[j].opname == "PRECALL":  # 3.11: KW_NAMES; PRECALL; CALL
+        j -= 1
+    if insts[k].opname == "CALL_KW":  # 3.13: the names are a constant pushed last
+        if j < 0 or not isinstance(insts[j].argval, tuple):
+            return None
+        kwnames = insts[j].argval
+    elif j >= 0 and insts[j].opname == "KW_NAMES":
+        kwnames = code.co_consts[insts[j].arg]
+    return argc - len(kwnames), tuple(kwnames)
+
+
+def _rebuild(sig: tuple, args: tuple, kwargs: dict, n_pos: int, kwnames: tuple):
+    """The call with ``n_pos`` positional arguments and ``kwnames`` by keyword, if it is
+    the call the wrapper received (every argument left out is its default, by identity)."""
+    positional, _star, keyword, _starstar, defaults = sig
+    if len(args) > len(positional):  # *args received some: all were positional
+        if n_pos != len(args):
+            return None
+    elif n_pos > len(positional):
+        return None
+    values = dict(zip(positional, args))
+    values.update(kwargs)
+    given = set(positional[:n_pos])
+    for name in kwnames:
+        if name not in values or name in given:
+            return None
+        given.add(name)
+    for name in positional[n_pos:] + keyword:
+        if name not in given and values.get(name, _MISSING) is not defaults.get(name, _MISSING):
+            return None
+    if any(name not in given for name in kwargs if name not in keyword):
+        return None  # **kwargs entries the call site does not name
+    return tuple(args[:n_pos]), {name: values[name] for name in kwnames}
+
+
+def _as_called(func, args: tuple, kwargs: dict) -> tuple:
+    """The arguments as the caller wrote them.
+
+    ember's public functions are wrappers with their implementation's signature, so the
+    arguments reaching ``__torch_function__`` are all of the parameters (``ember.sum(p)``
+    arrives as ``(p, None, False), {"dtype": None}``) where torch passes what was written.
+    The caller's call instruction tells how many arguments were positional and which were
+    keywords: that call is recorded when it is the one the wrapper received; otherwise (a
+    call through ``*args``, ``functools.partial``) the arguments left at their defaults are
+    dropped (trailing positional ones, keyword ones)."""
+    if getattr(func, "_ember_impl", None) is None or not hasattr(func, "__code__"):
+        return args, kwargs
+    sig = _signature(func)
+    frame = sys._getframe(2)
+    for _ in range(8):  # up to the wrapper's frame (dispatch, modes in between)
+        if frame is None or frame.f_code is func.__code__:
+            break
+        frame = frame.f_back
+    shape = None
+    if frame is not None and frame.f_code is func.__code__ and frame.f_back is not None:
+        shape = _call_shape(frame.f_back)
+    if shape is not None:
+        n_pos, kwnames = shape
+        # ``t.add(p)`` passes ``t`` as self without counting it: try that reading first
+        tries = (n_pos + 1, n_pos) if is_tensor_method_or_property(func) else (n_pos,)
+        for n in tries:
+            rebuilt = _rebuild(sig, args, kwargs, n, kwnames)
+            if rebuilt is not None:
+                return rebuilt
+    positional, _star, _keyword, _starstar, defaults = sig
+    n = len(args)
+    if n <= len(positional):
+        while n > 0 and args[n - 1] is defaults.get(positional[n - 1], _MISSING):
+            n -= 1
+    kwargs = {k: v for k, v in kwargs.items() if v is not defaults.get(k, _MISSING)}
+    return tuple(args[:n]), kwargs

@@ -18,14 +18,16 @@ from typing import Any
 
 import numpy as np
 
-import ember
-import ember.nn as nn
 import onnx
-from ember.fx import Graph, Node, Tracer
-from ember.fx._symbolic_trace import _assert, _assert_is_none, _public_name, _recording
 from onnx import helper, numpy_helper
 
+from .. import __version__, cat, empty, nn, no_grad
 from .._overrides import warn as _warn
+from .._tensor import Tensor
+from ..fx import Graph, Node, Proxy, Tracer
+from ..fx._symbolic_trace import _assert, _assert_is_none
+from ..fx.node import _public_name
+from ..nn.modules.module import intercept_module_calls
 from .errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 
 __all__ = ["build_model"]
@@ -65,7 +67,7 @@ _DTYPES: dict = {}
 
 def _np_dtype(dtype) -> np.dtype:
     if dtype not in _DTYPES:
-        _DTYPES[dtype] = np.dtype(ember.empty(0, dtype=dtype).numpy().dtype)
+        _DTYPES[dtype] = np.dtype(empty(0, dtype=dtype).numpy().dtype)
     return _DTYPES[dtype]
 
 
@@ -109,16 +111,63 @@ def _pair(v, n: int) -> list[int]:
 _MATH_FUNCS = ("sqrt", "exp", "log", "floor", "ceil", "sin", "cos", "tanh", "fabs")
 
 
+class _ValueProxy(Proxy):
+    """A traced value that converts to a Python float (``math.sqrt(q.size(-1))``): ember.fx
+    records no call into ``math`` (it patches nothing), so the exporter computes the value
+    from the example inputs and the graph gets it as a constant, as torch.onnx's tracing
+    exporter does with Python numbers."""
+
+    def __float__(self) -> float:
+        return float(self.tracer.value_of(self.node))
+
+
 class _OnnxTracer(Tracer):
     """ember.nn's modules with an ONNX translation (and all other ember.nn modules except
-    containers, which then fail with UnsupportedOperatorError) are leaves. ``math``'s
-    functions applied to traced sizes (``math.sqrt(q.size(-1))``) are recorded (ember.fx
-    does not autowrap ``math`` yet)."""
+    containers, which then fail with UnsupportedOperatorError) are leaves. A traced value
+    given to ``math``'s functions is computed from the example inputs (``examples``: by
+    placeholder name); it must not depend on a dynamic axis (``dynamic``: placeholder name
+    to axes), which is checked by computing it again with those axes one shorter (or longer)."""
 
     def __init__(self) -> None:
         super().__init__()
         self._stack: list = []  # (path, scope string) of the modules being called
         self.node_scopes: dict = {}  # node -> torch-style scope, "/blocks.0/attn"
+        self.examples: dict = {}
+        self.dynamic: dict = {}
+        self._values: dict = {}  # node -> value from the example inputs
+        self._other_values: dict = {}  # node -> value from the inputs resized on dynamic axes
+
+    def proxy(self, node: Node) -> Proxy:
+        return _ValueProxy(node, self)
+
+    def value_of(self, node: Node):
+        """``node``'s value on the example inputs (see the class docstring)."""
+        value = self._evaluate(node, self.examples, self._values)
+        if not self.dynamic:
+            return value
+        other = _resized(self.examples, self.dynamic)
+        try:
+            changed = float(self._evaluate(node, other, self._other_values)) != float(value)
+        except Exception:  # noqa: BLE001 (the model rejects other sizes: nothing to compare)
+            changed = False
+        if changed:
+            raise OnnxExporterError(
+                f"a math function is applied to {node.name}, which depends on a dynamic axis: "
+                "the exported graph would keep the example's value. Compute it with ember's "
+                "operations instead (x ** 0.5 for math.sqrt(x))"
+            )
+        return value
+
+    def _evaluate(self, node: Node, examples: dict, env: dict):
+        root = self.root
+        # the model runs for real here: neither recorded nor differentiated
+        with no_grad(), intercept_module_calls(None):
+            for n in self.graph.nodes:
+                if n not in env:
+                    env[n] = _run_node(root, n, examples, env)
+                if n is node:
+                    break
+        return env[node]
 
     def call_module(self, m, forward, args, kwargs):
         path = self.path_of_module(m)
@@ -136,20 +185,61 @@ class _OnnxTracer(Tracer):
             self.node_scopes[node] = self._stack[-1][1]
         return node
 
-    def trace(self, root, concrete_args=None):
-        saved = {n: getattr(math, n) for n in _MATH_FUNCS}
-        try:
-            for n, f in saved.items():
-                setattr(math, n, _recording(f))
-            return super().trace(root, concrete_args)
-        finally:
-            for n, f in saved.items():
-                setattr(math, n, f)
-
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
         if isinstance(m, (nn.Sequential, nn.ModuleList, nn.ModuleDict)):
             return False
         return type(m).__name__ in _MODULES or super().is_leaf_module(m, qualname)
+
+
+def _run_node(root, n: Node, examples: dict, env: dict):
+    """One node of a partly traced graph, on concrete values."""
+
+    def value(a):
+        if isinstance(a, Node):
+            return env[a]
+        if isinstance(a, (tuple, list)):
+            return type(a)(value(x) for x in a)
+        if isinstance(a, dict):
+            return {k: value(v) for k, v in a.items()}
+        if isinstance(a, slice):
+            return slice(value(a.start), value(a.stop), value(a.step))
+        return a
+
+    if n.op == "placeholder":
+        return _clone(examples[n.target])
+    if n.op == "get_attr":
+        obj = root
+        for part in n.target.split("."):
+            obj = getattr(obj, part)
+        return obj
+    args, kwargs = value(n.args), value(n.kwargs)
+    if n.op == "call_function":
+        return n.target(*args, **kwargs)
+    if n.op == "call_method":
+        return getattr(args[0], n.target)(*args[1:], **kwargs)
+    return root.get_submodule(n.target)(*args, **kwargs)
+
+
+def _clone(v):
+    """The example inputs, copied: an in-place op of the model must not change them."""
+    if isinstance(v, Tensor):
+        return v.clone()
+    if isinstance(v, (tuple, list)):
+        return type(v)(_clone(x) for x in v)
+    return v
+
+
+def _resized(examples: dict, dynamic: dict) -> dict:
+    """The examples with each dynamic axis one shorter (or, for sizes 1 and 2, longer: the
+    last entry repeated), for telling what depends on them."""
+    out = dict(examples)
+    for name, axes in dynamic.items():
+        t = out[name]
+        for a in axes:
+            n = t.shape[a]
+            t = t.narrow(a, 0, n - 1) if n > 2 else cat([t, t.narrow(a, n - 1, 1)], a)
+        out[name] = t
+    return out
 
 
 class _Ctx:
@@ -214,7 +304,7 @@ class _Ctx:
             return self.const(np.asarray(x, dtype=dtype or _py_dtype(x)))
         if isinstance(x, (tuple, list)):
             return self.shape_tensor(x)
-        if isinstance(x, ember.Tensor):
+        if isinstance(x, Tensor):
             return self.const(x.detach().numpy() if dtype is None else x.numpy().astype(dtype))
         raise OnnxExporterError(f"cannot use {x!r} as an ONNX value")
 
@@ -248,7 +338,7 @@ class _Ctx:
 
 
 def _out(ctx: _Ctx, name: str, value) -> _V:
-    if isinstance(value, ember.Tensor):
+    if isinstance(value, Tensor):
         return _V(name, value, "tensor")
     if isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value):
         return _V(name, tuple(value), "shape")
@@ -258,7 +348,7 @@ def _out(ctx: _Ctx, name: str, value) -> _V:
 
 
 def _dtype_of(value) -> np.dtype:
-    if isinstance(value, ember.Tensor):
+    if isinstance(value, Tensor):
         return _np_dtype(value.dtype)
     if isinstance(value, (tuple, list)):
         return np.dtype(np.int64)
@@ -972,7 +1062,7 @@ _FUNCS.update(
 @_reg("to", "type", "type_as")
 def _to(ctx, A, out):
     x = A["input"]
-    if not isinstance(out, ember.Tensor):
+    if not isinstance(out, Tensor):
         return x
     return _out(ctx, ctx.cast(ctx.tensor(x), x.np_dtype, _dtype_of(out)), out)
 
@@ -1349,6 +1439,8 @@ _MATH_OPS.update(sin="Sin", cos="Cos", tanh="Tanh", fabs="Abs")
 
 def _math_call(ctx, target, args, out):
     (x,) = args
+    if target.__name__ not in _MATH_OPS:
+        raise UnsupportedOperatorError(f"math::{target.__name__}", ctx.opset, None)
     y = ctx.op(_MATH_OPS[target.__name__], [ctx.tensor(x, np.float32)])
     if isinstance(out, int):  # floor/ceil return ints
         y = ctx.cast(y, np.float32, np.int64)
@@ -1698,7 +1790,7 @@ def _convert_function(ctx, node, args, kwargs, out):
         return None
     if node.op == "call_method":
         fname = target
-        fn = getattr(ember.Tensor, fname, None)
+        fn = getattr(Tensor, fname, None)
     else:
         if isinstance(target, type(operator.add)) and getattr(target, "__module__", None) in (
             "_operator",
@@ -1716,7 +1808,7 @@ def _convert_function(ctx, node, args, kwargs, out):
     if fname.endswith("_") and not fname.startswith("_"):  # in-place: its out-of-place twin
         fname = fname.rstrip("_")
         if node.op == "call_method":
-            fn = getattr(ember.Tensor, fname, fn)
+            fn = getattr(Tensor, fname, fn)
     conv = _FUNCS.get(fname)
     if conv is None:
         raise UnsupportedOperatorError(f"aten::{fname}", ctx.opset, None)
@@ -1781,6 +1873,16 @@ def build_model(
         else:
             raise OnnxExporterError(f"no example value for forward's argument '{p.name}'")
     tracer = _OnnxTracer()
+    tracer.examples = {p: given[p] for p in tensor_params}
+    tracer.examples.update({f"{k}_1": v for k, v in concrete.items()})  # specialised args
+    dyn = _normalize_dynamic_axes(dynamic_axes or {})
+    names = list(input_names or [])
+    flat_i = 0
+    for p in tensor_params:  # input names count the tensors of nested inputs one by one
+        name = names[flat_i] if flat_i < len(names) else p
+        flat_i += len(_flat([given[p]]))
+        if isinstance(given[p], Tensor) and dyn.get(name):
+            tracer.dynamic[p] = sorted(dyn[name])
     if tracer.is_leaf_module(model, ""):
         # the root itself is an ember.nn module: record it as a single call
         graph = Graph()
@@ -1846,9 +1948,7 @@ def build_model(
             for part in node.target.split("."):
                 obj = getattr(obj, part)
             env[node] = obj
-            reps[node] = (
-                _V(ctx.init(node.target, obj), obj) if isinstance(obj, ember.Tensor) else obj
-            )
+            reps[node] = _V(ctx.init(node.target, obj), obj) if isinstance(obj, Tensor) else obj
             continue
         if node.op == "output":
             out_rep = lookup(node.args[0])
@@ -1885,7 +1985,7 @@ def build_model(
                 isinstance(x, _V) for x in _flat(args) + _flat(list(kwargs.values()))
             )
             rep = value if all_static else _convert_function(ctx, node, args, kwargs, value)
-        if isinstance(rep, _V) and isinstance(value, ember.Tensor) and rep.value is not value:
+        if isinstance(rep, _V) and isinstance(value, Tensor) and rep.value is not value:
             rep = _V(rep.name, value, rep.kind)  # e.g. contiguous(): same ONNX value
         env[node] = value
         reps[node] = rep
@@ -1915,7 +2015,7 @@ def build_model(
             ctx.nodes.append(helper.make_node("Identity", [renames.get(src, src)], [want]))
         else:
             renames[src] = want
-        graph_outputs.append((want, value if isinstance(value, ember.Tensor) else rep.value))
+        graph_outputs.append((want, value if isinstance(value, Tensor) else rep.value))
     for n in ctx.nodes:
         for lst in (n.input, n.output):
             for j, s in enumerate(lst):
@@ -1933,7 +2033,7 @@ def build_model(
             )
 
     def vinfo(name, value):
-        if isinstance(value, ember.Tensor):
+        if isinstance(value, Tensor):
             shape = list(value.shape)
             dt = _np_dtype(value.dtype)
         else:
@@ -1960,7 +2060,7 @@ def build_model(
         g,
         opset_imports=[helper.make_opsetid("", opset)],
         producer_name="ember",
-        producer_version=getattr(ember, "__version__", "0"),
+        producer_version=__version__,
     )
     proto.ir_version = min(proto.ir_version, _max_ir_version(opset))
     if do_constant_folding:
@@ -2114,7 +2214,7 @@ def _fill_output_shapes(proto, dyn: dict) -> None:
 
 
 def _is_tensor_tree(v) -> bool:
-    if isinstance(v, ember.Tensor):
+    if isinstance(v, Tensor):
         return True
     return isinstance(v, (tuple, list)) and len(v) > 0 and all(_is_tensor_tree(x) for x in v)
 

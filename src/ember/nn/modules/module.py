@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from collections import OrderedDict, namedtuple
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -47,6 +48,98 @@ def _addindent(s_: str, num_spaces: int) -> str:
     first = s.pop(0)
     s = [(num_spaces * " ") + line if line.strip() else "" for line in s]
     return first + "\n" + "\n".join(s)
+
+
+# -- the tracing hook --------------------------------------------------------------------------
+#
+# ``ember.fx`` records module calls and parameter reads while it traces without replacing
+# ``Module.__call__``/``__getattr__`` (torch patches both for the duration of a trace, which is
+# neither thread-safe nor reentrant): the tracer pushes an *interceptor* on this thread's stack
+# and ``__call__``/``__getattr__`` hand over to the innermost one. ``_INTERCEPTING`` counts the
+# interceptors pushed in all threads, so outside tracing the cost is one global test per call.
+
+
+class _Interceptors(threading.local):
+    """This thread's interceptors (innermost last; None suspends interception) and the module
+    whose next call runs normally (the interceptor's ``forward`` of it)."""
+
+    def __init__(self) -> None:
+        self.stack: list = []
+        self.bypass = None
+
+
+_interceptors = _Interceptors()
+_INTERCEPTING = 0
+_intercepting_lock = threading.Lock()
+_NOT_INTERCEPTED = object()
+
+
+class intercept_module_calls:
+    """Within the block, this thread's module calls and ``Module.__getattr__`` results go to
+    ``interceptor`` (``None``: to nobody, suspending an outer interceptor):
+
+    - ``interceptor.module_call(module, forward, args, kwargs)`` replaces ``module(*args,
+      **kwargs)``; ``forward(*args, **kwargs)`` runs the call normally (hooks included), and
+      the module calls it makes are intercepted again;
+    - ``interceptor.module_getattr(module, name, value)`` replaces the value of a parameter,
+      buffer or submodule read as ``module.name``.
+
+    ``ember.fx.Tracer`` uses it (torch's tracer patches ``Module.__call__`` instead).
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> from ember.nn.modules.module import intercept_module_calls
+        >>> class Log:
+        ...     def module_call(self, module, forward, args, kwargs):
+        ...         print("call", type(module).__name__)
+        ...         return forward(*args, **kwargs)
+        ...     def module_getattr(self, module, name, value):
+        ...         return value
+        >>> with intercept_module_calls(Log()):
+        ...     _ = nn.Sequential(nn.ReLU())(ember.ones(1))
+        call Sequential
+        call ReLU
+    """
+
+    def __init__(self, interceptor) -> None:
+        self.interceptor = interceptor
+
+    def __enter__(self):
+        global _INTERCEPTING
+        with _intercepting_lock:
+            _INTERCEPTING += 1
+        _interceptors.stack.append(self.interceptor)
+        return self.interceptor
+
+    def __exit__(self, *exc) -> None:
+        global _INTERCEPTING
+        _interceptors.stack.pop()
+        _interceptors.bypass = None
+        with _intercepting_lock:
+            _INTERCEPTING -= 1
+
+
+def _intercept_call(module, args: tuple, kwargs: dict):
+    st = _interceptors
+    if st.bypass is module:  # the interceptor's own ``forward`` of this module
+        st.bypass = None
+        return _NOT_INTERCEPTED
+    if not st.stack or st.stack[-1] is None:
+        return _NOT_INTERCEPTED
+
+    def forward(*a, **kw):
+        st.bypass = module
+        return Module.__call__(module, *a, **kw)
+
+    return st.stack[-1].module_call(module, forward, args, kwargs)
+
+
+def _intercept_getattr(module, name: str, value):
+    st = _interceptors
+    if not st.stack or st.stack[-1] is None:
+        return value
+    return st.stack[-1].module_getattr(module, name, value)
 
 
 class BackwardHookFunction(Function):
@@ -383,14 +476,20 @@ class Module:
         if "_parameters" in d:
             params = d["_parameters"]
             if name in params:
+                if _INTERCEPTING:  # a tracer records the read (see intercept_module_calls)
+                    return _intercept_getattr(self, name, params[name])
                 return params[name]
         if "_buffers" in d:
             buffers = d["_buffers"]
             if name in buffers:
+                if _INTERCEPTING:
+                    return _intercept_getattr(self, name, buffers[name])
                 return buffers[name]
         if "_modules" in d:
             modules = d["_modules"]
             if name in modules:
+                if _INTERCEPTING:
+                    return _intercept_getattr(self, name, modules[name])
                 return modules[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
@@ -478,6 +577,10 @@ class Module:
     # -- calling ----------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        if _INTERCEPTING:  # a tracer records the call (see intercept_module_calls)
+            result = _intercept_call(self, args, kwargs)
+            if result is not _NOT_INTERCEPTED:
+                return result
         bw_hook = None
         if self._backward_hooks or self._backward_pre_hooks:
             bw_hook = _BackwardHook(self, self._backward_hooks, self._backward_pre_hooks)
