@@ -36,6 +36,7 @@ from ..autograd import recording as _recording
 from ..autograd.engine import retaining_graph
 from ..autograd.graph import SECOND_BACKWARD_MSG, Node, SavedValue, edge_of
 from ..nn import Module
+from ..nn.modules.module import intercept_module_calls
 from .._aten._core import QUIET, quiet_reset, quiet_set
 from .._aten.reduction import _StructSeq
 from .capture import Capture, GraphBreak
@@ -299,9 +300,6 @@ def _close(a, b) -> bool:
 # -- the compiled callable ----------------------------------------------------------------
 
 
-_ABSENT = object()
-
-
 def _parts(module) -> list:
     """(name, submodule) for the submodules ``module``'s forward calls: its children, and
     the members of containers without a forward of their own (ModuleList, ModuleDict)."""
@@ -366,26 +364,17 @@ class _CompiledFunction:
     def _eager(self, args, kwargs):
         """A module's call that could not be captured whole: its forward runs eagerly, and
         the submodules it calls run compiled (each captured on its own, with the same rules
-        down the tree), so a graph break costs only the part of the model around it."""
+        down the tree), so a graph break costs only the part of the model around it. The
+        calls are routed through ``Module.__call__``'s interceptor hook: nothing on the
+        modules is replaced."""
         if self.module is None or self.fullgraph:
             return self.fn(*args, **kwargs)
-        patched = []
-        try:
-            for name, child in _parts(self.module):
-                entry = self.parts.get(id(child))
-                if entry is None or entry[1].module is not child:
-                    # The forward the child has now (its class's, or one set on it).
-                    entry = (name, _CompiledFunction(child.forward, False, module=child))
-                    self.parts[id(child)] = entry
-                patched.append((child, child.__dict__.get("forward", _ABSENT)))
-                child.__dict__["forward"] = entry[1]  # Module.__call__ calls self.forward
+        for name, child in _parts(self.module):
+            entry = self.parts.get(id(child))
+            if entry is None or entry[1].module is not child:
+                self.parts[id(child)] = (name, _CompiledFunction(child.__call__, False, child))
+        with intercept_module_calls(_PartsInterceptor(self.parts)):
             return self.fn(*args, **kwargs)
-        finally:
-            for child, before in reversed(patched):
-                if before is _ABSENT:
-                    del child.__dict__["forward"]
-                else:
-                    child.__dict__["forward"] = before
 
     def _run(self, entry: _Entry, tensors: list):
         graph = entry.graph
@@ -552,6 +541,28 @@ def _pinned(obj) -> list:
     if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
         return []
     return [obj]
+
+
+class _PartsInterceptor:
+    """Sends a call of one of a module's parts to its compiled form (``_eager``); the
+    compiled form's own call of the part, and every other module call, run as usual."""
+
+    def __init__(self, parts: dict) -> None:
+        self.parts = parts
+        self.running: set = set()
+
+    def module_call(self, module, forward, args, kwargs):
+        entry = self.parts.get(id(module))
+        if entry is None or entry[1].module is not module or id(module) in self.running:
+            return forward(*args, **kwargs)
+        self.running.add(id(module))
+        try:
+            return entry[1](*args, **kwargs)
+        finally:
+            self.running.discard(id(module))
+
+    def module_getattr(self, module, name, value):
+        return value
 
 
 def _perturbed(t: Tensor, rng) -> Tensor:
