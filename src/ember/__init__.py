@@ -77,6 +77,7 @@ from . import nn, optim, special, testing, utils  # noqa: E402
 from . import accelerator, amp, backends, cpu, cuda, distributed, hub, jit  # noqa: E402
 from . import distributions, fft, func, multiprocessing, onnx, profiler, quasirandom  # noqa: E402
 from . import version, viz  # noqa: E402
+from . import ops  # noqa: E402  (torch.ops: torch's operator namespaces)
 from .amp.autocast_mode import (  # noqa: E402
     autocast,
     get_autocast_dtype,

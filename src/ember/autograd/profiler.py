@@ -2,16 +2,21 @@
 
 What is timed:
 
-- forward ops, by name as torch prints them (``aten::mul``): while a profiler is on, the
-  public op functions (``ember.mul``, ``Tensor.__mul__``, ``ember.nn.functional.linear``,
-  ...) are swapped for timing wrappers, and swapped back when it stops (``ember.profiler``
-  installs that swap: this layer knows no op). Nothing is wrapped while no profiler runs,
-  so profiling costs nothing then. Calls through references taken before profiling began
-  (``from ember import mul``) and ops called inside other ops are not seen;
+- forward ops, by name as torch prints them (``aten::mul``): while a profiler runs, its
+  thread has a ``TorchFunctionMode`` (``ember.profiler``'s, registered here with
+  ``register_op_mode``: this layer knows no op) that times each public function, method
+  and operator called and each ``ember.ops`` op. Nothing in the package is replaced, and
+  nothing is timed when no profiler runs. Ops that an op calls through public names are
+  its children (torch's nesting), when no other mode or ``__torch_function__`` override is
+  involved in the call;
 - backward nodes, through the engine's observer hook, under torch's two names:
   ``autograd::engine::evaluate_function: MulBackward0`` wrapping ``MulBackward0`` (and
   ``torch::autograd::AccumulateGrad`` for leaves);
-- ``record_function("label")`` ranges.
+- ``record_function("label")`` ranges (through ``ember.ops.profiler``'s record-function
+  ops, as torch's).
+
+A profiler records its own thread only, as torch's: another thread's ops and backward
+passes are not in it (each thread may run its own profiler).
 
 Memory columns count the bytes of the arrays each op returns (its outputs): an op's
 "Self CPU Mem" is its outputs not returned by an op it called, "CPU Mem" adds its children's.
@@ -40,6 +45,7 @@ import time
 
 import numpy as np
 
+from .. import _overrides
 from .._tensor import Tensor
 from . import engine
 from .graph import AccumulateGrad
@@ -50,18 +56,36 @@ __all__ = [
     "EventList",
     "FunctionEvent",
     "FunctionEventAvg",
-    "register_op_hooks",
+    "register_op_mode",
 ]
 
-# The recorder of the running profiler: ``[recorder]`` while one records, else empty.
-_active: list = []
-# (install, uninstall) of the forward-op timing wrappers; set by ``ember.profiler``.
-_op_hooks: list = []
+
+class _Local(threading.local):
+    # the recorder of this thread's profiler (stopped if stopped from another thread)
+    recorder = None
 
 
-def register_op_hooks(install, uninstall) -> None:
-    """Give the profiler the functions that swap op timing wrappers in and out."""
-    _op_hooks[:] = [(install, uninstall)]
+_local = _Local()
+# The factory of the TorchFunctionMode that times ops (``mode_factory(recorder)``); set by
+# ``ember.profiler`` when it loads.
+_op_mode: list = []
+# How many profilers run (all threads) while the engine's observer is installed.
+_running = [0]
+_running_lock = threading.Lock()
+
+
+def register_op_mode(factory) -> None:
+    """Give the profiler the ``TorchFunctionMode`` factory (``factory(recorder)``) whose
+    mode it pushes on the profiled thread to time the ops called there (``ember.profiler``
+    registers its ``ProfilerMode`` when it loads).
+
+    Example:
+        >>> import ember.profiler
+        >>> from ember.autograd import profiler
+        >>> profiler._op_mode == [ember.profiler._ops.ProfilerMode]
+        True
+    """
+    _op_mode[:] = [factory]
 
 
 def _now_us() -> float:
@@ -152,7 +176,11 @@ class _Recorder:
         self.profile_memory = profile_memory
         self.events: list = []
         self.open: list = []  # the stack of events begun and not yet ended
+        self.nodes: list = []  # (outer, inner) events of the backward nodes running
         self.thread = threading.get_ident()
+        self.running = False
+        self.mode = None  # the op-timing mode pushed on the thread's mode stack
+        self.mode_stack = None  # that stack (removed from it when profiling stops)
 
     def begin(self, name: str, args=None, user: bool = False) -> FunctionEvent:
         shapes = None
@@ -180,41 +208,141 @@ class _Recorder:
 
     def enter(self, node) -> None:
         name = "torch::autograd::AccumulateGrad" if type(node) is AccumulateGrad else node.name()
-        self.begin("autograd::engine::evaluate_function: " + name)
-        self.begin(name)
+        outer = self.begin("autograd::engine::evaluate_function: " + name)
+        self.nodes.append((outer, self.begin(name)))
 
     def exit(self, node, results) -> None:
-        inner = self.open[-1] if self.open else None
-        if inner is not None:
+        if self.nodes:  # (none when profiling began inside this node)
+            outer, inner = self.nodes.pop()
             self.end(inner, results)
-        if self.open:
-            self.end(self.open[-1])
+            self.end(outer)
+
+
+class _EngineObserver:
+    """The engine's node observer while any profiler runs: each node run is recorded by
+    the profiler of the thread that runs it, if that thread has one."""
+
+    def enter(self, node) -> None:
+        rec = _local.recorder
+        if rec is not None and rec.running:
+            rec.enter(node)
+
+    def exit(self, node, results) -> None:
+        rec = _local.recorder
+        if rec is not None and rec.running:
+            rec.exit(node, results)
+
+
+_OBSERVER = _EngineObserver()
 
 
 def _start(recorder: _Recorder) -> None:
-    if _active:
+    if _local.recorder is not None and _local.recorder.running:
         raise RuntimeError("Profiler is already enabled on this thread")
-    _active.append(recorder)
-    engine._observer[:] = [recorder]
-    for install, _ in _op_hooks:
-        install()
+    _local.recorder = recorder
+    recorder.running = True
+    with _running_lock:
+        _running[0] += 1
+        engine._observer[:] = [_OBSERVER]
+    if _op_mode:
+        # pushed as TorchFunctionMode.__enter__ pushes (the thread's stack, the count of
+        # modes entered), and removed from that stack by _stop even if other modes were
+        # entered after it
+        recorder.mode = _op_mode[0](recorder)
+        recorder.mode_stack = _overrides.state.modes
+        recorder.mode_stack.append(recorder.mode)
+        _overrides.MODES[0] += 1
 
 
 def _stop(recorder: _Recorder) -> None:
-    for _, uninstall in _op_hooks:
-        uninstall()
-    engine._observer.clear()
-    _active.clear()
+    recorder.running = False
+    stack, mode = recorder.mode_stack, recorder.mode
+    if mode is not None:
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is mode:
+                del stack[i]
+                _overrides.MODES[0] -= 1
+                break
+        recorder.mode = recorder.mode_stack = None
+    if _local.recorder is recorder:
+        _local.recorder = None
+    with _running_lock:
+        _running[0] -= 1
+        if _running[0] == 0:
+            engine._observer.clear()
     now = _now_us()
     for ev in recorder.open:  # ranges still open when profiling stopped
         ev.time_range_end = now
     recorder.open.clear()
+    recorder.nodes.clear()
+
+
+class _RecordFunction:
+    """The handle of one ``record_function`` range (torch's
+    ``torch.classes.profiler._RecordFunction``): the recorder and event, or None when no
+    profiler ran on the thread."""
+
+    __slots__ = ("recorder", "event")
+
+    def __init__(self, recorder, event) -> None:
+        self.recorder = recorder
+        self.event = event
+
+
+def _record_function_enter_new(name: str, args: str | None = None) -> _RecordFunction:
+    """Begin a labelled range on this thread's profiler (torch's
+    ``torch.ops.profiler._record_function_enter_new``); returns its handle.
+
+    Example:
+        >>> from ember.autograd import profiler
+        >>> with profiler.profile() as prof:
+        ...     handle = profiler._record_function_enter_new("step")
+        ...     profiler._record_function_exit(handle)
+        >>> [e.name for e in prof.function_events]
+        ['step']
+    """
+    rec = _local.recorder
+    if rec is None or not rec.running:
+        return _RecordFunction(None, None)
+    return _RecordFunction(rec, rec.begin(name, user=True))
+
+
+def _record_function_exit(record: _RecordFunction) -> None:
+    """End the range ``record`` began (torch's ``_record_function_exit``); nothing if its
+    profiler has stopped since."""
+    rec = record.recorder
+    if rec is not None and rec.running and record.event is not None:
+        rec.end(record.event)
+    record.recorder = record.event = None
+
+
+_overrides.plain_type(_RecordFunction)  # never overrides __torch_function__
+
+# How record_function enters and leaves its range: through ember.ops.profiler's ops (as
+# torch's calls torch.ops.profiler's, so that modes see them), which ember.ops sets when
+# it loads; these functions until then.
+_range_ops: list = [_record_function_enter_new, _record_function_exit]
+
+
+def _observed() -> bool:
+    """Is a mode other than this thread's profiler's on the thread's stack (one that would
+    see the record-function ops)? If not, calling the ops' functions directly is the same
+    call, without the dispatch."""
+    if not _overrides.MODES[0]:
+        return False
+    modes = _overrides.state.modes
+    if not modes:
+        return False
+    rec = _local.recorder
+    return len(modes) > 1 or rec is None or modes[0] is not rec.mode
 
 
 class record_function:
     """Label a block (or a function, as a decorator) so it appears in the profile.
 
-    Costs one list check when no profiler is running.
+    Enters and leaves through ``ember.ops.profiler._record_function_enter_new`` and
+    ``_record_function_exit`` as torch's does (a mode sees the two calls); with no profiler
+    running on the thread they do nothing else.
 
     Example:
         >>> import ember as torch
@@ -229,19 +357,19 @@ class record_function:
     def __init__(self, name: str, args: str | None = None) -> None:
         self.name = name
         self.args = args
-        self._event = None
-        self._recorder = None
+        self.record = None
 
     def __enter__(self):
-        if _active:
-            self._recorder = _active[0]
-            self._event = self._recorder.begin(self.name, user=True)
+        enter = _range_ops[0] if _observed() else _record_function_enter_new
+        self.record = enter(self.name, self.args)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._event is not None and _active and _active[0] is self._recorder:
-            self._recorder.end(self._event)
-        self._event = self._recorder = None
+        record, self.record = self.record, None
+        if record is None:
+            raise AssertionError("Expected record to be set")  # torch's
+        # (torch disables subclass dispatch for this call: the handle never overrides)
+        (_range_ops[1] if _observed() else _record_function_exit)(record)
 
     def __call__(self, func):
         @functools.wraps(func)

@@ -11,7 +11,7 @@ Example:
     >>> print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=5))  # doctest: +SKIP
 """
 
-from . import _ops  # noqa: F401  (gives the profiler its op timing wrappers)
+from . import _ops  # noqa: F401  (registers the mode that times ops while profiling)
 from .profiler import (
     ProfilerAction,
     ProfilerActivity,
