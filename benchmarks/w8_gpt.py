@@ -39,7 +39,7 @@ def _sdpa(lib):
     if hasattr(F, "scaled_dot_product_attention"):
         return F.scaled_dot_product_attention
     # ember before nn.functional re-exports it: the same function from its module.
-    from ember.nn._attention import scaled_dot_product_attention
+    from ember._aten.nn_attention import scaled_dot_product_attention
 
     return scaled_dot_product_attention
 

@@ -2,9 +2,10 @@
 only with a reason, and ``dir(ember)`` holding torch's namespace.
 
 Layers, bottom up: the tensor core (``_tensor``, ``_dtype``, ``_mode``, ``_hooks``,
-``_tensor_str``) -> ``autograd`` -> ``ops`` -> everything else (``nn``, ``optim``, ``utils``,
-...). A module may import only from its own layer or those below it. Checked from the
-source (the import statements), so a cycle hidden by the package's import order still fails.
+``_tensor_str``) -> ``autograd`` -> ``_aten`` (the ops) -> everything else (``nn``, ``optim``,
+``utils``, ...). A module may import only from its own layer or those below it. Checked from
+the source (the import statements), so a cycle hidden by the package's import order still
+fails. Every op is declared in ``_aten``, one module per family.
 """
 
 from __future__ import annotations
@@ -161,6 +162,67 @@ def test_deferred_imports_say_why():
             if "#" not in here and not above.startswith("#"):
                 silent.append(f"{module}:{line}: {here.strip()}")
     assert silent == []
+
+
+# Where a deferred import may not close a cycle, and where ``import ember`` (the package
+# root, which imports everything) may not appear: the layers below ``nn``, ``nn`` itself and
+# the namespaces over ``_aten``.
+_ACYCLIC = ("ember._aten", "ember.nn", "ember.linalg", "ember.fft", "ember.special")
+
+
+def _reaches(graph: dict, start: str, goal: str) -> bool:
+    seen, todo = set(), [start]
+    while todo:
+        m = todo.pop()
+        if m == goal:
+            return True
+        if m not in seen:
+            seen.add(m)
+            todo.extend(graph.get(m, ()))
+    return False
+
+
+def test_deferred_imports_close_no_cycle():
+    """A deferred import in ``_aten`` or ``nn`` is for cost (SciPy on first use), never to
+    get around a cycle: its target does not import the importing module back, even
+    through other deferred imports."""
+    graph = {
+        m: {t for t, _, _ in imports if t in MODULES and t != m and not m.startswith(t + ".")}
+        for m, imports in IMPORTS.items()
+    }
+    cycles = [
+        f"{m}:{line} imports {t}, which imports {m} back"
+        for m, imports in IMPORTS.items()
+        if m.startswith(_ACYCLIC) or _layer(m) <= 1
+        for t, line, deferred in imports
+        if deferred and t in graph.get(m, ()) and _reaches(graph, t, m)
+    ]
+    assert cycles == []
+
+
+def test_no_import_of_the_package_root():
+    wrong = [
+        f"{m}:{line}"
+        for m, imports in IMPORTS.items()
+        if m.startswith(_ACYCLIC) or _layer(m) <= 1
+        for t, line, _ in imports
+        if t == "ember"
+    ]
+    assert wrong == []
+
+
+def test_every_op_is_declared_in_aten():
+    """One registry: every ``defop`` declaration is in a family module of ``ember._aten``
+    (the autograd machinery's own nodes, which ``_aten`` builds on, excepted)."""
+    from ember.autograd.opdef import DECLARED
+
+    machinery = ("ember.autograd.views", "ember.autograd.forward_ad")
+    elsewhere = sorted(
+        f"{cls.__module__}.{cls.__name__}"
+        for cls in DECLARED
+        if not cls.__module__.startswith("ember._aten.") and cls.__module__ not in machinery
+    )
+    assert elsewhere == []
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) <= 2))

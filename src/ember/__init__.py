@@ -106,7 +106,7 @@ from ._compat import *  # noqa: F403, E402
 globals().update(_aten._core.namespace("torch"))
 from ._aten.reduction import return_types  # noqa: E402
 from .linalg import _top_slogdet as slogdet, det, inverse, logdet  # noqa: E402  (binds ember.linalg)
-from .nn._layers import (  # noqa: E402  (torch exposes these at the top level too)
+from ._aten.nn_layers import (  # noqa: E402  (torch exposes these at the top level too)
     cdist,
     channel_shuffle,
     cosine_similarity,

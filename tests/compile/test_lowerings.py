@@ -9,8 +9,8 @@ import pytest
 
 import ember
 import ember.nn.functional as F
+from ember._aten import nn_conv as _conv
 from ember._compile import kernels, lowerings
-from ember.nn import _conv
 
 pytestmark = pytest.mark.skipif(
     bool(kernels.available()), reason="C loops need gcc and Python's headers"
@@ -127,7 +127,7 @@ class _Node:
     ids=str,
 )
 def test_c_layer_norm_equals_the_numpy_code(shape, nshape, affine, dtype, tol):
-    from ember.nn import _norm
+    from ember._aten import nn_norm as _norm
 
     rng = np.random.default_rng(5)
     x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
@@ -151,7 +151,7 @@ def test_c_layer_norm_equals_the_numpy_code(shape, nshape, affine, dtype, tol):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_c_embedding_gradient_is_np_add_at_exactly(dtype):
-    from ember.nn import functional as Fn
+    from ember._aten import nn_embedding as Fn
 
     rng = np.random.default_rng(6)
     idx = rng.integers(0, 9, (4, 30))  # many repeats: the order of the additions matters
@@ -251,7 +251,7 @@ ATTENTION_CASES = [
 
 @pytest.mark.parametrize("shape, ev, mask, dtype, tol", ATTENTION_CASES, ids=str)
 def test_c_attention_forward_equals_the_numpy_code(shape, ev, mask, dtype, tol):
-    from ember.nn import _attention
+    from ember._aten import nn_attention as _attention
 
     rng = np.random.default_rng(11)
     q, k, v = _attention_inputs(rng, shape, ev, dtype)
@@ -275,7 +275,7 @@ def test_c_attention_forward_equals_the_numpy_code(shape, ev, mask, dtype, tol):
 
 
 def test_attention_the_loop_does_not_cover_runs_the_numpy_code():
-    from ember.nn import _attention
+    from ember._aten import nn_attention as _attention
 
     rng = np.random.default_rng(12)
     q, k, v = _attention_inputs(rng, (2, 4, 6, 5), 5, np.float32)

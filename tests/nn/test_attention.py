@@ -14,9 +14,10 @@ import torch.nn.functional as TF
 
 import ember
 import ember.autograd.forward_ad as efwd
+from ember._aten.nn_attention import scaled_dot_product_attention
 from ember.autograd import gradcheck, gradgradcheck
-from ember.nn._attention import multi_head_attention_forward, scaled_dot_product_attention
 from ember.nn.attention import SDPBackend, sdpa_kernel
+from ember.nn.functional import multi_head_attention_forward
 from ember.nn.modules.multihead import MultiheadAttention, NonDynamicallyQuantizableLinear
 
 RNG = np.random.default_rng(7)

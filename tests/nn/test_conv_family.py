@@ -5,7 +5,7 @@ equal torch's (float64, same weights); reprs, state_dict names and error message
 new op passes gradcheck and gradgradcheck on tiny shapes.
 
 The layers are reached through their own modules (``ember.nn.modules.conv``...) and the
-functions through ``ember.nn._conv`` / ``_interp`` / ``_bag``.
+functions through ``ember._aten.nn_conv`` / ``nn_interp`` / ``nn_embedding``.
 """
 
 import itertools
@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import ember
-from ember.nn import _bag, _conv, _interp
+from ember._aten import nn_conv as _conv
+from ember._aten import nn_embedding as _bag
+from ember._aten import nn_interp as _interp
 from ember.nn.modules import conv as econv
 from ember.nn.modules import pooling as epool
 from ember.nn.modules import sparse as esparse

@@ -9,7 +9,7 @@ import pytest
 
 import ember
 import ember.autograd.forward_ad as efwd
-from ember.nn import _ctc
+from ember._aten import nn_ctc as _ctc
 from ember.nn.modules.loss import CTCLoss
 
 torch = pytest.importorskip("torch")

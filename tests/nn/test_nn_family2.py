@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 import ember
-from ember.nn import _layers, _loss, _norm
+from ember._aten import nn_layers as _layers
+from ember._aten import nn_loss as _loss
+from ember._aten import nn_norm as _norm
 from ember.nn.modules import (
     channelshuffle,
     container,

@@ -9,7 +9,7 @@ import torch
 
 import ember
 from ember import nn
-from ember.nn import _conv as C
+from ember._aten import nn_conv as C
 from ember.nn.modules import pooling as P
 
 TF = torch.nn.functional

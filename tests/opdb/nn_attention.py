@@ -16,7 +16,7 @@ differences of the first derivative) evaluates the first derivative inside ``num
 
 import numpy as np
 
-import ember.nn._attention as _attention
+import ember._aten.nn_attention as _attention
 
 from . import Op, S
 

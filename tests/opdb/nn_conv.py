@@ -184,9 +184,9 @@ OPS = [
 
 
 def _P(m, name):
-    """``F.<name>``; ember's from ``ember.nn._conv`` until ``nn.functional`` re-exports it."""
+    """``F.<name>``; ember's from ``ember._aten.nn_conv`` until ``nn.functional`` re-exports it."""
     f = F(m)
-    return getattr(f, name) if hasattr(f, name) else getattr(m.nn._conv, name)
+    return getattr(f, name) if hasattr(f, name) else getattr(m._aten.nn_conv, name)
 
 
 def _pool_indices(m, shape, nd, **kw):

@@ -33,7 +33,9 @@ MM_W = [0.5, 1.0, 2.0, 0.3, 1.5]
 
 
 def _cdist(m, x, y, p, **kw):
-    return m.cdist(x, y, p, **kw) if m.__name__ == "torch" else m.nn._layers.cdist(x, y, p, **kw)
+    if m.__name__ == "torch":
+        return m.cdist(x, y, p, **kw)
+    return m._aten.nn_layers.cdist(x, y, p, **kw)
 
 
 OPS = [

@@ -132,10 +132,9 @@ def namespace(name: str = "torch") -> dict:
     return dict(_NAMESPACES.get(name, {}))
 
 
-def install() -> None:
-    """Attach the registered Tensor methods, in-place variants and ufunc overrides."""
-    from .inplace import make_inplace  # the in-place family wraps the others: built last
-
+def install(make_inplace) -> None:
+    """Attach the registered Tensor methods, in-place variants (``make_inplace(op, name)``,
+    the in-place family's: it builds on the others) and ufunc overrides."""
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)
     for name, fn in _INPLACE.items():

@@ -30,7 +30,6 @@ from ._core import (
     apply,
     broadcast_shapes,
     defop,
-    install,
     is_raw,
     register,
     register_methods,
@@ -430,8 +429,3 @@ def polar(abs, angle, *, out=None):
     if out is not None:
         return write_out("polar", res, out)
     return res
-
-
-# Attach the methods when imported after the other families (the namespace is built by
-# ``ember/__init__.py``); ``install`` is idempotent.
-install()

@@ -1266,10 +1266,6 @@ def _slice_backward(g, dim, start, end, step, self_sym_sizes):
         z = np.zeros(self_sym_sizes, dtype=g.dtype)
         z[(slice(None),) * dim + (slice(start, end, step),)] = g
         return z
-    # Deferred: indexing builds on this module's views (it may import this module), and
-    # only a recorded backward needs its slice_scatter.
-    from .indexing import slice_scatter
-
     return slice_scatter(_zeros(self_sym_sizes, g), g, dim, start, end, step)
 
 
@@ -1293,6 +1289,72 @@ def _slice(input: Tensor, d: int, start: int, end: int, step: int) -> Tensor:
     a = input._data
     out = a[(slice(None),) * d + (slice(start, end, step),)]
     return record(SliceBackward0, out, (input,), (d, start, end, step, a.shape))
+
+
+# -- slice_scatter: the out-of-place inverse of a slice (SliceBackward0's recorded backward) --
+
+
+def _check_src(src: np.ndarray, view: np.ndarray) -> None:
+    if src.shape != view.shape:
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{list(src.shape)}, slice size = {list(view.shape)}"
+        )
+
+
+def _slice_scatter_forward(a, s, dim, start, end, step):
+    out = a.copy()
+    out[(slice(None),) * dim + (slice(start, end, step),)] = s
+    return out
+
+
+def _slice_scatter_self(g, dim, start, end, step):
+    if is_raw(g):
+        return _slice_scatter_forward(g, 0, dim, start, end, step)
+    key = (slice(None),) * dim + (slice(start, end, step),)
+    z = _wrap(np.zeros(g._data[key].shape, g._data.dtype))
+    return _slice_scatter(g, z, dim, start, end, step)
+
+
+def _slice_scatter_src(g, dim, start, end, step):
+    if is_raw(g):
+        return g[(slice(None),) * dim + (slice(start, end, step),)].copy()
+    return _slice(g, dim, start, end, step)
+
+
+SliceScatterBackward0 = defop(
+    "SliceScatterBackward0",
+    inputs=("self", "src"),
+    params=("dim", "start", "end", "step"),
+    forward=_slice_scatter_forward,
+    vjp={"self": _slice_scatter_self, "src": _slice_scatter_src},
+    jvp=LINEAR,
+)
+
+
+def _slice_scatter(x: Tensor, src: Tensor, d: int, start: int, end: int, step: int) -> Tensor:
+    out = _slice_scatter_forward(x._data, src._data, d, start, end, step)
+    return record(SliceScatterBackward0, out, (x, src), (d, start, end, step))
+
+
+@register("slice_scatter", method=True)
+def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start=None, end=None, step=1):
+    """A copy of ``input`` with ``input[..., start:end:step, ...]`` (at ``dim``) set to src.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(4).slice_scatter(ember.ones(2), 0, 0, None, 2)
+        tensor([1., 0., 1., 0.])
+    """
+    a = input._data
+    d = normalize_dim(dim, a.ndim)
+    step = 1 if step is None else operator.index(step)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    lo, hi, st = slice(start, end, step).indices(a.shape[d])
+    hi = max(lo, hi)
+    _check_src(src._data, a[(slice(None),) * d + (slice(lo, hi, st),)])
+    return _slice_scatter(input, src, d, lo, hi, st)
 
 
 @register("narrow", method=True)

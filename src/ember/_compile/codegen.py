@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._aten import linalg as _linalg
 from .._tensor import Tensor
 from ..autograd.engine import _cast
 from ..autograd.graph import sum_to_shape
@@ -272,9 +273,7 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
             if op.cls._multi_output and not saves:
                 targets = outs + ","
             line = f"    {targets} = F{j}({', '.join(call_args)})  # {op.cls.__name__}"
-            # A forward may be a bare ufunc, which has no ``__module__`` before NumPy 2.1
-            # (later ones say "numpy", not a pure module either).
-            if getattr(op.cls.forward, "__module__", None) in _PURE_MODULES:
+            if _pure(op.cls):
                 line = _PureLine(line, [f"v{o}" for o in op.outs] + saves)
             fwd.append(line)
         if not on_path[j]:
@@ -469,6 +468,29 @@ _PURE_MODULES = frozenset(
     f"ember._aten.{m}"
     for m in "elementwise linalg reduction shape indexing sorting special complex".split()
 )
+# torch.linalg's solves and factorizations (declared in ember/linalg.py until they joined
+# _aten/linalg.py) are computed even when unread, as they were there: leaving this set out
+# would let a compiled graph drop an unused one like the other linalg ops.
+_KEPT = frozenset(
+    {
+        _linalg.LinalgSolveExBackward0,
+        _linalg.LinalgCholeskyExBackward0,
+        _linalg.LinalgSvdBackward0,
+        _linalg.LinalgSolveTriangularBackward0,
+        _linalg.LinalgQrBackward0,
+        _linalg.LinalgEighBackward0,
+        _linalg.LinalgHouseholderProductBackward0,
+        _linalg.LinalgPinvBackward0,
+        _linalg.LinalgMatrixExpBackward0,
+    }
+)
+
+
+def _pure(cls) -> bool:
+    """Is the op's forward a pure function (its statement dead when nothing reads it)?"""
+    # A forward may be a bare ufunc, which has no ``__module__`` before NumPy 2.1 (later
+    # ones say "numpy", not a pure module either).
+    return getattr(cls.forward, "__module__", None) in _PURE_MODULES and cls not in _KEPT
 
 
 class _PureLine(str):

@@ -25,9 +25,11 @@ import math
 
 import numpy as np
 
+from .._aten import nn_attention as _attention
+from .._aten import nn_conv as _conv
+from .._aten import nn_embedding as _embedding
+from .._aten import nn_norm as _norm
 from .._aten import reduction as _reduction
-from ..nn import _attention, _conv, _norm
-from ..nn import functional as _functional
 from . import kernels
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -161,8 +163,8 @@ def layer_norm_backward(node, g, input, weight, bias, mean, invstd):
 def embedding_grad(g, indices, num_weights, padding_idx, scale):
     """``EmbeddingBackward0``'s gradient at the weight: each row's gradients summed."""
     if g.dtype not in _FLOATS or scale is not None:
-        return _functional._embedding_vjp(g, indices, num_weights, padding_idx, scale)
-    idx = np.ascontiguousarray(_functional._embedding_indices(indices).reshape(-1))
+        return _embedding._embedding_vjp(g, indices, num_weights, padding_idx, scale)
+    idx = np.ascontiguousarray(_embedding._embedding_indices(indices).reshape(-1))
     d = g.shape[-1]
     gw = np.zeros((num_weights, d), dtype=g.dtype)
     module = _module("embedding.c", ("embedding_grad",), g.dtype)
@@ -276,23 +278,23 @@ class LoweredNode:
         return self.fn(self.node, grad, *saved)
 
 
-# (op name, "forward", "backward" (a combined rule) or an input's name) -> the function
-# codegen calls instead.
+# (the op's declaration, "forward", "backward" (a combined rule) or an input's name) -> the
+# function codegen calls instead.
 _LOWERED = {
-    ("MaxPool2DWithIndicesBackward0", "forward"): max_pool2d,
-    ("MaxPool2DWithIndicesBackward0", "self"): lambda g, arg, geo: max_pool2d_grad(g, arg, geo),
-    ("NativeLayerNormBackward0", "forward"): layer_norm,
-    ("NativeLayerNormBackward0", "backward"): layer_norm_backward,
-    ("EmbeddingBackward0", "weight"): embedding_grad,
-    ("SoftmaxBackward0", "forward"): softmax,
-    ("SoftmaxBackward0", "self"): softmax_grad,
-    ("LogSoftmaxBackward0", "forward"): log_softmax,
-    ("LogSoftmaxBackward0", "self"): log_softmax_grad,
-    ("ScaledDotProductFlashAttentionForCpuBackward0", "forward"): attention,
+    (_conv.MaxPool2DWithIndicesBackward0, "forward"): max_pool2d,
+    (_conv.MaxPool2DWithIndicesBackward0, "self"): lambda g, arg, geo: max_pool2d_grad(g, arg, geo),
+    (_norm.NativeLayerNormBackward0, "forward"): layer_norm,
+    (_norm.NativeLayerNormBackward0, "backward"): layer_norm_backward,
+    (_embedding.EmbeddingBackward0, "weight"): embedding_grad,
+    (_reduction.SoftmaxBackward0, "forward"): softmax,
+    (_reduction.SoftmaxBackward0, "self"): softmax_grad,
+    (_reduction.LogSoftmaxBackward0, "forward"): log_softmax,
+    (_reduction.LogSoftmaxBackward0, "self"): log_softmax_grad,
+    (_attention.ScaledDotProductFlashAttentionForCpuBackward0, "forward"): attention,
 }
 
 
 def lowered(cls, part: str, default):
     """The C-backed function for ``cls``'s ``part`` when there is one, else ``default``."""
-    fn = _LOWERED.get((cls.__name__, part))
+    fn = _LOWERED.get((cls, part))
     return default if fn is None or kernels.available() else fn

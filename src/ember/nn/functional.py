@@ -15,35 +15,15 @@ import numpy as np
 
 from .. import _overrides
 from .._aten import elementwise as _ew
+from .._aten import nn_activation as _activation
 from .._aten import reduction as _red
-from .._aten._core import (
-    ELEMENTWISE,
-    LINEAR,
-    QUIET,
-    defop,
-    is_raw,
-    quiet_reset,
-    quiet_set,
-    record,
-    require_tensor,
-)
-from .._aten.linalg import addmm
-from .._dtype import scalar_name
-from .._mode import autocast_active as _AUTOCAST
-from .._mode import autocast_lower
-from .._overrides import warn as _warn
-from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
-from ..autograd.recording import check_values, untracked_call
-from ..autograd.views import apply_inplace
-from . import _activation
-from ._activation import *  # noqa: F403  (every activation, listed once in its __all__)
-from ._attention import (
-    multi_head_attention_forward,
-    scaled_dot_product_attention,
-)
-from ._bag import embedding_bag
-from ._conv import (
+from .._aten._core import require_tensor
+from .._aten.linalg import addmm, baddbmm, bmm
+from .._aten.nn_activation import *  # noqa: F403  (every activation, listed once in its __all__)
+from .._aten.nn_activation import gelu, leaky_relu, leaky_relu_
+from .._aten.nn_attention import _additive_mask, scaled_dot_product_attention
+from .._aten.nn_attention import scaled_dot_product_attention as _sdpa
+from .._aten.nn_conv import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
@@ -72,9 +52,11 @@ from ._conv import (
     pad,
     unfold,
 )
-from ._ctc import ctc_loss
-from ._interp import interpolate
-from ._layers import (
+from .._aten.nn_conv import pad as _pad
+from .._aten.nn_ctc import ctc_loss
+from .._aten.nn_embedding import embedding, embedding_bag
+from .._aten.nn_interp import interpolate
+from .._aten.nn_layers import (
     _dropout_impl,
     alpha_dropout,
     bilinear,
@@ -90,7 +72,7 @@ from ._layers import (
     pixel_shuffle,
     pixel_unshuffle,
 )
-from ._loss import (
+from .._aten.nn_loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cosine_embedding_loss,
@@ -112,7 +94,7 @@ from ._loss import (
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
-from ._norm import (
+from .._aten.nn_norm import (
     batch_norm,
     group_norm,
     instance_norm,
@@ -121,6 +103,14 @@ from ._norm import (
     normalize,
     rms_norm,
 )
+from .._aten.reduction import softmax as _softmax
+from .._aten.shape import cat
+from .._dtype import to_numpy_dtype
+from .._mode import autocast_active as _AUTOCAST
+from .._mode import autocast_lower
+from .._overrides import warn as _warn
+from .._tensor import Tensor
+from ..autograd.recording import untracked_call
 
 __all__ = [
     "linear",
@@ -215,11 +205,6 @@ _wrap = Tensor._wrap
 _require_tensor = require_tensor
 
 
-def _select(cond, a, b):
-    """``where(cond, a, b)`` on arrays, or recorded on Tensors (a rule's two worlds)."""
-    return np.where(cond, a, b) if is_raw(a) else _ew.where(cond, a, b)
-
-
 # -- linear -----------------------------------------------------------------------------------
 
 
@@ -273,149 +258,6 @@ def relu(input, inplace: bool = False):
 def relu_(input):
     """In-place ``relu``."""
     return input.relu_()
-
-
-LeakyReluBackward0 = defop(
-    "LeakyReluBackward0",
-    params=("negative_slope",),
-    forward=lambda a, negative_slope: np.where(a > 0, a, a * negative_slope),
-    vjp={"self": lambda g, self, negative_slope: _select(self > 0, g, g * negative_slope)},
-    jvp=ELEMENTWISE,
-)
-
-
-def _leaky_relu_inplace_rule(g, result, negative_slope):
-    if negative_slope < 0:
-        raise RuntimeError(
-            "In-place leakyReLu backward calculation is triggered with a negative slope which is "
-            "not supported. This is caused by calling in-place forward function with a negative "
-            "slope, please call out-of-place version instead. File an issue at "
-            "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
-            "backward calculation with negative slope"
-        )
-    return _select(result > 0, g, g * negative_slope)
-
-
-# leaky_relu_: the rule reads the result (the input is overwritten).
-LeakyReluBackward1 = defop(
-    "LeakyReluBackward1",
-    params=("negative_slope",),
-    forward=LeakyReluBackward0.forward,
-    vjp={"self": _leaky_relu_inplace_rule},
-    jvp=ELEMENTWISE,
-)
-
-
-def _leaky_relu(input, negative_slope=0.01, cls=LeakyReluBackward0):
-    a = input._data
-    if a.dtype.kind not in "fV":
-        raise NotImplementedError(
-            f"\"leaky_relu_cpu\" not implemented for '{scalar_name(a.dtype)}'"
-        )
-    out = np.where(a > 0, a, a * negative_slope)
-    if out.dtype != a.dtype:
-        out = out.astype(a.dtype)
-    return record(cls, out, (input,), (negative_slope,))
-
-
-def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
-    """``x`` where positive, ``negative_slope * x`` elsewhere.
-
-    Example:
-        >>> import ember
-        >>> import ember.nn.functional as F
-        >>> F.leaky_relu(ember.tensor([-1.0, 2.0]), 0.1)
-        tensor([-0.1000,  2.0000])
-    """
-    _require_tensor(input, "leaky_relu")
-    if inplace:
-        return leaky_relu_(input, negative_slope)
-    return _leaky_relu(input, negative_slope)
-
-
-def leaky_relu_(input, negative_slope: float = 0.01):
-    """In-place ``leaky_relu`` (``LeakyReluBackward1``: its rule reads the result)."""
-    return apply_inplace(input, _leaky_relu, negative_slope, LeakyReluBackward1, copy_old=False)
-
-
-_SQRT_2 = math.sqrt(2.0)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_KAPPA = 0.044715
-
-
-def _gelu_array(a: np.ndarray, approximate: str):
-    """``(gelu(a), aux)``: ``aux`` is the normal CDF of ``a`` (or the tanh of the
-    approximation), which the derivative reuses instead of evaluating erf again."""
-    if a.dtype.kind == "V":  # bfloat16: computed in float32, rounded once (as torch)
-        out, aux = _gelu_array(a.astype(np.float32), approximate)
-        return out.astype(a.dtype), aux
-    if approximate == "tanh":
-        aux = np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a))
-    else:
-        aux = _in_dtype(0.5 * (1 + _ew.erf_array(a / _SQRT_2)), a.dtype)
-    out = 0.5 * a * (1 + aux) if approximate == "tanh" else a * aux
-    return _in_dtype(out, a.dtype), aux
-
-
-def _in_dtype(x, dtype):
-    """``x`` as an array of ``dtype`` (NumPy returns scalars for 0-d operands); written with
-    ``astype`` so that the compiler's tracer can follow it."""
-    if isinstance(x, (np.generic, float, int)):
-        return np.asarray(x, dtype=dtype)
-    return x.astype(dtype, copy=False)
-
-
-def _gelu_rule(g, self, aux, approximate):
-    """``g * gelu'(x)``: from the saved CDF (or tanh) on arrays, ember ops on Tensors."""
-    x = self
-    if approximate == "tanh":
-        t = aux if is_raw(x) else _ew.tanh((x + x * x * x * _KAPPA) * _SQRT_2_OVER_PI)
-        d = (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * _SQRT_2_OVER_PI * (x * x * (3 * _KAPPA) + 1)
-    elif is_raw(x):
-        d = aux + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
-    else:
-        d = (_ew.erf(x / _SQRT_2) + 1) * 0.5 + x * _ew.exp(x * x * -0.5) * _INV_SQRT_2PI
-    res = g * d
-    if is_raw(res) and res.dtype != g.dtype:
-        res = res.astype(g.dtype)
-    return res
-
-
-GeluBackward0 = defop(
-    "GeluBackward0",
-    params=("approximate",),
-    saves=("aux",),
-    forward=_gelu_array,
-    vjp={"self": _gelu_rule},
-    jvp=ELEMENTWISE,
-)
-
-
-def gelu(input, approximate: str = "none"):
-    """Gaussian error linear unit ``x * Phi(x)``; ``approximate='tanh'`` uses
-    ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))``.
-
-    Example:
-        >>> import ember
-        >>> import ember.nn.functional as F
-        >>> F.gelu(ember.tensor([-1.0, 0.0, 1.0]))
-        tensor([-0.1587,  0.0000,  0.8413])
-    """
-    _require_tensor(input, "gelu")
-    if approximate not in ("none", "tanh"):
-        raise RuntimeError("approximate argument must be either none or tanh.")
-    a = input._data
-    if a.dtype.kind not in "fV":
-        raise NotImplementedError(
-            f"\"GeluKernelImpl\" not implemented for '{scalar_name(a.dtype)}'"
-        )
-    token = quiet_set(QUIET)
-    try:
-        out, aux = _gelu_array(a, approximate)
-    finally:
-        quiet_reset(token)
-    return record(GeluBackward0, out, (input,), (approximate,), (aux,))
 
 
 def tanh(input):
@@ -490,147 +332,6 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
 # -- embedding / one_hot --------------------------------------------------------------------------
 
 
-def _embedding_indices(indices) -> np.ndarray:
-    """The index array: ``indices`` is the input Tensor (eager: checked against in-place
-    changes since the forward, as torch's saved indices are) or its array (compiled code)."""
-    if isinstance(indices, tuple):
-        tensor, version = indices
-        vc = getattr(tensor, "_vc", None)  # compiled code passes the array
-        if vc is not None and vc[0] != version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{tensor.type()} {list(tensor.shape)}] is at version "
-                f"{tensor._vc[0]}; expected version {version} instead. Hint: enable anomaly "
-                "detection to find the operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True)."
-            )
-        indices = tensor
-    return getattr(indices, "_data", indices).astype(np.int64, copy=False)
-
-
-def _embedding_vjp(g, indices, num_weights, padding_idx, scale):
-    indices = _embedding_indices(indices)
-    d = g.shape[-1]
-    gw = np.zeros((num_weights, d), dtype=g.dtype)
-    flat = g.reshape(-1, d)
-    if scale is not None:
-        flat = flat * scale.reshape(-1, 1)
-    np.add.at(gw, indices.reshape(-1), flat)
-    if padding_idx >= 0:
-        gw[padding_idx] = 0
-    return gw
-
-
-def _embedding_composite(weight, indices, num_weights, padding_idx, scale):
-    # The rows picked, their gradient scaled by ``scale`` and cut at ``padding_idx`` (the
-    # detached part carries the rest of the value).
-    indices = _embedding_indices(indices)
-    rows = weight[_wrap(indices)]
-    dt = weight._data.dtype
-    factor = np.ones(indices.shape + (1,), dtype=dt)
-    if scale is not None:
-        factor = factor * scale.reshape(factor.shape)
-    if padding_idx >= 0:
-        factor[indices == padding_idx] = 0
-    f = _wrap(factor.astype(dt, copy=False))
-    return rows * f + (rows * (1 - f)).detach()
-
-
-EmbeddingBackward0 = defop(
-    "EmbeddingBackward0",
-    inputs=("weight",),
-    params=("indices", "num_weights", "padding_idx", "scale"),
-    forward=lambda weight, indices, num_weights, padding_idx, scale: weight[
-        _embedding_indices(indices)
-    ],
-    vjp={"weight": _embedding_vjp},
-    composite=_embedding_composite,
-    # Linear in the weight: the embedding of its tangent (as torch: padding_idx and
-    # scale_grad_by_freq change the gradient, not the function).
-    jvp=LINEAR,
-)
-
-
-def _embedding_indices_within(idx: np.ndarray, num: int) -> None:
-    if idx.size and (idx.min() < 0 or idx.max() >= num):
-        raise IndexError("index out of range in self")
-
-
-def _embedding_renorm_(weight: Tensor, indices: np.ndarray, max_norm, norm_type) -> None:
-    w = weight._data
-    rows = np.unique(indices)
-    norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
-    over = norms > max_norm
-    if over.any():
-        scale = max_norm / (norms[over] + 1e-7)
-        w[rows[over]] *= scale.reshape(-1, 1).astype(w.dtype)
-        weight._bump()
-
-
-def embedding(
-    input,
-    weight,
-    padding_idx=None,
-    max_norm=None,
-    norm_type: float = 2.0,
-    scale_grad_by_freq: bool = False,
-    sparse: bool = False,
-):
-    """Rows of ``weight`` picked by the integer ``input`` (any shape).
-
-    Gradients of repeated indices accumulate; the ``padding_idx`` row gets none;
-    ``max_norm`` renormalises the used rows in place first.
-
-    Example:
-        >>> import ember
-        >>> import ember.nn.functional as F
-        >>> w = ember.tensor([[0.0, 1.0], [2.0, 3.0]])
-        >>> F.embedding(ember.tensor([1, 1, 0]), w)
-        tensor([[2., 3.],
-                [2., 3.],
-                [0., 1.]])
-    """
-    _require_tensor(input, "embedding")
-    _require_tensor(weight, "embedding", "weight", 2)
-    idx = input._data
-    if idx.dtype not in (np.int64, np.int32):
-        raise RuntimeError(
-            "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
-            "embedding)"
-        )
-    if weight.dim() != 2:
-        raise RuntimeError("'weight' must be 2-D")
-    num = weight.shape[0]
-    if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= num:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -num:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = num + padding_idx
-    else:
-        padding_idx = -1
-    if sparse:
-        raise RuntimeError("ember has no sparse tensors: embedding(sparse=True) is not supported")
-    check_values(_embedding_indices_within, idx, num)
-    idx = idx.astype(np.int64, copy=False)
-    if max_norm is not None:
-        with no_grad():
-            _embedding_renorm_(weight, idx, max_norm, norm_type)
-    out = weight._data[idx]
-    scale = None
-    if scale_grad_by_freq:
-        counts = np.bincount(idx.reshape(-1), minlength=num)
-        scale = (1.0 / counts[idx]).astype(weight._data.dtype)
-    # The input itself (with its version), not a copy: torch saves the indices tensor and
-    # raises if it changes in place before backward; compiled code reads it at each call.
-    indices = (input, input._vc[0]) if input._vc is not None else input
-    params = (indices, num, padding_idx, scale)
-    return record(EmbeddingBackward0, out, (weight,), params)
-
-
 def one_hot(tensor, num_classes: int = -1):
     """One-hot int64 encoding of an int64 ``tensor`` (``num_classes=-1``: ``max + 1``).
 
@@ -662,6 +363,341 @@ def _one_hot(tensor: Tensor, num_classes: int) -> Tensor:
     out = np.zeros(a.shape + (num_classes,), dtype=np.int64)
     np.put_along_axis(out, a[..., None], 1, axis=-1)
     return _wrap(out)
+
+
+# -- multi-head attention -----------------------------------------------------------------------
+
+# A composition of the public functions: its projections and dropout call this module's
+# dispatching ``linear`` and ``dropout`` (so modes and tracers see them), its padding and
+# attention call the ops themselves (``_pad``, ``_sdpa``), as ever.
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """A bool mask (True = masked out) as a float mask of 0 / -inf; float masks pass."""
+    if mask is None:
+        return None
+    is_float = mask.dtype.is_floating_point
+    if mask._data.dtype != np.bool_ and not is_float:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        _warn(
+            f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type "
+            "for both instead.",
+            stacklevel=3,
+        )
+    if not is_float:  # True = masked out here: the other way round from sdpa's masks
+        mask = _additive_mask(mask, to_numpy_dtype(target_type), true_takes_part=False)
+    return mask
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
+                f"found {key_padding_mask.dim()}-D tensor instead"
+            )
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                f"found {attn_mask.dim()}-D tensor instead"
+            )
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D "
+                f"but found {key_padding_mask.dim()}-D tensor instead"
+            )
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(
+                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                    f"but found {attn_mask.dim()}-D tensor instead"
+                )
+            if attn_mask.dim() == 3:
+                expected = (num_heads, query.shape[0], key.shape[0])
+                if tuple(attn_mask.shape) != expected:
+                    raise AssertionError(
+                        f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}"
+                    )
+        return False
+    raise AssertionError(
+        "query should be unbatched 2D or batched 3D tensor but received "
+        f"{query.dim()}-D query tensor"
+    )
+
+
+def _in_projection_packed(q, k, v, w, b, linear):
+    e = q.shape[-1]
+    if k is v:
+        if q is k:  # self-attention: one projection
+            proj = linear(q, w, b)
+            proj = proj.unflatten(-1, (3, e)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+            proj = proj.contiguous()
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = w.split([e, e * 2])
+        b_q, b_kv = (None, None) if b is None else b.split([e, e * 2])
+        kv = linear(k, w_kv, b_kv).unflatten(-1, (2, e)).unsqueeze(0).transpose(0, -2)
+        kv = kv.squeeze(-2).contiguous()
+        return linear(q, w_q, b_q), kv[0], kv[1]
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q, b_k, b_v, linear):
+    eq, ek, ev = q.shape[-1], k.shape[-1], v.shape[-1]
+    for name, w, want in (
+        ("query", w_q, (eq, eq)),
+        ("key", w_k, (eq, ek)),
+        ("value", w_v, (eq, ev)),
+    ):
+        if tuple(w.shape) != want:
+            raise AssertionError(f"expecting {name} weights shape of {want}, but got {w.shape}")
+    for name, b in (("query", b_q), ("key", b_k), ("value", b_v)):
+        if b is not None and tuple(b.shape) != (eq,):
+            raise AssertionError(f"expecting {name} bias shape of {(eq,)}, but got {b.shape}")
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def multi_head_attention_forward(
+    query,
+    key,
+    value,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight,
+    in_proj_bias,
+    bias_k,
+    bias_v,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight,
+    out_proj_bias,
+    training: bool = True,
+    key_padding_mask=None,
+    need_weights: bool = True,
+    attn_mask=None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight=None,
+    k_proj_weight=None,
+    v_proj_weight=None,
+    static_k=None,
+    static_v=None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+):
+    """The forward of :class:`nn.MultiheadAttention` on (L, N, E) / (L, E) inputs.
+
+    Returns ``(attn_output, attn_weights)``; ``attn_weights`` is None unless
+    ``need_weights`` (then averaged over heads unless ``average_attn_weights=False``).
+    Bool masks are True where attention is *not* allowed.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> x = ember.ones(3, 1, 4)
+        >>> w, b = ember.eye(4).repeat(3, 1), ember.zeros(12)
+        >>> out, weights = F.multi_head_attention_forward(
+        ...     x, x, x, 4, 2, w, b, None, None, False, 0.0, ember.eye(4), ember.zeros(4)
+        ... )
+        >>> out.shape, weights.shape
+        (torch.Size([3, 1, 4]), torch.Size([1, 3, 3]))
+    """
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(
+        key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask), "attn_mask", query.dtype
+    )
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+            "module method `generate_square_subsequent_mask` to create this mask."
+        )
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # sdpa applies the causal mask itself
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
+        if key_padding_mask is not None:
+            is_causal = False  # the merged mask is no longer causal
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+        )
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(
+                f"key's sequence and batch dims {key.shape[:2]} do not match value's "
+                f"{value.shape[:2]}"
+            )
+    elif key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias, linear)
+    else:
+        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+            if w is None:
+                raise AssertionError(
+                    f"use_separate_proj_weight is True but {name}_proj_weight is None"
+                )
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(
+            query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, b_q, b_k, b_v,
+            linear,
+        )  # fmt: skip
+
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(
+                    f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                    f"{(tgt_len, src_len)}."
+                )
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(
+                    f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                    f"{(bsz * num_heads, tgt_len, src_len)}."
+                )
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        k = cat([k, bias_k.repeat(1, bsz, 1)])
+        v = cat([v, bias_v.repeat(1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = _pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = _pad(key_padding_mask, (0, 1))
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
+
+    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    if static_k is None:
+        k = k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        _check_static(static_k, "static_k", bsz * num_heads, head_dim)
+        k = static_k
+    if static_v is None:
+        v = v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        _check_static(static_v, "static_v", bsz * num_heads, head_dim)
+        v = static_v
+
+    if add_zero_attn:
+        zeros = _wrap(np.zeros((bsz * num_heads, 1, head_dim), dtype=k._data.dtype))
+        k = cat([k, zeros], dim=1)
+        v = cat([v, zeros.to(v.dtype)], dim=1)
+        if attn_mask is not None:
+            attn_mask = _pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = _pad(key_padding_mask, (0, 1))
+
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(
+                f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                f"{key_padding_mask.shape[0]}"
+            )
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(
+                f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                f"{key_padding_mask.shape[1]}"
+            )
+        key_padding_mask = (
+            key_padding_mask.view(bsz, 1, 1, src_len)
+            .expand(-1, num_heads, -1, -1)
+            .reshape(bsz * num_heads, 1, src_len)
+        )
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        e = q.shape[-1]
+        q_scaled = q * math.sqrt(1.0 / float(e))
+        if is_causal and attn_mask is None:
+            raise AssertionError("FIXME: is_causal not implemented for need_weights")
+        if attn_mask is not None:
+            weights = baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
+        else:
+            weights = bmm(q_scaled, k.transpose(-2, -1))
+        weights = _softmax(weights, -1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        out = bmm(weights, v)
+        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias)
+        out = out.view(tgt_len, bsz, out.shape[1])
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not is_batched:
+            out = out.squeeze(1)
+            weights = weights.squeeze(0)
+        return out, weights
+
+    if attn_mask is not None:
+        if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    out = _sdpa(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.view(tgt_len, bsz, out.shape[1])
+    if not is_batched:
+        out = out.squeeze(1)
+    return out, None
+
+
+def _check_static(t, name: str, n: int, head_dim: int) -> None:
+    if t.shape[0] != n:
+        raise AssertionError(f"expecting {name}.size(0) of {n}, but got {t.shape[0]}")
+    if t.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {t.shape[2]}")
 
 
 # The public functions dispatch through __torch_function__ (ember._overrides), from here

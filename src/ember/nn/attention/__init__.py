@@ -13,23 +13,10 @@ Example:
 from __future__ import annotations
 
 import contextlib
-from enum import IntEnum
+
+from ..._aten.nn_attention import SDPBackend, _active
 
 __all__ = ["SDPBackend", "sdpa_kernel"]
-
-
-class SDPBackend(IntEnum):
-    """The attention kernels torch knows (values as torch numbers them)."""
-
-    ERROR = -1
-    MATH = 0
-    FLASH_ATTENTION = 1
-    EFFICIENT_ATTENTION = 2
-    CUDNN_ATTENTION = 3
-    OVERRIDEABLE = 4
-
-
-_active: list = [list(SDPBackend)[1:]]  # every real kernel allowed
 
 
 @contextlib.contextmanager

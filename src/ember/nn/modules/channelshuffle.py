@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._layers import channel_shuffle
+from ..._aten.nn_layers import channel_shuffle
 from .module import Module
 
 __all__ = ["ChannelShuffle"]

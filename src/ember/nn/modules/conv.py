@@ -6,8 +6,9 @@ import collections.abc
 import math
 
 from ... import _creation
-from .. import _conv, init
+from ..._aten import nn_conv as _conv
 from .. import functional as F
+from .. import init
 from ..parameter import Parameter
 from .linear import _factory, _init_bias_param, _reset_bias
 from .module import Module

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._layers import cosine_similarity, pairwise_distance
+from ..._aten.nn_layers import cosine_similarity, pairwise_distance
 from .module import Module
 
 __all__ = ["PairwiseDistance", "CosineSimilarity"]

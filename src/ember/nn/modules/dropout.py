@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .. import _layers
+from ..._aten import nn_layers as _layers
 from .. import functional as F
 from .module import Module
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._conv import fold, unfold
+from ..._aten.nn_conv import fold, unfold
 from .module import Module
 
 __all__ = ["Fold", "Unfold"]

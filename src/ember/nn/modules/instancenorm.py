@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ..._aten.nn_norm import instance_norm
 from ..._overrides import warn as _warn
-from .._norm import instance_norm
 from .normalization import _NormBase
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]

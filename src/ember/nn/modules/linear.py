@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 from ... import _creation
+from ..._aten.nn_layers import bilinear
 from ..._tensor import device as _device
 from .. import functional as F
 from .. import init
-from .._layers import bilinear
 from ..parameter import Parameter
 from .module import Module
 

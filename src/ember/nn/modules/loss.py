@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .. import _loss as L
+from ..._aten import nn_loss as L
+from ..._aten.nn_ctc import ctc_loss
+from ..._aten.nn_layers import pairwise_distance
+from ..._aten.nn_loss import _legacy_reduction
 from .. import functional as F
-from .._ctc import ctc_loss
-from .._layers import pairwise_distance
-from .._loss import _legacy_reduction
 from .module import Module
 
 __all__ = [

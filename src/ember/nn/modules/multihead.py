@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ... import _creation
-from .._attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
+from ..functional import _canonical_mask, _none_or_dtype, multi_head_attention_forward
 from ..init import constant_, xavier_normal_, xavier_uniform_
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear, _factory

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _creation
+from ..._aten.nn_norm import batch_norm, group_norm, layer_norm, local_response_norm, rms_norm
 from ..._tensor import Tensor
 from ...autograd.recording import not_capturable, side_effect
 from .. import init
-from .._norm import batch_norm, group_norm, layer_norm, local_response_norm, rms_norm
 from ..parameter import Parameter
 from .linear import _factory, _init_bias_param
 from .module import Module

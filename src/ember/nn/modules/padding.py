@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import abc
 from itertools import repeat
 
-from .._conv import pad
+from ..._aten.nn_conv import pad
 from .module import Module
 
 __all__ = [

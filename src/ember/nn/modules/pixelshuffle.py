@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._layers import pixel_shuffle, pixel_unshuffle
+from ..._aten.nn_layers import pixel_shuffle, pixel_unshuffle
 from .module import Module
 
 __all__ = ["PixelShuffle", "PixelUnshuffle"]

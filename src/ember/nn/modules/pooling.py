@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import _conv
+from ..._aten import nn_conv as _conv
 from .. import functional as F
 from .module import Module
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ... import _creation
+from ..._aten import nn_embedding as _bag
 from ...autograd.grad_mode import no_grad
-from .. import _bag, init
 from .. import functional as F
+from .. import init
 from ..parameter import Parameter
 from .linear import _factory
 from .module import Module

@@ -13,7 +13,7 @@ from ... import _creation
 from ..._overrides import warn as _warn
 from ..._tensor import Tensor
 from .. import functional as F
-from .._attention import _canonical_mask, _none_or_dtype
+from ..functional import _canonical_mask, _none_or_dtype
 from ..init import xavier_uniform_
 from .activation import GELU, ReLU
 from .container import ModuleList

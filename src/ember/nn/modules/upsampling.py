@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import _interp
+from ..._aten import nn_interp as _interp
 from .module import Module
 
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]

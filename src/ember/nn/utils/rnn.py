@@ -17,7 +17,8 @@ import numpy as np
 
 from ... import _creation
 from ... import _dtype as _dtypes
-from ..._aten._core import defop, is_raw, record
+from ..._aten._core import record
+from ..._aten.nn_rnn import PackPaddedSequenceBackward0, _long, _pack_forward
 from ..._tensor import Tensor
 
 __all__ = [
@@ -131,10 +132,6 @@ def _init_args(data, batch_sizes, sorted_indices, unsorted_indices) -> tuple:
     return data[0], data[1], sorted_indices, unsorted_indices
 
 
-def _long(values) -> Tensor:
-    return _wrap(np.asarray(values, dtype=np.int64))
-
-
 def invert_permutation(permutation: Tensor | None) -> Tensor | None:
     """The inverse of an index permutation (None stays None).
 
@@ -162,39 +159,6 @@ def _pack_index(lengths: np.ndarray) -> tuple:
     active = t[:, None] < lengths[None, :]  # (T, B)
     ti, bi = np.nonzero(active)
     return ti, bi
-
-
-def _pack_forward(a: np.ndarray, index: tuple, shape: tuple, batch_first: bool):
-    ti, bi = index
-    return a[bi, ti] if batch_first else a[ti, bi]
-
-
-def _pack_vjp(g, index: tuple, shape: tuple, batch_first: bool):
-    ti, bi = index
-    key = (bi, ti) if batch_first else (ti, bi)
-    if is_raw(g):
-        res = np.zeros(shape, g.dtype)
-        res[key] = g
-        return res
-    res = _creation.zeros(shape, dtype=g.dtype)
-    res[_long(key[0]), _long(key[1])] = g
-    return res
-
-
-def _pack_composite(input, index, shape, batch_first):
-    ti, bi = index
-    key = (bi, ti) if batch_first else (ti, bi)
-    return input[_long(key[0]), _long(key[1])]
-
-
-PackPaddedSequenceBackward0 = defop(
-    "PackPaddedSequenceBackward0",
-    params=("index", "shape", "batch_first"),
-    forward=_pack_forward,
-    vjp={"self": lambda g, index, shape, batch_first: _pack_vjp(g, index, shape, batch_first)},
-    composite=_pack_composite,
-    jvp=None,  # torch 2.13 has no forward AD for _pack_padded_sequence: NotImplementedError
-)
 
 
 def _lengths_array(lengths) -> np.ndarray:

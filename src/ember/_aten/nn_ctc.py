@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._aten._core import (
+from .._dtype import scalar_name
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ._core import (
     QUIET,
     defop,
     is_raw,
@@ -28,11 +31,8 @@ from .._aten._core import (
     require_tensor,
     run,
 )
-from .._aten.elementwise import where
-from .._dtype import scalar_name
-from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
-from ._loss import _check_reduction
+from .elementwise import where
+from .nn_loss import _check_reduction
 
 __all__ = ["ctc_loss"]
 
@@ -286,9 +286,9 @@ def ctc_loss(
 
     Example:
         >>> import ember
-        >>> import ember.nn._ctc as C
+        >>> import ember.nn.functional as F
         >>> lp = ember.full((2, 1, 2), 0.5).log()
-        >>> C.ctc_loss(lp, ember.tensor([[1]]), (2,), (1,), reduction="none")
+        >>> F.ctc_loss(lp, ember.tensor([[1]]), (2,), (1,), reduction="none")
         tensor([0.2877])
     """
     require_tensor(log_probs, "ctc_loss", "log_probs")

@@ -19,7 +19,15 @@ import math
 
 import numpy as np
 
-from .._aten._core import (
+from .._dtype import scalar_name
+from .._mode import autocast_active as _AUTOCAST
+from .._mode import autocast_full
+from .._mode import state as _grad_mode
+from .._overrides import warn as _warn
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ..autograd.recording import check_values
+from ._core import (
     COMPOSITE,
     ELEMENTWISE,
     LINEAR,
@@ -35,21 +43,13 @@ from .._aten._core import (
     record_result,
     require_tensor,
 )
-from .._aten.elementwise import abs as _abs
-from .._aten.elementwise import exp, log1p, minimum, relu, where
-from .._aten.indexing import masked_fill
-from .._aten.reduction import log_softmax
-from .._aten.special import logit
-from .._dtype import scalar_name
-from .._mode import autocast_active as _AUTOCAST
-from .._mode import autocast_full
-from .._mode import state as _grad_mode
-from .._overrides import warn as _warn
-from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
-from ..autograd.recording import check_values
-from ._activation import logsigmoid
-from ._layers import pairwise_distance
+from .elementwise import abs as _abs
+from .elementwise import exp, log1p, minimum, relu, where
+from .indexing import masked_fill
+from .nn_activation import logsigmoid
+from .nn_layers import pairwise_distance
+from .reduction import log_softmax
+from .special import logit
 
 _wrap = Tensor._wrap
 _REDUCTIONS = ("none", "mean", "sum")

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._aten._core import COMPOSITE, defop, quiet, record, record_result, require_tensor
-from .._aten.elementwise import div
-from .._aten.shape import cat
 from .._dtype import scalar_name
 from .._mode import state as _grad_mode
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.recording import side_effect
+from ._core import COMPOSITE, defop, quiet, record, record_result, require_tensor
+from .elementwise import div
+from .shape import cat
 
 _wrap = Tensor._wrap
 

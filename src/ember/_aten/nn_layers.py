@@ -13,7 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _creation
-from .._aten._core import (
+from .._dtype import scalar_name
+from .._overrides import warn as _warn
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ..autograd.recording import untracked_call
+from ._core import (
     BILINEAR,
     COMPOSITE,
     LINEAR,
@@ -24,13 +29,7 @@ from .._aten._core import (
     record,
     require_tensor,
 )
-from .._aten.linalg import einsum
-from .._dtype import scalar_name
-from .._overrides import warn as _warn
-from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
-from ..autograd.recording import untracked_call
-from ..linalg import vector_norm
+from .linalg import einsum, vector_norm
 
 _wrap = Tensor._wrap
 

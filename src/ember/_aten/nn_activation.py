@@ -12,19 +12,31 @@ composes the same ops.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _creation
-from .._aten import elementwise as _ew
-from .._aten import reduction as _red
-from .._aten._core import ELEMENTWISE, defop, is_raw, require_tensor, run
-from .._aten.shape import cat as _cat
 from .._dtype import scalar_name
 from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
 from .._overrides import warn as _warn
 from .._tensor import Tensor, normalize_dim
 from ..autograd.views import apply_inplace
+from . import elementwise as _ew
+from . import reduction as _red
+from ._core import (
+    ELEMENTWISE,
+    QUIET,
+    defop,
+    is_raw,
+    quiet_reset,
+    quiet_set,
+    record,
+    require_tensor,
+    run,
+)
+from .shape import cat as _cat
 
 __all__ = [
     "threshold",
@@ -818,3 +830,154 @@ def hardsigmoid(input, inplace: bool = False):
         tensor([0.0000, 0.5000, 1.0000])
     """
     return _hardsigmoid(input, inplace)
+
+
+# -- leaky_relu, gelu ----------------------------------------------------------------------------
+
+
+def _select_g(cond, a, b):
+    """``where(cond, a, b)`` on arrays, or recorded on Tensors (a rule's two worlds)."""
+    return np.where(cond, a, b) if is_raw(a) else _ew.where(cond, a, b)
+
+
+LeakyReluBackward0 = defop(
+    "LeakyReluBackward0",
+    params=("negative_slope",),
+    forward=lambda a, negative_slope: np.where(a > 0, a, a * negative_slope),
+    vjp={"self": lambda g, self, negative_slope: _select_g(self > 0, g, g * negative_slope)},
+    jvp=ELEMENTWISE,
+)
+
+
+def _leaky_relu_inplace_rule(g, result, negative_slope):
+    if negative_slope < 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which is "
+            "not supported. This is caused by calling in-place forward function with a negative "
+            "slope, please call out-of-place version instead. File an issue at "
+            "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+            "backward calculation with negative slope"
+        )
+    return _select_g(result > 0, g, g * negative_slope)
+
+
+# leaky_relu_: the rule reads the result (the input is overwritten).
+LeakyReluBackward1 = defop(
+    "LeakyReluBackward1",
+    params=("negative_slope",),
+    forward=LeakyReluBackward0.forward,
+    vjp={"self": _leaky_relu_inplace_rule},
+    jvp=ELEMENTWISE,
+)
+
+
+def _leaky_relu(input, negative_slope=0.01, cls=LeakyReluBackward0):
+    a = input._data
+    if a.dtype.kind not in "fV":
+        raise NotImplementedError(
+            f"\"leaky_relu_cpu\" not implemented for '{scalar_name(a.dtype)}'"
+        )
+    out = np.where(a > 0, a, a * negative_slope)
+    if out.dtype != a.dtype:
+        out = out.astype(a.dtype)
+    return record(cls, out, (input,), (negative_slope,))
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """``x`` where positive, ``negative_slope * x`` elsewhere.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.leaky_relu(ember.tensor([-1.0, 2.0]), 0.1)
+        tensor([-0.1000,  2.0000])
+    """
+    require_tensor(input, "leaky_relu")
+    if inplace:
+        return leaky_relu_(input, negative_slope)
+    return _leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope: float = 0.01):
+    """In-place ``leaky_relu`` (``LeakyReluBackward1``: its rule reads the result)."""
+    return apply_inplace(input, _leaky_relu, negative_slope, LeakyReluBackward1, copy_old=False)
+
+
+_SQRT_2 = math.sqrt(2.0)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_KAPPA = 0.044715
+
+
+def _gelu_array(a: np.ndarray, approximate: str):
+    """``(gelu(a), aux)``: ``aux`` is the normal CDF of ``a`` (or the tanh of the
+    approximation), which the derivative reuses instead of evaluating erf again."""
+    if a.dtype.kind == "V":  # bfloat16: computed in float32, rounded once (as torch)
+        out, aux = _gelu_array(a.astype(np.float32), approximate)
+        return out.astype(a.dtype), aux
+    if approximate == "tanh":
+        aux = np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a))
+    else:
+        aux = _in_dtype(0.5 * (1 + _ew.erf_array(a / _SQRT_2)), a.dtype)
+    out = 0.5 * a * (1 + aux) if approximate == "tanh" else a * aux
+    return _in_dtype(out, a.dtype), aux
+
+
+def _in_dtype(x, dtype):
+    """``x`` as an array of ``dtype`` (NumPy returns scalars for 0-d operands); written with
+    ``astype`` so that the compiler's tracer can follow it."""
+    if isinstance(x, (np.generic, float, int)):
+        return np.asarray(x, dtype=dtype)
+    return x.astype(dtype, copy=False)
+
+
+def _gelu_rule(g, self, aux, approximate):
+    """``g * gelu'(x)``: from the saved CDF (or tanh) on arrays, ember ops on Tensors."""
+    x = self
+    if approximate == "tanh":
+        t = aux if is_raw(x) else _ew.tanh((x + x * x * x * _KAPPA) * _SQRT_2_OVER_PI)
+        d = (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * _SQRT_2_OVER_PI * (x * x * (3 * _KAPPA) + 1)
+    elif is_raw(x):
+        d = aux + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+    else:
+        d = (_ew.erf(x / _SQRT_2) + 1) * 0.5 + x * _ew.exp(x * x * -0.5) * _INV_SQRT_2PI
+    res = g * d
+    if is_raw(res) and res.dtype != g.dtype:
+        res = res.astype(g.dtype)
+    return res
+
+
+GeluBackward0 = defop(
+    "GeluBackward0",
+    params=("approximate",),
+    saves=("aux",),
+    forward=_gelu_array,
+    vjp={"self": _gelu_rule},
+    jvp=ELEMENTWISE,
+)
+
+
+def gelu(input, approximate: str = "none"):
+    """Gaussian error linear unit ``x * Phi(x)``; ``approximate='tanh'`` uses
+    ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.gelu(ember.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.1587,  0.0000,  0.8413])
+    """
+    require_tensor(input, "gelu")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    a = input._data
+    if a.dtype.kind not in "fV":
+        raise NotImplementedError(
+            f"\"GeluKernelImpl\" not implemented for '{scalar_name(a.dtype)}'"
+        )
+    token = quiet_set(QUIET)
+    try:
+        out, aux = _gelu_array(a, approximate)
+    finally:
+        quiet_reset(token)
+    return record(GeluBackward0, out, (input,), (approximate,), (aux,))

@@ -25,7 +25,12 @@ import operator
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .._aten._core import (
+from .._dtype import scalar_name
+from .._mode import autocast_active as _AUTOCAST
+from .._mode import autocast_lower
+from .._tensor import Tensor
+from ..autograd.recording import shape_constant
+from ._core import (
     LINEAR,
     QUIET,
     defop,
@@ -36,11 +41,6 @@ from .._aten._core import (
     record,
     require_tensor,
 )
-from .._dtype import scalar_name
-from .._mode import autocast_active as _AUTOCAST
-from .._mode import autocast_lower
-from .._tensor import Tensor
-from ..autograd.recording import shape_constant
 
 _wrap = Tensor._wrap
 _NO_COLS = (None,)

@@ -1,4 +1,5 @@
-"""``embedding_bag``: sums, means or maxima of bags of embedding rows, in one graph node.
+"""``embedding`` (rows of a weight picked by indices) and ``embedding_bag``: sums, means or
+maxima of bags of embedding rows, in one graph node.
 
 The bags are resolved once, on the index arrays (a ``_Bags`` plan: each kept entry's row
 and bag, entries at ``padding_idx`` left out); the forward and the VJP are then scatters
@@ -11,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._aten._core import QUIET, defop, quiet_reset, quiet_set, record, require_tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..autograd.recording import check_values
+from ._core import LINEAR, QUIET, defop, quiet_reset, quiet_set, record, require_tensor
 
 _wrap = Tensor._wrap
 _MODES = {"sum": 0, "mean": 1, "max": 2}
@@ -291,3 +293,147 @@ def embedding_bag(
     finally:
         quiet_reset(token)
     return record(EmbeddingBagBackward0, out, (weight, per_sample_weights), (bags,))
+
+
+# -- embedding -----------------------------------------------------------------------------------
+
+
+def _embedding_indices(indices) -> np.ndarray:
+    """The index array: ``indices`` is the input Tensor (eager: checked against in-place
+    changes since the forward, as torch's saved indices are) or its array (compiled code)."""
+    if isinstance(indices, tuple):
+        tensor, version = indices
+        vc = getattr(tensor, "_vc", None)  # compiled code passes the array
+        if vc is not None and vc[0] != version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{tensor.type()} {list(tensor.shape)}] is at version "
+                f"{tensor._vc[0]}; expected version {version} instead. Hint: enable anomaly "
+                "detection to find the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True)."
+            )
+        indices = tensor
+    return getattr(indices, "_data", indices).astype(np.int64, copy=False)
+
+
+def _embedding_vjp(g, indices, num_weights, padding_idx, scale):
+    indices = _embedding_indices(indices)
+    d = g.shape[-1]
+    gw = np.zeros((num_weights, d), dtype=g.dtype)
+    flat = g.reshape(-1, d)
+    if scale is not None:
+        flat = flat * scale.reshape(-1, 1)
+    np.add.at(gw, indices.reshape(-1), flat)
+    if padding_idx >= 0:
+        gw[padding_idx] = 0
+    return gw
+
+
+def _embedding_composite(weight, indices, num_weights, padding_idx, scale):
+    # The rows picked, their gradient scaled by ``scale`` and cut at ``padding_idx`` (the
+    # detached part carries the rest of the value).
+    indices = _embedding_indices(indices)
+    rows = weight[_wrap(indices)]
+    dt = weight._data.dtype
+    factor = np.ones(indices.shape + (1,), dtype=dt)
+    if scale is not None:
+        factor = factor * scale.reshape(factor.shape)
+    if padding_idx >= 0:
+        factor[indices == padding_idx] = 0
+    f = _wrap(factor.astype(dt, copy=False))
+    return rows * f + (rows * (1 - f)).detach()
+
+
+EmbeddingBackward0 = defop(
+    "EmbeddingBackward0",
+    inputs=("weight",),
+    params=("indices", "num_weights", "padding_idx", "scale"),
+    forward=lambda weight, indices, num_weights, padding_idx, scale: weight[
+        _embedding_indices(indices)
+    ],
+    vjp={"weight": _embedding_vjp},
+    composite=_embedding_composite,
+    # Linear in the weight: the embedding of its tangent (as torch: padding_idx and
+    # scale_grad_by_freq change the gradient, not the function).
+    jvp=LINEAR,
+)
+
+
+def _embedding_indices_within(idx: np.ndarray, num: int) -> None:
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        raise IndexError("index out of range in self")
+
+
+def _embedding_renorm_(weight: Tensor, indices: np.ndarray, max_norm, norm_type) -> None:
+    w = weight._data
+    rows = np.unique(indices)
+    norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
+    over = norms > max_norm
+    if over.any():
+        scale = max_norm / (norms[over] + 1e-7)
+        w[rows[over]] *= scale.reshape(-1, 1).astype(w.dtype)
+        weight._bump()
+
+
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+):
+    """Rows of ``weight`` picked by the integer ``input`` (any shape).
+
+    Gradients of repeated indices accumulate; the ``padding_idx`` row gets none;
+    ``max_norm`` renormalises the used rows in place first.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> w = ember.tensor([[0.0, 1.0], [2.0, 3.0]])
+        >>> F.embedding(ember.tensor([1, 1, 0]), w)
+        tensor([[2., 3.],
+                [2., 3.],
+                [0., 1.]])
+    """
+    require_tensor(input, "embedding")
+    require_tensor(weight, "embedding", "weight", 2)
+    idx = input._data
+    if idx.dtype not in (np.int64, np.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
+            "embedding)"
+        )
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= num:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -num:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = num + padding_idx
+    else:
+        padding_idx = -1
+    if sparse:
+        raise RuntimeError("ember has no sparse tensors: embedding(sparse=True) is not supported")
+    check_values(_embedding_indices_within, idx, num)
+    idx = idx.astype(np.int64, copy=False)
+    if max_norm is not None:
+        with no_grad():
+            _embedding_renorm_(weight, idx, max_norm, norm_type)
+    out = weight._data[idx]
+    scale = None
+    if scale_grad_by_freq:
+        counts = np.bincount(idx.reshape(-1), minlength=num)
+        scale = (1.0 / counts[idx]).astype(weight._data.dtype)
+    # The input itself (with its version), not a copy: torch saves the indices tensor and
+    # raises if it changes in place before backward; compiled code reads it at each call.
+    indices = (input, input._vc[0]) if input._vc is not None else input
+    params = (indices, num, padding_idx, scale)
+    return record(EmbeddingBackward0, out, (weight,), params)

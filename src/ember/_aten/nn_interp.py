@@ -18,10 +18,10 @@ import numbers
 
 import numpy as np
 
-from .._aten._core import LINEAR, defop, record, require_tensor
 from .._dtype import scalar_name
 from .._tensor import Tensor
-from ._conv import _quietly, _scatter_add, adaptive_avg_pool1d, adaptive_avg_pool2d
+from ._core import LINEAR, defop, record, require_tensor
+from .nn_conv import _quietly, _scatter_add, adaptive_avg_pool1d, adaptive_avg_pool2d
 
 _wrap = Tensor._wrap
 
