@@ -103,7 +103,7 @@ def _collect(obj, found: list, seen: set) -> None:
     kind = type(obj)
     if kind in PLAIN:
         return
-    if kind is list or kind is tuple:
+    if kind is list or kind is tuple or isinstance(obj, (list, tuple)):  # named tuples too
         for item in obj:
             if type(item) not in PLAIN:
                 _collect(item, found, seen)
@@ -300,6 +300,7 @@ def _generate(impl, name: str):
     wrapper.__annotations__ = getattr(impl, "__annotations__", {})
     wrapper.__wrapped__ = impl
     wrapper._ember_impl = impl
+    wrapper._ember_public = holder  # [what dispatch passes as func]: the wrapper itself
     holder[0] = wrapper
     return wrapper
 
@@ -399,7 +400,9 @@ def install_namespace(namespace: dict, names, module: str, skip=frozenset()) -> 
     owner = namespace.get("__name__", module)  # pickle finds a function by module and name
     for name in names:
         fn = namespace.get(name)
-        if name in NOT_DISPATCHED or name in skip or not isinstance(fn, types.FunctionType):
+        if name in skip or not isinstance(fn, types.FunctionType):
+            continue
+        if module == "torch" and name in NOT_DISPATCHED:  # (torch.cond, not linalg.cond)
             continue
         impl = getattr(fn, "_ember_impl", None) or fn
         if not (impl.__module__ or "").startswith("ember") or name.startswith("_"):
@@ -419,6 +422,34 @@ def install_namespace(namespace: dict, names, module: str, skip=frozenset()) -> 
         namespace[name] = wrapper
 
 
+# Operators whose call torch hands to __torch_function__ as the named method (``t + u``
+# arrives as ``Tensor.add``, ``t / u`` as ``Tensor.div``); the others arrive as themselves.
+OPERATOR_METHODS = {
+    "__add__": "add",
+    "__radd__": "add",
+    "__sub__": "sub",
+    "__mul__": "mul",
+    "__rmul__": "mul",
+    "__truediv__": "div",
+    "__mod__": "remainder",
+    "__pow__": "pow",
+    "__matmul__": "matmul",
+    "__neg__": "neg",
+    "__pos__": "positive",
+    "__abs__": "abs",
+    "__rand__": "bitwise_and",
+    "__ne__": "ne",
+    "__lt__": "lt",
+    "__le__": "le",
+    "__gt__": "gt",
+    "__ge__": "ge",
+    "__iadd__": "add_",
+    "__isub__": "sub_",
+    "__imul__": "mul_",
+    "__itruediv__": "div_",
+}
+
+
 def install_tensor_methods(cls) -> None:
     """Wrap ``cls``'s (Tensor's) public methods, operators and properties."""
     for name, attr in list(vars(cls).items()):
@@ -430,6 +461,10 @@ def install_tensor_methods(cls) -> None:
             setattr(cls, name, wrap_property(attr, name))
         elif isinstance(attr, types.FunctionType) and getattr(attr, "_ember_impl", None) is None:
             setattr(cls, name, wrap_method(attr, name))
+    for dunder, method in OPERATOR_METHODS.items():
+        op, named = vars(cls).get(dunder), vars(cls).get(method)
+        if getattr(op, "_ember_public", None) is not None and named is not None:
+            op._ember_public[0] = named
 
 
 def warn(message, category=UserWarning, stacklevel: int = 1) -> None:

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import _creation
+from ... import _creation, _overrides
 from ... import _dtype as _dtypes
 from ..._aten._core import record
 from ..._aten.nn_rnn import PackPaddedSequenceBackward0, _long, _pack_forward
@@ -372,3 +372,12 @@ def unpack_sequence(packed_sequences):
     """
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)
+
+
+# The packing functions dispatch through __torch_function__ (ember._overrides): a Tensor
+# subclass stays one through them, as through torch's _pack_padded_sequence op.
+_overrides.install_namespace(
+    globals(),
+    [n for n in __all__ if n.endswith(("_sequence", "sequences"))],
+    "torch.nn.utils.rnn",
+)
