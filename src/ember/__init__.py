@@ -73,22 +73,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from . import nn, optim, special, testing, utils  # noqa: E402
-from . import accelerator, amp, backends, cpu, cuda, distributed, hub, jit  # noqa: E402
-from . import distributions, fft, func, multiprocessing, onnx, profiler, quasirandom  # noqa: E402
-from . import version, viz  # noqa: E402
-from . import ops  # noqa: E402  (torch.ops: torch's operator namespaces)
-from .amp.autocast_mode import (  # noqa: E402
-    autocast,
-    get_autocast_dtype,
-    is_autocast_cache_enabled,
-    is_autocast_enabled,
-    set_autocast_cache_enabled,
-    set_autocast_dtype,
-    set_autocast_enabled,
-)
-from .serialization import load, save  # noqa: E402
-from ._compile import compile  # noqa: E402, A004  (torch.compile shadows the builtin too)
+from . import special, fft  # noqa: E402
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -116,7 +101,7 @@ from ._aten.nn_layers import (  # noqa: E402  (torch exposes these at the top le
     pixel_shuffle,
     pixel_unshuffle,
 )
-from .nn.functional import celu, hardshrink, prelu, rrelu, selu, threshold  # noqa: E402
+from ._aten.nn_activation import celu, hardshrink, prelu, rrelu, selu, threshold  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -165,16 +150,44 @@ def can_cast(from_: dtype, to: dtype) -> bool:
     return _np.can_cast(from_.np, to.np, "same_kind")
 
 
+# What ``import ember`` does not load: submodules and names a first program does not need,
+# loaded on first use (as torch loads some of its submodules), so that importing costs the
+# core, autograd and the ops alone.
+_LAZY_MODULES = frozenset(
+    """nn optim utils testing accelerator amp backends cpu cuda distributed hub jit
+    distributions func multiprocessing onnx profiler quasirandom version viz ops fx
+    overrides serialization""".split()
+)
+_LAZY_NAMES = {
+    "compile": "._compile",
+    "load": ".serialization",
+    "save": ".serialization",
+    **dict.fromkeys(
+        """autocast get_autocast_dtype is_autocast_cache_enabled is_autocast_enabled
+        set_autocast_cache_enabled set_autocast_dtype set_autocast_enabled""".split(),
+        ".amp.autocast_mode",
+    ),
+}
+
+
 def __getattr__(name: str):
     # torch.bfloat16 is made on first use so that ``import ember`` never imports ml_dtypes.
     if name == "bfloat16":
         return _dtype._bfloat16()
-    if name == "fx":
-        # ember.fx on first use, as torch.fx: tracing is not every program's need.
-        import importlib
+    import importlib  # (a first use only: later lookups find the global)
 
-        return importlib.import_module(".fx", __name__)
-    raise AttributeError(f"module 'ember' has no attribute {name!r}")
+    if name in _LAZY_MODULES:
+        value = importlib.import_module("." + name, __name__)
+    elif name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name], __name__), name)
+    else:
+        raise AttributeError(f"module 'ember' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted({*globals(), *_LAZY_MODULES, *_LAZY_NAMES, "bfloat16"})
 
 
 # Every public function, Tensor method, operator and property dispatches through torch's
