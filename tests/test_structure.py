@@ -281,3 +281,25 @@ def test_import_ember_stays_light():
         [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=60
     )
     assert out.stdout.strip() == ""
+
+
+def test_import_is_light_and_the_rest_loads_on_first_use():
+    """``import ember`` loads the core, autograd and the ops; the compiler, nn, onnx, fx,
+    distributions, the profiler, distributed and testing load when first used."""
+    code = (
+        "import sys, ember\n"
+        "mods = [m for m in sys.modules if m == 'ember' or m.startswith('ember.')]\n"
+        "print(len(mods))\n"
+        "lazy = ['ember.nn', 'ember.optim', 'ember._compile', 'ember.onnx', 'ember.fx',\n"
+        "        'ember.distributions', 'ember.profiler', 'ember.distributed', 'ember.testing']\n"
+        "print(sorted(m for m in lazy if m in sys.modules))\n"
+        "print('scipy' in sys.modules, 'ml_dtypes' in sys.modules)\n"
+        "print(ember.nn.Linear.__module__, callable(ember.compile), ember.save.__module__)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.splitlines()
+    assert int(out[0]) <= 80
+    assert out[1] == "[]"
+    assert out[2] == "False False"
+    assert out[3] == "ember.nn.modules.linear True ember.serialization"
