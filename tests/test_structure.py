@@ -303,3 +303,10 @@ def test_import_is_light_and_the_rest_loads_on_first_use():
     assert out[1] == "[]"
     assert out[2] == "False False"
     assert out[3] == "ember.nn.modules.linear True ember.serialization"
+
+
+def test_the_layer_picture_is_up_to_date():
+    """docs/layers.dot (docs/design.md's picture) is what tools/layers_graph.py draws now."""
+    tool = SRC.parent.parent / "tools" / "layers_graph.py"
+    done = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
