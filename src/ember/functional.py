@@ -8,7 +8,10 @@ Example:
 
 from __future__ import annotations
 
-# The package's own bindings (this module is imported only after ``ember`` is complete).
+# The package root's own objects (torch.functional.einsum is torch.einsum): the public,
+# dispatching functions, which only the root holds (it wraps its namespace when complete,
+# before this module is imported); the one import of the root tests/test_structure.py allows
+# here, until the wrapped namespace has a module of its own below the root.
 from . import (
     atleast_1d,
     atleast_2d,

@@ -19,6 +19,8 @@ import io
 import re
 import textwrap
 
+# The public namespace, as the tutorial's reader imports it: the steps run against what a
+# user's session sees (tests/test_structure.py allows this import of the package root).
 import ember as torch
 
 WIDTH = 100

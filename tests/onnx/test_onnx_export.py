@@ -627,3 +627,89 @@ def test_math_functions_of_sizes(tmp_path):
         ember.onnx.export(_ScaledBySize(0), (x,), str(tmp_path / "dyn.onnx"), **kw)
     # without dynamic axes it is a constant
     _check(_ScaledBySize(0), (x,), tmp_path / "fixed.onnx")
+
+
+# -- the converters are keyed by ember's objects ---------------------------------------------
+
+
+def test_converters_are_keyed_by_the_functions_and_classes():
+    from ember.onnx import _exporter as ex
+
+    assert not any(isinstance(k, str) for k in ex._FUNCS)
+    assert all(isinstance(k, type) and issubclass(k, nn.Module) for k in ex._MODULES)
+
+    def conv(fn):
+        return ex._FUNCS.get(ex._impl(fn))
+
+    # a function, its method form and its nn.functional form; aliases share the converter
+    assert conv(ember.relu) is conv(ember.Tensor.relu) is conv(F.relu) is not None
+    assert conv(ember.clip) is conv(ember.clamp) is conv(ember.Tensor.clip)
+    assert conv(ember.special.expit) is conv(ember.sigmoid)
+    assert conv(ember.swapdims) is conv(ember.transpose) is conv(ember.swapaxes)
+    assert conv(ember.cumprod) is None
+    assert ex._module_converter(nn.ReLU) is not None
+    assert ex._module_converter(nn.Conv2d) is ex._module_converter(nn.Conv1d)
+
+
+class _TaggedLinear(nn.Linear):
+    """A user's Linear that only adds an attribute: it runs Linear's forward."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.tag = "mine"
+
+
+class _DoubledLinear(nn.Linear):
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+class Linear(nn.Module):
+    """A user's module that has ember's class name and nothing else of it."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(ember.full((3,), 2.0))
+
+    def forward(self, x):
+        return x * self.scale
+
+
+class _MyLSTM(nn.LSTM):
+    pass
+
+
+def test_subclasses_of_ember_modules(tmp_path):
+    """A subclass that runs its base's forward converts as its base (found through the
+    MRO); one with its own forward is traced through; a class merely named like one of
+    ember's is the user's."""
+    from ember.onnx import _exporter as ex
+
+    assert ex._module_converter(_TaggedLinear) is ex._module_converter(nn.Linear)
+    assert ex._module_converter(_DoubledLinear) is None
+    assert ex._module_converter(Linear) is None
+    ember.manual_seed(7)
+    x = ember.randn(2, 4)
+    tagged = nn.Sequential(_TaggedLinear(4, 3), nn.ReLU())
+    proto, _ = _check(tagged, (x,), tmp_path / "tagged.onnx")
+    assert [n.op_type for n in proto.graph.node] == ["Gemm", "Relu"]
+    assert {t.name for t in proto.graph.initializer} == {"0.weight", "0.bias"}
+    _check(nn.Sequential(_DoubledLinear(4, 3)), (x,), tmp_path / "doubled.onnx")
+    _check(nn.Sequential(Linear()), (ember.randn(2, 3),), tmp_path / "named.onnx")
+    _check(_MyLSTM(3, 5), (ember.randn(4, 2, 3),), tmp_path / "lstm.onnx", tol=1e-4)
+    ups = nn.Sequential(nn.UpsamplingBilinear2d(scale_factor=2), nn.AvgPool1d(2))
+    _check(ups[:1], (ember.randn(1, 2, 3, 3),), tmp_path / "ups.onnx", tol=1e-5)
+    _check(ups[1:], (ember.randn(2, 3, 6),), tmp_path / "avg1d.onnx")
+
+
+class _InPlaceFunctional(nn.Module):
+    def forward(self, x):
+        y = x * 1
+        F.relu_(y)
+        F.leaky_relu_(y, 0.5)
+        return y + 1, ember.numel(x) * ember.special.expit(x)
+
+
+def test_inplace_functional_forms_rebind(tmp_path):
+    """F.relu_(y) changes y: later reads of y see the result (as for y.relu_())."""
+    _check(_InPlaceFunctional(), (ember.randn(3, 4),), tmp_path / "inplace_f.onnx")

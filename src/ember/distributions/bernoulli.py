@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .._tensor import Size
+from ..autograd.grad_mode import no_grad
+from . import _torch, constraints
 from .exp_family import ExponentialFamily
 from .utils import _size, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
@@ -21,13 +21,14 @@ def _bce_with_logits(logits, target):
     exactly (also at x = 0, where a plain clamp would give 1 - target).
     """
     relu_half = (logits.clamp(min=0) + logits - logits.clamp(max=0)) / 2
-    return relu_half - logits * target + ember.log1p(ember.exp(-logits.abs()))
+    return relu_half - logits * target + _torch.log1p(_torch.exp(-logits.abs()))
 
 
 class Bernoulli(ExponentialFamily):
     """Bernoulli distribution on ``{0, 1}``, parameterised by ``probs`` or ``logits``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Bernoulli
         >>> m = Bernoulli(ember.tensor([0.3]))
         >>> m.log_prob(ember.tensor([1.0]))
@@ -49,7 +50,7 @@ class Bernoulli(ExponentialFamily):
             is_scalar = isinstance(logits, Number)
             (self.logits,) = broadcast_all(logits)
         self._param = self.probs if probs is not None else self.logits
-        batch_shape = ember.Size() if is_scalar else self._param.size()
+        batch_shape = Size() if is_scalar else self._param.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -72,7 +73,7 @@ class Bernoulli(ExponentialFamily):
     @property
     def mode(self):
         mode = (self.probs >= 0.5).to(self.probs.dtype)
-        return ember.where(self.probs == 0.5, ember.full_like(mode, math.nan), mode)
+        return _torch.where(self.probs == 0.5, _torch.full_like(mode, math.nan), mode)
 
     @property
     def variance(self):
@@ -87,13 +88,13 @@ class Bernoulli(ExponentialFamily):
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
-    def param_shape(self) -> ember.Size:
+    def param_shape(self) -> Size:
         return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
-            return ember.bernoulli(self.probs.expand(shape))
+        with no_grad():
+            return _torch.bernoulli(self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -105,7 +106,7 @@ class Bernoulli(ExponentialFamily):
         return _bce_with_logits(self.logits, self.probs)
 
     def enumerate_support(self, expand: bool = True):
-        values = ember.arange(2, dtype=self._param.dtype)
+        values = _torch.arange(2, dtype=self._param.dtype)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
@@ -113,7 +114,7 @@ class Bernoulli(ExponentialFamily):
 
     @property
     def _natural_params(self):
-        return (ember.logit(self.probs),)
+        return (_torch.logit(self.probs),)
 
     def _log_normalizer(self, x):
-        return ember.log1p(ember.exp(x))
+        return _torch.log1p(_torch.exp(x))

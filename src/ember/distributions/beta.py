@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from numbers import Real
 
-import ember
-
-from . import constraints
+from . import _torch, constraints
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
 from .utils import _size, broadcast_all
@@ -18,6 +16,7 @@ class Beta(ExponentialFamily):
     """Beta distribution on ``[0, 1]``: ``concentration1`` (alpha), ``concentration0`` (beta).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Beta
         >>> Beta(ember.tensor([2.0]), ember.tensor([2.0])).mean
         tensor([0.5000])
@@ -32,12 +31,12 @@ class Beta(ExponentialFamily):
 
     def __init__(self, concentration1, concentration0, validate_args=None) -> None:
         if isinstance(concentration1, Real) and isinstance(concentration0, Real):
-            concentration1_concentration0 = ember.tensor(
+            concentration1_concentration0 = _torch.tensor(
                 [float(concentration1), float(concentration0)]
             )
         else:
             concentration1, concentration0 = broadcast_all(concentration1, concentration0)
-            concentration1_concentration0 = ember.stack([concentration1, concentration0], -1)
+            concentration1_concentration0 = _torch.stack([concentration1, concentration0], -1)
         self._dirichlet = Dirichlet(concentration1_concentration0, validate_args=validate_args)
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
@@ -68,7 +67,7 @@ class Beta(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        heads_tails = ember.stack([value, 1.0 - value], -1)
+        heads_tails = _torch.stack([value, 1.0 - value], -1)
         return self._dirichlet.log_prob(heads_tails)
 
     def entropy(self):
@@ -87,4 +86,4 @@ class Beta(ExponentialFamily):
         return (self.concentration1, self.concentration0)
 
     def _log_normalizer(self, x, y):
-        return ember.lgamma(x) + ember.lgamma(y) - ember.lgamma(x + y)
+        return _torch.lgamma(x) + _torch.lgamma(y) - _torch.lgamma(x + y)

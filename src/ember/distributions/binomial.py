@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import ember
-
-from . import constraints
+from .._tensor import Size
+from . import _torch, constraints
 from .distribution import Distribution
 from .utils import (
     _np_sample,
@@ -29,6 +28,7 @@ class Binomial(Distribution):
     """Number of successes in ``total_count`` Bernoulli trials with ``probs`` (or ``logits``).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Binomial
         >>> Binomial(10, ember.tensor([0.5])).mean
         tensor([5.])
@@ -92,7 +92,7 @@ class Binomial(Distribution):
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
-    def param_shape(self) -> ember.Size:
+    def param_shape(self) -> Size:
         return self._param.size()
 
     def sample(self, sample_shape=()):
@@ -107,13 +107,13 @@ class Binomial(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_factorial_n = ember.lgamma(self.total_count + 1)
-        log_factorial_k = ember.lgamma(value + 1)
-        log_factorial_nmk = ember.lgamma(self.total_count - value + 1)
+        log_factorial_n = _torch.lgamma(self.total_count + 1)
+        log_factorial_k = _torch.lgamma(value + 1)
+        log_factorial_nmk = _torch.lgamma(self.total_count - value + 1)
         # log(1 + exp(logits)) * n, stably.
         normalize_term = (
             self.total_count * _clamp_by_zero(self.logits)
-            + self.total_count * ember.log1p(ember.exp(-ember.abs(self.logits)))
+            + self.total_count * _torch.log1p(_torch.exp(-_torch.abs(self.logits)))
             - log_factorial_n
         )
         return value * self.logits - normalize_term - log_factorial_k - log_factorial_nmk
@@ -123,7 +123,7 @@ class Binomial(Distribution):
         if not self.total_count.min() == total_count:
             raise NotImplementedError("Inhomogeneous total count not supported by `entropy`.")
         log_prob = self.log_prob(self.enumerate_support(False))
-        return -(ember.exp(log_prob) * log_prob).sum(0)
+        return -(_torch.exp(log_prob) * log_prob).sum(0)
 
     def enumerate_support(self, expand: bool = True):
         total_count = int(self.total_count.max())
@@ -131,7 +131,7 @@ class Binomial(Distribution):
             raise NotImplementedError(
                 "Inhomogeneous total count not supported by `enumerate_support`."
             )
-        values = ember.arange(1 + total_count, dtype=self._param.dtype)
+        values = _torch.arange(1 + total_count, dtype=self._param.dtype)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
-import ember
-
-from . import constraints
+from .. import _dtype
+from .._compat import finfo
+from .._tensor import Size
+from ..autograd.grad_mode import no_grad
+from . import _torch, constraints
 from .distribution import Distribution
 from .utils import _size, lazy_property, logits_to_probs, probs_to_logits
 
@@ -20,6 +22,7 @@ class Categorical(Distribution):
     log-probabilities. Samples are integer indices (int64).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Categorical
         >>> m = Categorical(probs=ember.tensor([0.25, 0.25, 0.5]))
         >>> m.sample((4,)).shape
@@ -47,7 +50,7 @@ class Categorical(Distribution):
             self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
         self._param = self.probs if probs is not None else self.logits
         self._num_events = self._param.size()[-1]
-        batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else ember.Size()
+        batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else Size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -78,12 +81,12 @@ class Categorical(Distribution):
         return logits_to_probs(self.logits)
 
     @property
-    def param_shape(self) -> ember.Size:
+    def param_shape(self) -> Size:
         return self._param.size()
 
     @property
     def mean(self):
-        return ember.full(tuple(self._extended_shape()), math.nan, dtype=self.probs.dtype)
+        return _torch.full(tuple(self._extended_shape()), math.nan, dtype=self.probs.dtype)
 
     @property
     def mode(self):
@@ -91,33 +94,33 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return ember.full(tuple(self._extended_shape()), math.nan, dtype=self.probs.dtype)
+        return _torch.full(tuple(self._extended_shape()), math.nan, dtype=self.probs.dtype)
 
     def sample(self, sample_shape=()):
         sample_shape = _size(sample_shape)
         n = math.prod(sample_shape)
-        with ember.no_grad():
+        with no_grad():
             probs_2d = self.probs.reshape(-1, self._num_events)
-            samples_2d = ember.multinomial(probs_2d, n, True).T
+            samples_2d = _torch.multinomial(probs_2d, n, True).T
         return samples_2d.reshape(tuple(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
-        value, log_pmf = ember.broadcast_tensors(value, self.logits)
+        value, log_pmf = _torch.broadcast_tensors(value, self.logits)
         value = value[..., :1]
         return log_pmf.gather(-1, value).squeeze(-1)
 
     def entropy(self):
-        min_real = ember.finfo(self.logits.dtype).min
-        logits = ember.clamp(self.logits, min=min_real)
+        min_real = finfo(self.logits.dtype).min
+        logits = _torch.clamp(self.logits, min=min_real)
         p_log_p = logits * self.probs
         return -p_log_p.sum(-1)
 
     def enumerate_support(self, expand: bool = True):
         num_events = self._num_events
-        values = ember.arange(num_events, dtype=ember.long)
+        values = _torch.arange(num_events, dtype=_dtype.long)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))

@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .._tensor import Size
+from . import _torch, constraints
 from .distribution import Distribution
 from .utils import _size, broadcast_all
 
@@ -18,6 +17,7 @@ class Cauchy(Distribution):
     """Cauchy (Lorentz) distribution with location ``loc`` and scale ``scale``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Cauchy
         >>> Cauchy(0.0, 1.0).cdf(ember.tensor(0.0))
         tensor(0.5000)
@@ -30,7 +30,7 @@ class Cauchy(Distribution):
     def __init__(self, loc, scale, validate_args=None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
         if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = ember.Size()
+            batch_shape = Size()
         else:
             batch_shape = self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
@@ -46,7 +46,7 @@ class Cauchy(Distribution):
 
     @property
     def mean(self):
-        return ember.full(tuple(self._extended_shape()), math.nan, dtype=self.loc.dtype)
+        return _torch.full(tuple(self._extended_shape()), math.nan, dtype=self.loc.dtype)
 
     @property
     def mode(self):
@@ -54,12 +54,12 @@ class Cauchy(Distribution):
 
     @property
     def variance(self):
-        return ember.full(tuple(self._extended_shape()), math.inf, dtype=self.loc.dtype)
+        return _torch.full(tuple(self._extended_shape()), math.inf, dtype=self.loc.dtype)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        u = ember.rand(tuple(shape), dtype=self.loc.dtype)
-        eps = ember.tan(math.pi * (u - 0.5))
+        u = _torch.rand(tuple(shape), dtype=self.loc.dtype)
+        eps = _torch.tan(math.pi * (u - 0.5))
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -72,10 +72,10 @@ class Cauchy(Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return ember.atan((value - self.loc) / self.scale) / math.pi + 0.5
+        return _torch.atan((value - self.loc) / self.scale) / math.pi + 0.5
 
     def icdf(self, value):
-        return ember.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+        return _torch.tan(math.pi * (value - 0.5)) * self.scale + self.loc
 
     def entropy(self):
         return math.log(4 * math.pi) + self.scale.log()

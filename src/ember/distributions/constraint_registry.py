@@ -4,6 +4,7 @@
 may be cheaper and not bijective (for optimisation of constrained parameters).
 
 Example:
+    >>> import ember
     >>> from ember.distributions import constraints, transform_to
     >>> t = transform_to(constraints.interval(0.0, 2.0))
     >>> t(ember.tensor([0.0]))

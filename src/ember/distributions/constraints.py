@@ -4,6 +4,7 @@ Each constraint's ``check(value)`` returns a boolean tensor over the batch shape
 (trailing ``event_dim`` dimensions are reduced).
 
 Example:
+    >>> import ember
     >>> from ember.distributions import constraints
     >>> constraints.positive.check(ember.tensor([1.0, -1.0]))
     tensor([ True, False])
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import ember
+from .. import _dtype, linalg
+from .._compat import finfo
+from . import _torch
 
 __all__ = [
     "Constraint",
@@ -295,7 +298,7 @@ class _Simplex(Constraint):
     event_dim = 1
 
     def check(self, value):
-        return ember.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+        return _torch.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
 class _Multinomial(Constraint):
@@ -331,8 +334,8 @@ class _CorrCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        tol = ember.finfo(value.dtype).eps * value.size(-1) * 10
-        row_norm = ember.linalg.norm(value.detach(), dim=-1)
+        tol = finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = linalg.norm(value.detach(), dim=-1)
         unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
         return _LowerCholesky().check(value) & unit_row_norm
 
@@ -341,8 +344,8 @@ class _Square(Constraint):
     event_dim = 2
 
     def check(self, value):
-        return ember.full(
-            tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=ember.bool
+        return _torch.full(
+            tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=_dtype.bool
         )
 
 
@@ -351,7 +354,7 @@ class _Symmetric(_Square):
         square_check = super().check(value)
         if not square_check.all():
             return square_check
-        return ember.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+        return _torch.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
 
 
 def _eigvalsh(value):
@@ -364,7 +367,7 @@ class _PositiveSemidefinite(_Symmetric):
         sym_check = super().check(value)
         if not sym_check.all():
             return sym_check
-        return ember.tensor(np.all(_eigvalsh(value) >= 0, axis=-1))
+        return _torch.tensor(np.all(_eigvalsh(value) >= 0, axis=-1))
 
 
 class _PositiveDefinite(_Symmetric):
@@ -381,7 +384,7 @@ class _PositiveDefinite(_Symmetric):
                 ok[idx] = True
             except np.linalg.LinAlgError:
                 ok[idx] = False
-        return ember.tensor(ok)
+        return _torch.tensor(ok)
 
 
 class _Cat(Constraint):
@@ -412,7 +415,7 @@ class _Cat(Constraint):
             v = value.narrow(self.dim, start, length)
             checks.append(constr.check(v))
             start = start + length
-        return ember.cat(checks, self.dim)
+        return _torch.cat(checks, self.dim)
 
 
 class _Stack(Constraint):
@@ -436,7 +439,7 @@ class _Stack(Constraint):
 
     def check(self, value):
         vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
-        return ember.stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
+        return _torch.stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
 
 
 class MixtureSameFamilyConstraint(Constraint):

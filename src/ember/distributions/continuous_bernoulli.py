@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .. import special
+from .._tensor import Size
+from ..autograd.grad_mode import no_grad
+from . import _torch, constraints
 from .bernoulli import _bce_with_logits
 from .exp_family import ExponentialFamily
 from .utils import (
@@ -29,6 +30,7 @@ class ContinuousBernoulli(ExponentialFamily):
     expansions, as torch does, to avoid ``0 / 0``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import ContinuousBernoulli
         >>> ContinuousBernoulli(ember.tensor([0.5])).mean
         tensor([0.5000])
@@ -54,7 +56,7 @@ class ContinuousBernoulli(ExponentialFamily):
             is_scalar = isinstance(logits, Number)
             (self.logits,) = broadcast_all(logits)
         self._param = self.probs if probs is not None else self.logits
-        batch_shape = ember.Size() if is_scalar else self._param.size()
+        batch_shape = Size() if is_scalar else self._param.size()
         self._lims = lims
         super().__init__(batch_shape, validate_args=validate_args)
 
@@ -73,58 +75,58 @@ class ContinuousBernoulli(ExponentialFamily):
         return new
 
     def _outside_unstable_region(self):
-        return ember.le(self.probs, self._lims[0]) | ember.gt(self.probs, self._lims[1])
+        return _torch.le(self.probs, self._lims[0]) | _torch.gt(self.probs, self._lims[1])
 
     def _cut_probs(self):
-        return ember.where(
+        return _torch.where(
             self._outside_unstable_region(),
             self.probs,
-            self._lims[0] * ember.ones_like(self.probs),
+            self._lims[0] * _torch.ones_like(self.probs),
         )
 
     def _cont_bern_log_norm(self):
         """The log normalising constant as a function of ``probs``."""
         cut_probs = self._cut_probs()
-        cut_probs_below_half = ember.where(
-            ember.le(cut_probs, 0.5), cut_probs, ember.zeros_like(cut_probs)
+        cut_probs_below_half = _torch.where(
+            _torch.le(cut_probs, 0.5), cut_probs, _torch.zeros_like(cut_probs)
         )
-        cut_probs_above_half = ember.where(
-            ember.ge(cut_probs, 0.5), cut_probs, ember.ones_like(cut_probs)
+        cut_probs_above_half = _torch.where(
+            _torch.ge(cut_probs, 0.5), cut_probs, _torch.ones_like(cut_probs)
         )
-        log_norm = ember.log(
-            ember.abs(ember.log1p(-cut_probs) - ember.log(cut_probs))
-        ) - ember.where(
-            ember.le(cut_probs, 0.5),
-            ember.log1p(-2.0 * cut_probs_below_half),
-            ember.log(2.0 * cut_probs_above_half - 1.0),
+        log_norm = _torch.log(
+            _torch.abs(_torch.log1p(-cut_probs) - _torch.log(cut_probs))
+        ) - _torch.where(
+            _torch.le(cut_probs, 0.5),
+            _torch.log1p(-2.0 * cut_probs_below_half),
+            _torch.log(2.0 * cut_probs_above_half - 1.0),
         )
-        x = ember.pow(self.probs - 0.5, 2)
+        x = _torch.pow(self.probs - 0.5, 2)
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
-        return ember.where(self._outside_unstable_region(), log_norm, taylor)
+        return _torch.where(self._outside_unstable_region(), log_norm, taylor)
 
     @property
     def mean(self):
         cut_probs = self._cut_probs()
         mus = cut_probs / (2.0 * cut_probs - 1.0) + 1.0 / (
-            ember.log1p(-cut_probs) - ember.log(cut_probs)
+            _torch.log1p(-cut_probs) - _torch.log(cut_probs)
         )
         x = self.probs - 0.5
-        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * ember.pow(x, 2)) * x
-        return ember.where(self._outside_unstable_region(), mus, taylor)
+        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * _torch.pow(x, 2)) * x
+        return _torch.where(self._outside_unstable_region(), mus, taylor)
 
     @property
     def stddev(self):
-        return ember.sqrt(self.variance)
+        return _torch.sqrt(self.variance)
 
     @property
     def variance(self):
         cut_probs = self._cut_probs()
-        vars_ = cut_probs * (cut_probs - 1.0) / ember.pow(
+        vars_ = cut_probs * (cut_probs - 1.0) / _torch.pow(
             1.0 - 2.0 * cut_probs, 2
-        ) + 1.0 / ember.pow(ember.log1p(-cut_probs) - ember.log(cut_probs), 2)
-        x = ember.pow(self.probs - 0.5, 2)
+        ) + 1.0 / _torch.pow(_torch.log1p(-cut_probs) - _torch.log(cut_probs), 2)
+        x = _torch.pow(self.probs - 0.5, 2)
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
-        return ember.where(self._outside_unstable_region(), vars_, taylor)
+        return _torch.where(self._outside_unstable_region(), vars_, taylor)
 
     @lazy_property
     def logits(self):
@@ -135,18 +137,18 @@ class ContinuousBernoulli(ExponentialFamily):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
 
     @property
-    def param_shape(self) -> ember.Size:
+    def param_shape(self) -> Size:
         return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
-        u = ember.rand(shape, dtype=self.probs.dtype)
-        with ember.no_grad():
+        u = _torch.rand(shape, dtype=self.probs.dtype)
+        with no_grad():
             return self.icdf(u)
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
-        u = ember.rand(shape, dtype=self.probs.dtype)
+        u = _torch.rand(shape, dtype=self.probs.dtype)
         return self.icdf(u)
 
     def log_prob(self, value):
@@ -160,27 +162,29 @@ class ContinuousBernoulli(ExponentialFamily):
             self._validate_sample(value)
         cut_probs = self._cut_probs()
         cdfs = (
-            ember.pow(cut_probs, value) * ember.pow(1.0 - cut_probs, 1.0 - value) + cut_probs - 1.0
+            _torch.pow(cut_probs, value) * _torch.pow(1.0 - cut_probs, 1.0 - value)
+            + cut_probs
+            - 1.0
         ) / (2.0 * cut_probs - 1.0)
-        unbounded_cdfs = ember.where(self._outside_unstable_region(), cdfs, value)
-        return ember.where(
-            ember.le(value, 0.0),
-            ember.zeros_like(value),
-            ember.where(ember.ge(value, 1.0), ember.ones_like(value), unbounded_cdfs),
+        unbounded_cdfs = _torch.where(self._outside_unstable_region(), cdfs, value)
+        return _torch.where(
+            _torch.le(value, 0.0),
+            _torch.zeros_like(value),
+            _torch.where(_torch.ge(value, 1.0), _torch.ones_like(value), unbounded_cdfs),
         )
 
     def icdf(self, value):
         cut_probs = self._cut_probs()
-        return ember.where(
+        return _torch.where(
             self._outside_unstable_region(),
-            (ember.log1p(-cut_probs + value * (2.0 * cut_probs - 1.0)) - ember.log1p(-cut_probs))
-            / (ember.log(cut_probs) - ember.log1p(-cut_probs)),
+            (_torch.log1p(-cut_probs + value * (2.0 * cut_probs - 1.0)) - _torch.log1p(-cut_probs))
+            / (_torch.log(cut_probs) - _torch.log1p(-cut_probs)),
             value,
         )
 
     def entropy(self):
-        log_probs0 = ember.log1p(-self.probs)
-        log_probs1 = ember.log(self.probs)
+        log_probs0 = _torch.log1p(-self.probs)
+        log_probs1 = _torch.log(self.probs)
         return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
 
     @property
@@ -189,10 +193,10 @@ class ContinuousBernoulli(ExponentialFamily):
 
     def _log_normalizer(self, x):
         """The log normalising constant as a function of the natural parameter."""
-        out_unst_reg = ember.le(x, self._lims[0] - 0.5) | ember.gt(x, self._lims[1] - 0.5)
-        cut_nat_params = ember.where(out_unst_reg, x, (self._lims[0] - 0.5) * ember.ones_like(x))
-        log_norm = ember.log(ember.abs(ember.special.expm1(cut_nat_params))) - ember.log(
-            ember.abs(cut_nat_params)
+        out_unst_reg = _torch.le(x, self._lims[0] - 0.5) | _torch.gt(x, self._lims[1] - 0.5)
+        cut_nat_params = _torch.where(out_unst_reg, x, (self._lims[0] - 0.5) * _torch.ones_like(x))
+        log_norm = _torch.log(_torch.abs(special.expm1(cut_nat_params))) - _torch.log(
+            _torch.abs(cut_nat_params)
         )
-        taylor = 0.5 * x + ember.pow(x, 2) / 24.0 - ember.pow(x, 4) / 2880.0
-        return ember.where(out_unst_reg, log_norm, taylor)
+        taylor = 0.5 * x + _torch.pow(x, 2) / 24.0 - _torch.pow(x, 4) / 2880.0
+        return _torch.where(out_unst_reg, log_norm, taylor)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import ember
-import ember.nn.functional as F
-
-from . import constraints
+from .. import _compat
+from ..nn import functional as F
+from . import _torch, constraints
 from .exp_family import ExponentialFamily
 from .gamma import standard_gamma
 from .utils import _size
@@ -20,6 +19,7 @@ class Dirichlet(ExponentialFamily):
     ``concentration`` through the implicit gamma gradient and the normalisation.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Dirichlet
         >>> Dirichlet(ember.tensor([0.5, 0.5])).sample().shape
         torch.Size([2])
@@ -48,16 +48,16 @@ class Dirichlet(ExponentialFamily):
         shape = tuple(self._extended_shape(sample_shape))
         gammas = standard_gamma(self.concentration.expand(shape))
         x = gammas / gammas.sum(-1, True)
-        finfo = ember.finfo(x.dtype)
+        finfo = _compat.finfo(x.dtype)
         return x.clamp(min=finfo.tiny, max=1 - finfo.eps)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         return (
-            ember.xlogy(self.concentration - 1.0, value).sum(-1)
-            + ember.lgamma(self.concentration.sum(-1))
-            - ember.lgamma(self.concentration).sum(-1)
+            _torch.xlogy(self.concentration - 1.0, value).sum(-1)
+            + _torch.lgamma(self.concentration.sum(-1))
+            - _torch.lgamma(self.concentration).sum(-1)
         )
 
     @property
@@ -71,7 +71,7 @@ class Dirichlet(ExponentialFamily):
         # All concentrations < 1: the mode is the vertex of the largest one.
         mask = (self.concentration < 1).all(dim=-1, keepdim=True)
         vertex = F.one_hot(mode.argmax(dim=-1), concentrationm1.shape[-1]).to(mode.dtype)
-        return ember.where(mask, vertex, mode)
+        return _torch.where(mask, vertex, mode)
 
     @property
     def variance(self):
@@ -82,10 +82,10 @@ class Dirichlet(ExponentialFamily):
         k = self.concentration.size(-1)
         a0 = self.concentration.sum(-1)
         return (
-            ember.lgamma(self.concentration).sum(-1)
-            - ember.lgamma(a0)
-            - (k - a0) * ember.digamma(a0)
-            - ((self.concentration - 1.0) * ember.digamma(self.concentration)).sum(-1)
+            _torch.lgamma(self.concentration).sum(-1)
+            - _torch.lgamma(a0)
+            - (k - a0) * _torch.digamma(a0)
+            - ((self.concentration - 1.0) * _torch.digamma(self.concentration)).sum(-1)
         )
 
     @property
@@ -93,4 +93,4 @@ class Dirichlet(ExponentialFamily):
         return (self.concentration,)
 
     def _log_normalizer(self, x):
-        return x.lgamma().sum(-1) - ember.lgamma(x.sum(-1))
+        return x.lgamma().sum(-1) - _torch.lgamma(x.sum(-1))

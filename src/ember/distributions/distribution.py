@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import ember
-
 from .._overrides import warn as _warn
-from . import constraints
+from .._tensor import Size, Tensor
+from ..autograd.grad_mode import no_grad
+from . import _torch, constraints
 from .utils import _size, lazy_property
 
 __all__ = ["Distribution"]
@@ -21,6 +21,7 @@ class Distribution:
             ``Distribution._validate_args`` (on unless Python runs with ``-O``).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Normal
         >>> Normal(ember.zeros(2), ember.ones(2))
         Normal(loc: torch.Size([2]), scale: torch.Size([2]))
@@ -77,12 +78,12 @@ class Distribution:
         raise NotImplementedError
 
     @property
-    def batch_shape(self) -> ember.Size:
+    def batch_shape(self) -> Size:
         """The shape over which parameters are batched."""
         return self._batch_shape
 
     @property
-    def event_shape(self) -> ember.Size:
+    def event_shape(self) -> Size:
         """The shape of a single sample (without batching)."""
         return self._event_shape
 
@@ -118,7 +119,7 @@ class Distribution:
 
     def sample(self, sample_shape=()):
         """A sample (or batch of samples) of shape ``sample_shape + batch + event``."""
-        with ember.no_grad():
+        with no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
@@ -132,7 +133,7 @@ class Distribution:
             FutureWarning,
             stacklevel=2,
         )
-        return self.sample(ember.Size((n,)))
+        return self.sample(Size((n,)))
 
     def log_prob(self, value):
         """The log of the density/mass function at ``value``."""
@@ -156,13 +157,13 @@ class Distribution:
 
     def perplexity(self):
         """``exp(entropy)``, batched over ``batch_shape``."""
-        return ember.exp(self.entropy())
+        return _torch.exp(self.entropy())
 
-    def _extended_shape(self, sample_shape=()) -> ember.Size:
+    def _extended_shape(self, sample_shape=()) -> Size:
         return _size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
 
     def _validate_sample(self, value) -> None:
-        if not isinstance(value, ember.Tensor):
+        if not isinstance(value, Tensor):
             raise ValueError("The value argument to log_prob must be a Tensor")
         event_dim_start = len(value.size()) - len(self._event_shape)
         if value.size()[event_dim_start:] != self._event_shape:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import ember
-
+from .. import autograd
 from .distribution import Distribution
 
 __all__ = ["ExponentialFamily"]
@@ -32,7 +31,7 @@ class ExponentialFamily(Distribution):
         result = -self._mean_carrier_measure
         nparams = [p.detach().requires_grad_() for p in self._natural_params]
         lg_normal = self._log_normalizer(*nparams)
-        gradients = ember.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
+        gradients = autograd.grad(lg_normal.sum(), nparams, create_graph=True)
         result = result + lg_normal
         for np_, g in zip(nparams, gradients):
             result = result - (np_ * g).reshape(tuple(self._batch_shape) + (-1,)).sum(-1)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .._tensor import Size
+from . import _torch, constraints
 from .exp_family import ExponentialFamily
 from .utils import _size, broadcast_all
 
@@ -17,6 +16,7 @@ class Exponential(ExponentialFamily):
     """Exponential distribution with ``rate`` (density ``rate * exp(-rate * x)``).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Exponential
         >>> Exponential(ember.tensor([2.0])).mean
         tensor([0.5000])
@@ -33,7 +33,7 @@ class Exponential(ExponentialFamily):
 
     @property
     def mode(self):
-        return ember.zeros_like(self.rate)
+        return _torch.zeros_like(self.rate)
 
     @property
     def stddev(self):
@@ -45,7 +45,7 @@ class Exponential(ExponentialFamily):
 
     def __init__(self, rate, validate_args=None) -> None:
         (self.rate,) = broadcast_all(rate)
-        batch_shape = ember.Size() if isinstance(rate, Number) else self.rate.size()
+        batch_shape = Size() if isinstance(rate, Number) else self.rate.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -58,7 +58,7 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        eps = ember.empty(tuple(shape), dtype=self.rate.dtype).exponential_()
+        eps = _torch.empty(tuple(shape), dtype=self.rate.dtype).exponential_()
         return eps / self.rate
 
     def log_prob(self, value):
@@ -69,17 +69,17 @@ class Exponential(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 1 - ember.exp(-self.rate * value)
+        return 1 - _torch.exp(-self.rate * value)
 
     def icdf(self, value):
-        return -ember.log1p(-value) / self.rate
+        return -_torch.log1p(-value) / self.rate
 
     def entropy(self):
-        return 1.0 - ember.log(self.rate)
+        return 1.0 - _torch.log(self.rate)
 
     @property
     def _natural_params(self):
         return (-self.rate,)
 
     def _log_normalizer(self, x):
-        return -ember.log(-x)
+        return -_torch.log(-x)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .._compat import finfo
+from .._tensor import Size
+from . import _torch, constraints
 from .distribution import Distribution
 from .gamma import Gamma
 from .utils import _size, broadcast_all
@@ -19,6 +19,7 @@ class FisherSnedecor(Distribution):
     """F distribution with ``df1`` and ``df2`` degrees of freedom (a ratio of scaled Gammas).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import FisherSnedecor
         >>> FisherSnedecor(ember.tensor([2.0]), ember.tensor([6.0])).mean
         tensor([1.5000])
@@ -33,7 +34,7 @@ class FisherSnedecor(Distribution):
         self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
         self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
         if isinstance(df1, Number) and isinstance(df2, Number):
-            batch_shape = ember.Size()
+            batch_shape = Size()
         else:
             batch_shape = self.df1.size()
         super().__init__(batch_shape, validate_args=validate_args)
@@ -51,17 +52,17 @@ class FisherSnedecor(Distribution):
 
     @property
     def mean(self):
-        df2 = ember.where(self.df2 <= 2, ember.full_like(self.df2, math.nan), self.df2)
+        df2 = _torch.where(self.df2 <= 2, _torch.full_like(self.df2, math.nan), self.df2)
         return df2 / (df2 - 2)
 
     @property
     def mode(self):
         mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
-        return ember.where(self.df1 <= 2, ember.full_like(mode, math.nan), mode)
+        return _torch.where(self.df1 <= 2, _torch.full_like(mode, math.nan), mode)
 
     @property
     def variance(self):
-        df2 = ember.where(self.df2 <= 4, ember.full_like(self.df2, math.nan), self.df2)
+        df2 = _torch.where(self.df2 <= 4, _torch.full_like(self.df2, math.nan), self.df2)
         return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
 
     def rsample(self, sample_shape=()):
@@ -69,7 +70,7 @@ class FisherSnedecor(Distribution):
         # X1 ~ Gamma(df1 / 2, 1 / 2) / df1 and X2 likewise: X1 / X2 ~ F(df1, df2).
         X1 = self._gamma1.rsample(sample_shape).view(shape)
         X2 = self._gamma2.rsample(sample_shape).view(shape)
-        tiny = ember.finfo(X2.dtype).tiny
+        tiny = finfo(X2.dtype).tiny
         return (X1 / X2.clamp(min=tiny)).clamp(min=tiny)
 
     def log_prob(self, value):
@@ -79,6 +80,6 @@ class FisherSnedecor(Distribution):
         ct2 = self.df2 * 0.5
         ct3 = self.df1 / self.df2
         t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
-        t2 = ct1 * ct3.log() + (ct1 - 1) * ember.log(value)
-        t3 = (ct1 + ct2) * ember.log1p(ct3 * value)
+        t2 = ct1 * ct3.log() + (ct1 - 1) * _torch.log(value)
+        t3 = (ct1 + ct2) * _torch.log1p(ct3 * value)
         return t1 + t2 - t3

@@ -6,9 +6,10 @@ from numbers import Number
 
 import numpy as np
 
-import ember
-
-from . import constraints
+from .. import autograd, special
+from .._compat import finfo
+from .._tensor import Size
+from . import _torch, constraints
 from .exp_family import ExponentialFamily
 from .utils import _rng, _size, broadcast_all
 
@@ -37,15 +38,15 @@ def _standard_gamma_grad_np(alpha: np.ndarray, x: np.ndarray) -> np.ndarray:
     return -dF_da * np.exp(-log_pdf)
 
 
-class _StandardGamma(ember.autograd.Function):
+class _StandardGamma(autograd.Function):
     """Standard Gamma(alpha, 1) sample whose backward is the implicit reparameterisation."""
 
     @staticmethod
     def forward(ctx, alpha):
         a = np.asarray(alpha.detach().numpy(), dtype=np.float64)
         x = _rng().standard_gamma(a)
-        x = np.maximum(x, ember.finfo(alpha.dtype).tiny)
-        out = ember.tensor(x, dtype=alpha.dtype)
+        x = np.maximum(x, finfo(alpha.dtype).tiny)
+        out = _torch.tensor(x, dtype=alpha.dtype)
         ctx.save_for_backward(alpha, out)
         return out
 
@@ -53,13 +54,14 @@ class _StandardGamma(ember.autograd.Function):
     def backward(ctx, grad):
         alpha, out = ctx.saved_tensors
         g = _standard_gamma_grad_np(alpha.detach().numpy(), out.detach().numpy())
-        return grad * ember.tensor(g, dtype=alpha.dtype)
+        return grad * _torch.tensor(g, dtype=alpha.dtype)
 
 
 def standard_gamma(alpha):
     """Draw ``Gamma(alpha, 1)`` samples (one per element of ``alpha``), differentiable in alpha.
 
     Example:
+        >>> import ember
         >>> from ember.distributions.gamma import standard_gamma
         >>> standard_gamma(ember.ones(3)).shape
         torch.Size([3])
@@ -74,6 +76,7 @@ class Gamma(ExponentialFamily):
     (the sample's CDF held fixed), the same estimator torch uses.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Gamma
         >>> Gamma(ember.tensor([2.0]), ember.tensor([4.0])).mean
         tensor([0.5000])
@@ -99,7 +102,7 @@ class Gamma(ExponentialFamily):
     def __init__(self, concentration, rate, validate_args=None) -> None:
         self.concentration, self.rate = broadcast_all(concentration, rate)
         if isinstance(concentration, Number) and isinstance(rate, Number):
-            batch_shape = ember.Size()
+            batch_shape = Size()
         else:
             batch_shape = self.concentration.size()
         super().__init__(batch_shape, validate_args=validate_args)
@@ -116,25 +119,25 @@ class Gamma(ExponentialFamily):
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
         value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
-        return value.clamp(min=ember.finfo(value.dtype).tiny)
+        return value.clamp(min=finfo(value.dtype).tiny)
 
     def log_prob(self, value):
-        value = ember.as_tensor(value, dtype=self.rate.dtype)
+        value = _torch.as_tensor(value, dtype=self.rate.dtype)
         if self._validate_args:
             self._validate_sample(value)
         return (
-            ember.xlogy(self.concentration, self.rate)
-            + ember.xlogy(self.concentration - 1, value)
+            _torch.xlogy(self.concentration, self.rate)
+            + _torch.xlogy(self.concentration - 1, value)
             - self.rate * value
-            - ember.lgamma(self.concentration)
+            - _torch.lgamma(self.concentration)
         )
 
     def entropy(self):
         return (
             self.concentration
-            - ember.log(self.rate)
-            + ember.lgamma(self.concentration)
-            + (1.0 - self.concentration) * ember.digamma(self.concentration)
+            - _torch.log(self.rate)
+            + _torch.lgamma(self.concentration)
+            + (1.0 - self.concentration) * _torch.digamma(self.concentration)
         )
 
     @property
@@ -142,18 +145,19 @@ class Gamma(ExponentialFamily):
         return (self.concentration - 1, -self.rate)
 
     def _log_normalizer(self, x, y):
-        return ember.lgamma(x + 1) + (x + 1) * ember.log(-y.reciprocal())
+        return _torch.lgamma(x + 1) + (x + 1) * _torch.log(-y.reciprocal())
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return ember.special.gammainc(self.concentration, self.rate * value)
+        return special.gammainc(self.concentration, self.rate * value)
 
 
 class Chi2(Gamma):
     """Chi-squared distribution with ``df`` degrees of freedom (``Gamma(df/2, 1/2)``).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Chi2
         >>> Chi2(ember.tensor([3.0])).mean
         tensor([3.])
@@ -163,7 +167,7 @@ class Chi2(Gamma):
 
     def __init__(self, df, validate_args=None) -> None:
         if isinstance(df, Number):
-            df = ember.tensor(float(df))
+            df = _torch.tensor(float(df))
         super().__init__(0.5 * df, 0.5, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .._tensor import Size
+from . import _torch, constraints
 from .distribution import Distribution
 from .utils import _size, broadcast_all
 
@@ -21,6 +20,7 @@ class GeneralizedPareto(Distribution):
     support ``[loc, loc - scale / concentration]``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import GeneralizedPareto
         >>> GeneralizedPareto(0.0, 1.0, 0.0).cdf(ember.tensor(1.0))
         tensor(0.6321)
@@ -36,7 +36,7 @@ class GeneralizedPareto(Distribution):
     def __init__(self, loc, scale, concentration, validate_args=None) -> None:
         self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
         if all(isinstance(v, Number) for v in (loc, scale, concentration)):
-            batch_shape = ember.Size()
+            batch_shape = Size()
         else:
             batch_shape = self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
@@ -53,13 +53,13 @@ class GeneralizedPareto(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
-        u = ember.rand(shape, dtype=self.loc.dtype)
+        u = _torch.rand(shape, dtype=self.loc.dtype)
         return self.icdf(u)
 
     def _safe_concentration(self):
-        eq_zero = ember.isclose(self.concentration, ember.zeros_like(self.concentration))
-        return eq_zero, ember.where(
-            eq_zero, ember.ones_like(self.concentration), self.concentration
+        eq_zero = _torch.isclose(self.concentration, _torch.zeros_like(self.concentration))
+        return eq_zero, _torch.where(
+            eq_zero, _torch.ones_like(self.concentration), self.concentration
         )
 
     def log_prob(self, value):
@@ -67,9 +67,9 @@ class GeneralizedPareto(Distribution):
             self._validate_sample(value)
         z = self._z(value)
         eq_zero, safe_conc = self._safe_concentration()
-        y = 1 / safe_conc + ember.ones_like(z)
-        where_nonzero = ember.where(y == 0, y, y * ember.log1p(safe_conc * z))
-        return -self.scale.log() - ember.where(eq_zero, z, where_nonzero)
+        y = 1 / safe_conc + _torch.ones_like(z)
+        where_nonzero = _torch.where(y == 0, y, y * _torch.log1p(safe_conc * z))
+        return -self.scale.log() - _torch.where(eq_zero, z, where_nonzero)
 
     def log_survival_function(self, value):
         """``log P(X > value)``."""
@@ -77,22 +77,22 @@ class GeneralizedPareto(Distribution):
             self._validate_sample(value)
         z = self._z(value)
         eq_zero, safe_conc = self._safe_concentration()
-        where_nonzero = -ember.log1p(safe_conc * z) / safe_conc
-        return ember.where(eq_zero, -z, where_nonzero)
+        where_nonzero = -_torch.log1p(safe_conc * z) / safe_conc
+        return _torch.where(eq_zero, -z, where_nonzero)
 
     def log_cdf(self, value):
         """``log P(X <= value)``."""
-        return ember.log1p(-ember.exp(self.log_survival_function(value)))
+        return _torch.log1p(-_torch.exp(self.log_survival_function(value)))
 
     def cdf(self, value):
-        return ember.exp(self.log_cdf(value))
+        return _torch.exp(self.log_cdf(value))
 
     def icdf(self, value):
         eq_zero, safe_conc = self._safe_concentration()
-        logu = ember.log1p(-value)
-        where_nonzero = self.loc + self.scale / safe_conc * ember.expm1(-safe_conc * logu)
+        logu = _torch.log1p(-value)
+        where_nonzero = self.loc + self.scale / safe_conc * _torch.expm1(-safe_conc * logu)
         where_zero = self.loc - self.scale * logu
-        return ember.where(eq_zero, where_zero, where_nonzero)
+        return _torch.where(eq_zero, where_zero, where_nonzero)
 
     def _z(self, x):
         return (x - self.loc) / self.scale
@@ -100,21 +100,23 @@ class GeneralizedPareto(Distribution):
     @property
     def mean(self):
         valid = self.concentration < 1
-        safe_conc = ember.where(valid, self.concentration, ember.full_like(self.concentration, 0.5))
+        safe_conc = _torch.where(
+            valid, self.concentration, _torch.full_like(self.concentration, 0.5)
+        )
         result = self.loc + self.scale / (1 - safe_conc)
-        return ember.where(valid, result, ember.full_like(result, math.nan))
+        return _torch.where(valid, result, _torch.full_like(result, math.nan))
 
     @property
     def variance(self):
         valid = self.concentration < 0.5
-        safe_conc = ember.where(
-            valid, self.concentration, ember.full_like(self.concentration, 0.25)
+        safe_conc = _torch.where(
+            valid, self.concentration, _torch.full_like(self.concentration, 0.25)
         )
         result = self.scale**2 / ((1 - safe_conc) ** 2 * (1 - 2 * safe_conc))
-        return ember.where(valid, result, ember.full_like(result, math.nan))
+        return _torch.where(valid, result, _torch.full_like(result, math.nan))
 
     def entropy(self):
-        ans = ember.log(self.scale) + self.concentration + 1
+        ans = _torch.log(self.scale) + self.concentration + 1
         return ans.expand(tuple(self._batch_shape))
 
     @property
@@ -124,9 +126,9 @@ class GeneralizedPareto(Distribution):
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         lower = self.loc
-        upper = ember.where(
+        upper = _torch.where(
             self.concentration < 0,
             lower - self.scale / self.concentration,
-            ember.full_like(lower, math.inf),
+            _torch.full_like(lower, math.inf),
         )
         return constraints.interval(lower, upper)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .._compat import finfo
+from .._tensor import Size
+from ..autograd.grad_mode import no_grad
+from . import _torch, constraints
 from .bernoulli import _bce_with_logits
 from .distribution import Distribution
 from .utils import _size, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
@@ -18,6 +19,7 @@ class Geometric(Distribution):
     """Number of failures before the first success in Bernoulli(``probs``) trials.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Geometric
         >>> Geometric(ember.tensor([0.25])).mean
         tensor([3.])
@@ -35,7 +37,7 @@ class Geometric(Distribution):
             (self.logits,) = broadcast_all(logits)
         probs_or_logits = probs if probs is not None else logits
         if isinstance(probs_or_logits, Number):
-            batch_shape = ember.Size()
+            batch_shape = Size()
         else:
             batch_shape = probs_or_logits.size()
         super().__init__(batch_shape, validate_args=validate_args)
@@ -69,7 +71,7 @@ class Geometric(Distribution):
 
     @property
     def mode(self):
-        return ember.zeros_like(self.probs)
+        return _torch.zeros_like(self.probs)
 
     @property
     def variance(self):
@@ -85,9 +87,9 @@ class Geometric(Distribution):
 
     def sample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
-        tiny = ember.finfo(self.probs.dtype).tiny
-        with ember.no_grad():
-            u = ember.rand(shape, dtype=self.probs.dtype).clamp(min=tiny)
+        tiny = finfo(self.probs.dtype).tiny
+        with no_grad():
+            u = _torch.rand(shape, dtype=self.probs.dtype).clamp(min=tiny)
             return (u.log() / (-self.probs).log1p()).floor()
 
     def log_prob(self, value):
@@ -95,7 +97,7 @@ class Geometric(Distribution):
             self._validate_sample(value)
         value, probs = broadcast_all(value, self.probs)
         # 0 * log(0) = 0 when probs == 1 and value == 0.
-        probs = ember.where((probs == 1) & (value == 0), ember.zeros_like(probs), probs)
+        probs = _torch.where((probs == 1) & (value == 0), _torch.zeros_like(probs), probs)
         return value * (-probs).log1p() + self.probs.log()
 
     def entropy(self):

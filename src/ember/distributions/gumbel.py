@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .. import _compat
+from . import _torch, constraints
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
 from .uniform import Uniform
@@ -20,6 +19,7 @@ class Gumbel(TransformedDistribution):
     """Gumbel distribution: ``loc - scale * log(-log(U))`` for ``U ~ Uniform(0, 1)``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Gumbel
         >>> Gumbel(ember.tensor([1.0]), ember.tensor([2.0])).mean
         tensor([2.1544])
@@ -30,18 +30,18 @@ class Gumbel(TransformedDistribution):
 
     def __init__(self, loc, scale, validate_args=None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
-        finfo = ember.finfo(self.loc.dtype)
+        finfo = _compat.finfo(self.loc.dtype)
         if isinstance(loc, Number) and isinstance(scale, Number):
             base_dist = Uniform(finfo.tiny, 1 - finfo.eps, validate_args=validate_args)
         else:
             base_dist = Uniform(
-                ember.full_like(self.loc, finfo.tiny),
-                ember.full_like(self.loc, 1 - finfo.eps),
+                _torch.full_like(self.loc, finfo.tiny),
+                _torch.full_like(self.loc, 1 - finfo.eps),
                 validate_args=validate_args,
             )
         transforms = [
             ExpTransform().inv,
-            AffineTransform(loc=0, scale=-ember.ones_like(self.scale)),
+            AffineTransform(loc=0, scale=-_torch.ones_like(self.scale)),
             ExpTransform().inv,
             AffineTransform(loc=loc, scale=-self.scale),
         ]

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import math
 
-import ember
-
-from . import constraints
+from . import _torch, constraints
 from .cauchy import Cauchy
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
@@ -18,6 +16,7 @@ class HalfCauchy(TransformedDistribution):
     """``|X|`` with ``X ~ Cauchy(0, scale)``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import HalfCauchy
         >>> HalfCauchy(ember.tensor([1.0])).cdf(ember.tensor([1.0]))
         tensor([0.5000])
@@ -41,11 +40,11 @@ class HalfCauchy(TransformedDistribution):
 
     @property
     def mean(self):
-        return ember.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype)
+        return _torch.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype)
 
     @property
     def mode(self):
-        return ember.zeros_like(self.scale)
+        return _torch.zeros_like(self.scale)
 
     @property
     def variance(self):
@@ -54,9 +53,9 @@ class HalfCauchy(TransformedDistribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = ember.as_tensor(value, dtype=self.base_dist.scale.dtype)
+        value = _torch.as_tensor(value, dtype=self.base_dist.scale.dtype)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return ember.where(value >= 0, log_prob, ember.full_like(log_prob, -math.inf))
+        return _torch.where(value >= 0, log_prob, _torch.full_like(log_prob, -math.inf))
 
     def cdf(self, value):
         if self._validate_args:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import math
 
-import ember
-
-from . import constraints
+from . import _torch, constraints
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
@@ -18,6 +16,7 @@ class HalfNormal(TransformedDistribution):
     """``|X|`` with ``X ~ Normal(0, scale)``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import HalfNormal
         >>> HalfNormal(ember.tensor([1.0])).log_prob(ember.tensor([0.0]))
         tensor([-0.2258])
@@ -45,7 +44,7 @@ class HalfNormal(TransformedDistribution):
 
     @property
     def mode(self):
-        return ember.zeros_like(self.scale)
+        return _torch.zeros_like(self.scale)
 
     @property
     def variance(self):
@@ -55,7 +54,7 @@ class HalfNormal(TransformedDistribution):
         if self._validate_args:
             self._validate_sample(value)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return ember.where(value >= 0, log_prob, ember.full_like(log_prob, -math.inf))
+        return _torch.where(value >= 0, log_prob, _torch.full_like(log_prob, -math.inf))
 
     def cdf(self, value):
         if self._validate_args:

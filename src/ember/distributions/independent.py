@@ -13,6 +13,7 @@ class Independent(Distribution):
     """Reinterprets ``reinterpreted_batch_ndims`` batch dims of ``base_distribution`` as event dims.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Independent, Normal
         >>> normal = Normal(ember.zeros(3), ember.ones(3))
         >>> [tuple(normal.batch_shape), tuple(normal.event_shape)]

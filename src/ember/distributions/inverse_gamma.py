@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import math
 
-import ember
-
-from . import constraints
+from . import _torch, constraints
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform
@@ -18,6 +16,7 @@ class InverseGamma(TransformedDistribution):
     """``1 / X`` with ``X ~ Gamma(concentration, rate)``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import InverseGamma
         >>> InverseGamma(ember.tensor([3.0]), ember.tensor([2.0])).mean
         tensor([1.])
@@ -50,7 +49,7 @@ class InverseGamma(TransformedDistribution):
     @property
     def mean(self):
         result = self.rate / (self.concentration - 1)
-        return ember.where(self.concentration > 1, result, ember.full_like(result, math.inf))
+        return _torch.where(self.concentration > 1, result, _torch.full_like(result, math.inf))
 
     @property
     def mode(self):
@@ -59,7 +58,7 @@ class InverseGamma(TransformedDistribution):
     @property
     def variance(self):
         result = self.rate.square() / ((self.concentration - 1).square() * (self.concentration - 2))
-        return ember.where(self.concentration > 2, result, ember.full_like(result, math.inf))
+        return _torch.where(self.concentration > 2, result, _torch.full_like(result, math.inf))
 
     def entropy(self):
         return (

@@ -1,6 +1,7 @@
 """KL divergence ``KL(p || q)`` with a registry dispatched on the pair of types.
 
 Example:
+    >>> import ember
     >>> from ember.distributions import Normal, kl_divergence
     >>> kl_divergence(Normal(0.0, 1.0), Normal(0.0, 2.0))
     tensor(0.3181)
@@ -11,10 +12,11 @@ from __future__ import annotations
 import math
 from functools import total_ordering
 
-import ember
-import ember.nn.functional as F
-
+from .. import autograd, special
+from .._compat import broadcast_shapes
 from .._overrides import warn as _warn
+from ..nn import functional as F
+from . import _torch
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -59,6 +61,7 @@ def register_kl(type_p, type_q):
     match warns (``RuntimeWarning``).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Distribution, kl_divergence, register_kl
         >>> class MyDist(Distribution):
         ...     arg_constraints = {}
@@ -146,17 +149,17 @@ def kl_divergence(p: Distribution, q: Distribution):
 
 
 def _infinite_like(tensor):
-    return ember.full_like(tensor, math.inf)
+    return _torch.full_like(tensor, math.inf)
 
 
 def _x_log_x(tensor):
-    return ember.special.xlogy(tensor, tensor)  # 0 at x = 0
+    return special.xlogy(tensor, tensor)  # 0 at x = 0
 
 
 def _set_where(t, mask, value: float):
     """``t`` with ``value`` where ``mask`` (out-of-place ``t[mask] = value``)."""
     mask = mask.expand_as(t) if tuple(mask.shape) != tuple(t.shape) else mask
-    return ember.where(mask, ember.full_like(t, value), t)
+    return _torch.where(mask, _torch.full_like(t, value), t)
 
 
 def _batch_trace_XXT(bmat):
@@ -187,9 +190,9 @@ def _kl_beta_beta(p, q):
     sum_params_q = q.concentration1 + q.concentration0
     t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_params_p.lgamma()
     t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_params_q.lgamma()
-    t3 = (p.concentration1 - q.concentration1) * ember.digamma(p.concentration1)
-    t4 = (p.concentration0 - q.concentration0) * ember.digamma(p.concentration0)
-    t5 = (sum_params_q - sum_params_p) * ember.digamma(sum_params_p)
+    t3 = (p.concentration1 - q.concentration1) * _torch.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * _torch.digamma(p.concentration0)
+    t5 = (sum_params_q - sum_params_p) * _torch.digamma(sum_params_p)
     return t1 - t2 + t3 + t4 + t5
 
 
@@ -214,8 +217,8 @@ def _kl_categorical_categorical(p, q):
 @register_kl(ContinuousBernoulli, ContinuousBernoulli)
 def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
     t1 = p.mean * (p.logits - q.logits)
-    t2 = p._cont_bern_log_norm() + ember.log1p(-p.probs)
-    t3 = -q._cont_bern_log_norm() - ember.log1p(-q.probs)
+    t2 = p._cont_bern_log_norm() + _torch.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - _torch.log1p(-q.probs)
     return t1 + t2 + t3
 
 
@@ -247,7 +250,7 @@ def _kl_expfamily_expfamily(p, q):
     p_nparams = [np_.detach().requires_grad_() for np_ in p._natural_params]
     q_nparams = q._natural_params
     lg_normal = p._log_normalizer(*p_nparams)
-    gradients = ember.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+    gradients = autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
     result = q._log_normalizer(*q_nparams) - lg_normal
     for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
         term = (qnp - pnp) * g
@@ -258,15 +261,15 @@ def _kl_expfamily_expfamily(p, q):
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p, q):
     t1 = q.concentration * (p.rate / q.rate).log()
-    t2 = ember.lgamma(q.concentration) - ember.lgamma(p.concentration)
-    t3 = (p.concentration - q.concentration) * ember.digamma(p.concentration)
+    t2 = _torch.lgamma(q.concentration) - _torch.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * _torch.digamma(p.concentration)
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
 
 
 @register_kl(Geometric, Geometric)
 def _kl_geometric_geometric(p, q):
-    return -p.entropy() - ember.log1p(-q.probs) / p.probs - q.logits
+    return -p.entropy() - _torch.log1p(-q.probs) / p.probs - q.logits
 
 
 @register_kl(Gumbel, Gumbel)
@@ -276,7 +279,7 @@ def _kl_gumbel_gumbel(p, q):
     ct3 = p.loc / q.scale
     t1 = -ct1.log() - ct2 + ct3
     t2 = ct1 * _euler_gamma
-    t3 = ember.exp(ct2 + (1 + ct1).lgamma() - ct3)
+    t3 = _torch.exp(ct2 + (1 + ct1).lgamma() - ct3)
     return t1 + t2 + t3 - (1 + _euler_gamma)
 
 
@@ -302,7 +305,7 @@ def _kl_laplace_laplace(p, q):
     loc_abs_diff = (p.loc - q.loc).abs()
     t1 = -scale_ratio.log()
     t2 = loc_abs_diff / q.scale
-    t3 = scale_ratio * ember.exp(-loc_abs_diff / p.scale)
+    t3 = scale_ratio * _torch.exp(-loc_abs_diff / p.scale)
     return t1 + t2 + t3 - 1
 
 
@@ -371,7 +374,7 @@ def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
     )
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, (q.loc - p.loc))
     combined_batch_shape = tuple(
-        ember.broadcast_shapes(
+        broadcast_shapes(
             tuple(q._unbroadcasted_scale_tril.shape[:-2]),
             tuple(p._unbroadcasted_cov_factor.shape[:-2]),
         )
@@ -381,7 +384,7 @@ def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
     p_cov_factor = p._unbroadcasted_cov_factor.expand(
         combined_batch_shape + (n, p.cov_factor.size(-1))
     )
-    p_cov_diag = ember.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(
+    p_cov_diag = _torch.diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(
         combined_batch_shape + (n, n)
     )
     term21 = _batch_trace_XXT(_solve_lower(q_scale_tril, p_cov_factor))
@@ -401,7 +404,7 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
         -1
     ) - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
     combined_batch_shape = tuple(
-        ember.broadcast_shapes(
+        broadcast_shapes(
             tuple(q._unbroadcasted_scale_tril.shape[:-2]),
             tuple(p._unbroadcasted_scale_tril.shape[:-2]),
         )
@@ -471,7 +474,7 @@ def _kl_bernoulli_poisson(p, q):
 
 @register_kl(Beta, ContinuousBernoulli)
 def _kl_beta_continuous_bernoulli(p, q):
-    return -p.entropy() - p.mean * q.logits - ember.log1p(-q.probs) - q._cont_bern_log_norm()
+    return -p.entropy() - p.mean * q.logits - _torch.log1p(-q.probs) - q._cont_bern_log_norm()
 
 
 @register_kl(Beta, Exponential)
@@ -524,21 +527,23 @@ def _kl_continuous_bernoulli_infinity(p, q):
 
 @register_kl(ContinuousBernoulli, Exponential)
 def _kl_continuous_bernoulli_exponential(p, q):
-    return -p.entropy() - ember.log(q.rate) + q.rate * p.mean
+    return -p.entropy() - _torch.log(q.rate) + q.rate * p.mean
 
 
 @register_kl(ContinuousBernoulli, Normal)
 def _kl_continuous_bernoulli_normal(p, q):
     t1 = -p.entropy()
-    t2 = 0.5 * (math.log(2.0 * math.pi) + ember.square(q.loc / q.scale)) + ember.log(q.scale)
-    t3 = (p.variance + ember.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * ember.square(q.scale))
+    t2 = 0.5 * (math.log(2.0 * math.pi) + _torch.square(q.loc / q.scale)) + _torch.log(q.scale)
+    t3 = (p.variance + _torch.square(p.mean) - 2.0 * q.loc * p.mean) / (
+        2.0 * _torch.square(q.scale)
+    )
     return t1 + t2 + t3
 
 
 @register_kl(ContinuousBernoulli, Uniform)
 def _kl_continuous_bernoulli_uniform(p, q):
     result = -p.entropy() + (q.high - q.low).log()
-    outside = ember.ge(q.low, 0.0) | ember.le(q.high, 1.0)
+    outside = _torch.ge(q.low, 0.0) | _torch.le(q.high, 1.0)
     return _set_where(result, outside, math.inf)
 
 
@@ -553,7 +558,7 @@ def _kl_exponential_infinity(p, q):
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
-    t1 = -q.concentration * ember.log(ratio)
+    t1 = -q.concentration * _torch.log(ratio)
     return (
         t1 + ratio + q.concentration.lgamma() + q.concentration * _euler_gamma - (1 + _euler_gamma)
     )
@@ -563,7 +568,7 @@ def _kl_exponential_gamma(p, q):
 def _kl_exponential_normal(p, q):
     var_normal = q.scale.pow(2)
     rate_sqr = p.rate.pow(2)
-    t1 = 0.5 * ember.log(rate_sqr * var_normal * 2 * math.pi)
+    t1 = 0.5 * _torch.log(rate_sqr * var_normal * 2 * math.pi)
     t2 = rate_sqr.reciprocal()
     t3 = q.loc / p.rate
     t4 = q.loc.pow(2) * 0.5
@@ -575,7 +580,7 @@ def _kl_exponential_gumbel(p, q):
     scale_rate_prod = p.rate * q.scale
     loc_scale_ratio = q.loc / q.scale
     t1 = scale_rate_prod.log() - 1
-    t2 = ember.exp(loc_scale_ratio) * scale_rate_prod / (scale_rate_prod + 1)
+    t2 = _torch.exp(loc_scale_ratio) * scale_rate_prod / (scale_rate_prod + 1)
     t3 = scale_rate_prod.reciprocal()
     return t1 - loc_scale_ratio + t2 + t3
 
@@ -604,7 +609,7 @@ def _kl_gamma_gumbel(p, q):
     )
     t2 = beta_scale_prod.log() + p.concentration / beta_scale_prod
     t3 = (
-        ember.exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration)
+        _torch.exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration)
         - loc_scale_ratio
     )
     return t1 + t2 + t3
@@ -634,7 +639,7 @@ def _kl_gamma_normal(p, q):
     var_normal = q.scale.pow(2)
     beta_sqr = p.rate.pow(2)
     t1 = (
-        0.5 * ember.log(beta_sqr * var_normal * 2 * math.pi)
+        0.5 * _torch.log(beta_sqr * var_normal * 2 * math.pi)
         - p.concentration
         - p.concentration.lgamma()
     )
@@ -658,7 +663,7 @@ def _kl_laplace_infinity(p, q):
 def _kl_laplace_normal(p, q):
     var_normal = q.scale.pow(2)
     scale_sqr_var_ratio = p.scale.pow(2) / var_normal
-    t1 = 0.5 * ember.log(2 * scale_sqr_var_ratio / math.pi)
+    t1 = 0.5 * _torch.log(2 * scale_sqr_var_ratio / math.pi)
     t2 = 0.5 * p.loc.pow(2)
     t3 = p.loc * q.loc
     t4 = 0.5 * q.loc.pow(2)
@@ -682,7 +687,7 @@ def _kl_normal_gumbel(p, q):
     loc_scale_ratio = q.loc / q.scale
     t1 = var_scale_sqr_ratio.log() * 0.5
     t2 = mean_scale_ratio - loc_scale_ratio
-    t3 = ember.exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
+    t3 = _torch.exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
     return -t1 + t2 + t3 - (0.5 * (1 + math.log(2 * math.pi)))
 
 
@@ -691,9 +696,9 @@ def _kl_normal_laplace(p, q):
     loc_diff = p.loc - q.loc
     scale_ratio = p.scale / q.scale
     loc_diff_scale_ratio = loc_diff / p.scale
-    t1 = ember.log(scale_ratio)
-    t2 = math.sqrt(2 / math.pi) * p.scale * ember.exp(-0.5 * loc_diff_scale_ratio.pow(2))
-    t3 = loc_diff * ember.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
+    t1 = _torch.log(scale_ratio)
+    t2 = math.sqrt(2 / math.pi) * p.scale * _torch.exp(-0.5 * loc_diff_scale_ratio.pow(2))
+    t3 = loc_diff * _torch.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
 
@@ -746,7 +751,7 @@ def _kl_poisson_infinity(p, q):
 @register_kl(Uniform, Beta)
 def _kl_uniform_beta(p, q):
     common_term = p.high - p.low
-    t1 = ember.log(common_term)
+    t1 = _torch.log(common_term)
     t2 = (q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
     t3 = (
         (q.concentration0 - 1)
@@ -764,8 +769,8 @@ def _kl_uniform_beta(p, q):
 
 @register_kl(Uniform, ContinuousBernoulli)
 def _kl_uniform_continuous_bernoulli(p, q):
-    result = -p.entropy() - p.mean * q.logits - ember.log1p(-q.probs) - q._cont_bern_log_norm()
-    outside = ember.ge(p.high, 1.0) | ember.le(p.low, 0.0)
+    result = -p.entropy() - p.mean * q.logits - _torch.log1p(-q.probs) - q._cont_bern_log_norm()
+    outside = _torch.ge(p.high, 1.0) | _torch.le(p.low, 0.0)
     return _set_where(result, outside, math.inf)
 
 
@@ -792,7 +797,7 @@ def _kl_uniform_gumbel(p, q):
     high_loc_diff = (p.high - q.loc) / q.scale
     low_loc_diff = (p.low - q.loc) / q.scale
     t1 = common_term.log() + 0.5 * (high_loc_diff + low_loc_diff)
-    t2 = common_term * (ember.exp(-high_loc_diff) - ember.exp(-low_loc_diff))
+    t2 = common_term * (_torch.exp(-high_loc_diff) - _torch.exp(-low_loc_diff))
     return t1 - t2
 
 

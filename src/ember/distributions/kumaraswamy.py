@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import math
 
-import ember
-
-from . import constraints
+from . import _torch, constraints
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
@@ -18,14 +16,15 @@ __all__ = ["Kumaraswamy"]
 def _moments(a, b, n):
     """The n-th moment ``E[X^n]`` of Kumaraswamy(a, b)."""
     arg1 = 1 + n / a
-    log_value = ember.lgamma(arg1) + ember.lgamma(b) - ember.lgamma(arg1 + b)
-    return b * ember.exp(log_value)
+    log_value = _torch.lgamma(arg1) + _torch.lgamma(b) - _torch.lgamma(arg1 + b)
+    return b * _torch.exp(log_value)
 
 
 class Kumaraswamy(TransformedDistribution):
     """Kumaraswamy distribution: ``(1 - U^(1/concentration0))^(1/concentration1)``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Kumaraswamy
         >>> Kumaraswamy(ember.tensor([1.0]), ember.tensor([1.0])).mean
         tensor([0.5000])
@@ -41,8 +40,8 @@ class Kumaraswamy(TransformedDistribution):
     def __init__(self, concentration1, concentration0, validate_args=None) -> None:
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
         base_dist = Uniform(
-            ember.full_like(self.concentration0, 0),
-            ember.full_like(self.concentration0, 1),
+            _torch.full_like(self.concentration0, 0),
+            _torch.full_like(self.concentration0, 1),
             validate_args=validate_args,
         )
         transforms = [
@@ -70,14 +69,14 @@ class Kumaraswamy(TransformedDistribution):
             - (-self.concentration0 * self.concentration1).log1p()
         )
         undefined = (self.concentration0 < 1) | (self.concentration1 < 1)
-        return ember.where(undefined, ember.full_like(log_mode, math.nan), log_mode).exp()
+        return _torch.where(undefined, _torch.full_like(log_mode, math.nan), log_mode).exp()
 
     @property
     def variance(self):
-        return _moments(self.concentration1, self.concentration0, 2) - ember.pow(self.mean, 2)
+        return _moments(self.concentration1, self.concentration0, 2) - _torch.pow(self.mean, 2)
 
     def entropy(self):
         t1 = 1 - self.concentration1.reciprocal()
         t0 = 1 - self.concentration0.reciprocal()
-        H0 = ember.digamma(self.concentration0 + 1) + euler_constant
-        return t0 + t1 * H0 - ember.log(self.concentration1) - ember.log(self.concentration0)
+        H0 = _torch.digamma(self.concentration0 + 1) + euler_constant
+        return t0 + t1 * H0 - _torch.log(self.concentration1) - _torch.log(self.concentration0)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .. import _compat
+from .._tensor import Size
+from . import _torch, constraints
 from .distribution import Distribution
 from .utils import _size, broadcast_all
 
@@ -17,6 +17,7 @@ class Laplace(Distribution):
     """Laplace distribution with location ``loc`` and scale ``scale``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Laplace
         >>> Laplace(0.0, 1.0).log_prob(ember.tensor(0.0))
         tensor(-0.6931)
@@ -45,7 +46,7 @@ class Laplace(Distribution):
     def __init__(self, loc, scale, validate_args=None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
         if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = ember.Size()
+            batch_shape = Size()
         else:
             batch_shape = self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
@@ -61,25 +62,25 @@ class Laplace(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        finfo = ember.finfo(self.loc.dtype)
-        uniform = ember.empty(tuple(shape), dtype=self.loc.dtype).uniform_(finfo.eps - 1, 1)
-        return self.loc - self.scale * uniform.sign() * ember.log1p(-uniform.abs())
+        finfo = _compat.finfo(self.loc.dtype)
+        uniform = _torch.empty(tuple(shape), dtype=self.loc.dtype).uniform_(finfo.eps - 1, 1)
+        return self.loc - self.scale * uniform.sign() * _torch.log1p(-uniform.abs())
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return -ember.log(2 * self.scale) - ember.abs(value - self.loc) / self.scale
+        return -_torch.log(2 * self.scale) - _torch.abs(value - self.loc) / self.scale
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 - 0.5 * (value - self.loc).sign() * ember.expm1(
+        return 0.5 - 0.5 * (value - self.loc).sign() * _torch.expm1(
             -(value - self.loc).abs() / self.scale
         )
 
     def icdf(self, value):
         term = value - 0.5
-        return self.loc - self.scale * term.sign() * ember.log1p(-2 * term.abs())
+        return self.loc - self.scale * term.sign() * _torch.log1p(-2 * term.abs())
 
     def entropy(self):
-        return 1 + ember.log(2 * self.scale)
+        return 1 + _torch.log(2 * self.scale)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-import ember
-
-from . import constraints
+from .._compat import finfo
+from ..autograd.grad_mode import no_grad
+from . import _torch, constraints
 from .beta import Beta
 from .distribution import Distribution
 from .utils import _size, broadcast_all
@@ -21,6 +21,7 @@ class LKJCholesky(Distribution):
     near the identity. Sampled with the onion method (Ghosh & Henderson, 2003).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import LKJCholesky
         >>> L = LKJCholesky(3, 0.5).sample()
         >>> (L @ L.T).diagonal()
@@ -41,8 +42,8 @@ class LKJCholesky(Distribution):
         event_shape = (dim, dim)
         # This is used to draw vectorized samples from the beta distribution in Sec. 3.2 of [1].
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
-        offset = ember.arange(self.dim - 1, dtype=self.concentration.dtype)
-        offset = ember.cat([offset.new_zeros((1,)), offset])
+        offset = _torch.arange(self.dim - 1, dtype=self.concentration.dtype)
+        offset = _torch.cat([offset.new_zeros((1,)), offset])
         beta_conc1 = offset + 0.5
         beta_conc0 = marginal_conc.unsqueeze(-1) - 0.5 * offset
         self._beta = Beta(beta_conc1, beta_conc0)
@@ -61,36 +62,38 @@ class LKJCholesky(Distribution):
     def sample(self, sample_shape=()):
         # The onion method: row i is sqrt(y_i) times a uniform direction in i dimensions,
         # with y_i ~ Beta; the diagonal completes each row to unit norm.
-        with ember.no_grad():
+        with no_grad():
             y = self._beta.sample(sample_shape).unsqueeze(-1)
-            u_normal = ember.randn(tuple(self._extended_shape(sample_shape)), dtype=y.dtype).tril(
+            u_normal = _torch.randn(tuple(self._extended_shape(sample_shape)), dtype=y.dtype).tril(
                 -1
             )
             norm = u_normal.norm(dim=-1, keepdim=True)
-            first_row = ember.arange(self.dim).reshape(-1, 1) == 0
+            first_row = _torch.arange(self.dim).reshape(-1, 1) == 0
             # Row 0 is all zeros (0 / 0): it stays zero, as torch fills it.
-            u_hypersphere = ember.where(
-                first_row, ember.zeros_like(u_normal), u_normal / ember.where(first_row, 1.0, norm)
+            u_hypersphere = _torch.where(
+                first_row,
+                _torch.zeros_like(u_normal),
+                u_normal / _torch.where(first_row, 1.0, norm),
             )
-            w = ember.sqrt(y) * u_hypersphere
+            w = _torch.sqrt(y) * u_hypersphere
             # Fill diagonal elements; clamp for numerical stability
-            eps = ember.finfo(w.dtype).tiny
-            diag_elems = ember.clamp(1 - ember.sum(w**2, dim=-1), min=eps).sqrt()
-            return w + ember.diag_embed(diag_elems)
+            eps = finfo(w.dtype).tiny
+            diag_elems = _torch.clamp(1 - _torch.sum(w**2, dim=-1), min=eps).sqrt()
+            return w + _torch.diag_embed(diag_elems)
 
     def log_prob(self, value):
         # See Theorem 1 of [1] (Lewandowski, Kurowicka & Joe, 2009), in Cholesky form.
         if self._validate_args:
             self._validate_sample(value)
         diag_elems = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
-        order = ember.arange(2, self.dim + 1, dtype=self.concentration.dtype)
+        order = _torch.arange(2, self.dim + 1, dtype=self.concentration.dtype)
         order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
-        unnormalized_log_pdf = ember.sum(order * diag_elems.log(), dim=-1)
+        unnormalized_log_pdf = _torch.sum(order * diag_elems.log(), dim=-1)
         # Compute normalization constant (page 1999 of [1])
         dm1 = self.dim - 1
         alpha = self.concentration + 0.5 * dm1
-        denominator = ember.lgamma(alpha) * dm1
-        numerator = ember.mvlgamma(alpha - 0.5, dm1)
+        denominator = _torch.lgamma(alpha) * dm1
+        numerator = _torch.mvlgamma(alpha - 0.5, dm1)
         # pi_constant in [1] is D * (D - 1) / 4 * log(pi); here, D = self.dim - 1
         pi_constant = 0.5 * dm1 * math.log(math.pi)
         normalize_term = pi_constant + numerator - denominator

@@ -14,6 +14,7 @@ class LogNormal(TransformedDistribution):
     """``X = exp(Y)`` with ``Y ~ Normal(loc, scale)``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import LogNormal
         >>> LogNormal(0.0, 1.0).mean
         tensor(1.6487)

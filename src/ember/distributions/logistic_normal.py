@@ -14,6 +14,7 @@ class LogisticNormal(TransformedDistribution):
     """``StickBreakingTransform(X)`` for ``X ~ Normal(loc, scale)`` (K-1 dims onto the K-simplex).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import LogisticNormal
         >>> LogisticNormal(ember.zeros(3), ember.ones(3)).sample().shape
         torch.Size([4])

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 
-import ember
-
-from . import constraints
+from .. import linalg
+from . import _torch, constraints
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv, _solve_lower
 from .utils import _size, _standard_normal, lazy_property
@@ -15,13 +14,13 @@ __all__ = ["LowRankMultivariateNormal"]
 
 
 def _add_identity(K):
-    return K + ember.eye(K.shape[-1], dtype=K.dtype)
+    return K + _torch.eye(K.shape[-1], dtype=K.dtype)
 
 
 def _batch_capacitance_tril(W, D):
     """Cholesky of the capacitance matrix ``I + W^T D^{-1} W``."""
     Wt_Dinv = W.mT / D.unsqueeze(-2)
-    return ember.linalg.cholesky(_add_identity(ember.matmul(Wt_Dinv, W)))
+    return linalg.cholesky(_add_identity(_torch.matmul(Wt_Dinv, W)))
 
 
 def _batch_lowrank_logdet(W, D, capacitance_tril):
@@ -42,6 +41,7 @@ class LowRankMultivariateNormal(Distribution):
     """Multivariate normal with covariance ``cov_factor @ cov_factor.T + diag(cov_diag)``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import LowRankMultivariateNormal
         >>> W = ember.tensor([[1.0], [0.0]])
         >>> m = LowRankMultivariateNormal(ember.zeros(2), W, ember.ones(2))
@@ -76,7 +76,7 @@ class LowRankMultivariateNormal(Distribution):
         loc_ = loc.unsqueeze(-1)
         cov_diag_ = cov_diag.unsqueeze(-1)
         try:
-            loc_, self.cov_factor, cov_diag_ = ember.broadcast_tensors(loc_, cov_factor, cov_diag_)
+            loc_, self.cov_factor, cov_diag_ = _torch.broadcast_tensors(loc_, cov_factor, cov_diag_)
         except RuntimeError as e:
             raise ValueError(
                 f"Incompatible batch shapes: loc {loc.shape}, cov_factor {cov_factor.shape}, "
@@ -128,15 +128,15 @@ class LowRankMultivariateNormal(Distribution):
         # Cholesky of D^{1/2} (I + D^{-1/2} W W^T D^{-1/2}) D^{1/2}, well conditioned.
         cov_diag_sqrt_unsqueeze = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
         Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt_unsqueeze
-        K = _add_identity(ember.matmul(Dinvsqrt_W, Dinvsqrt_W.mT))
-        scale_tril = cov_diag_sqrt_unsqueeze * ember.linalg.cholesky(K)
+        K = _add_identity(_torch.matmul(Dinvsqrt_W, Dinvsqrt_W.mT))
+        scale_tril = cov_diag_sqrt_unsqueeze * linalg.cholesky(K)
         return scale_tril.expand(self._matrix_shape())
 
     @lazy_property
     def covariance_matrix(self):
-        covariance_matrix = ember.matmul(
+        covariance_matrix = _torch.matmul(
             self._unbroadcasted_cov_factor, self._unbroadcasted_cov_factor.mT
-        ) + ember.diag_embed(self._unbroadcasted_cov_diag)
+        ) + _torch.diag_embed(self._unbroadcasted_cov_diag)
         return covariance_matrix.expand(self._matrix_shape())
 
     @lazy_property
@@ -144,7 +144,7 @@ class LowRankMultivariateNormal(Distribution):
         # Woodbury: (W W^T + D)^{-1} = D^{-1} - D^{-1} W C^{-1} W^T D^{-1}.
         Wt_Dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
         A = _solve_lower(self._capacitance_tril, Wt_Dinv)
-        precision_matrix = ember.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
+        precision_matrix = _torch.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
         return precision_matrix.expand(self._matrix_shape())
 
     def rsample(self, sample_shape=()):

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import ember
-
-from . import constraints
+from ..autograd.grad_mode import no_grad
+from . import _torch, constraints
 from .categorical import Categorical
 from .distribution import Distribution
 from .utils import _size
@@ -17,6 +16,7 @@ class MixtureSameFamily(Distribution):
     weighted by ``mixture_distribution`` (a Categorical over that dim).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Categorical, MixtureSameFamily, Normal
         >>> mix = Categorical(ember.ones(5))
         >>> comp = Normal(ember.randn(5), ember.rand(5) + 0.5)
@@ -94,16 +94,16 @@ class MixtureSameFamily(Distribution):
     @property
     def mean(self):
         probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        return ember.sum(probs * self.component_distribution.mean, dim=-1 - self._event_ndims)
+        return _torch.sum(probs * self.component_distribution.mean, dim=-1 - self._event_ndims)
 
     @property
     def variance(self):
         # Law of total variance: Var(Y) = E[Var(Y|X)] + Var(E[Y|X]).
         probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        mean_cond_var = ember.sum(
+        mean_cond_var = _torch.sum(
             probs * self.component_distribution.variance, dim=-1 - self._event_ndims
         )
-        var_cond_mean = ember.sum(
+        var_cond_mean = _torch.sum(
             probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0),
             dim=-1 - self._event_ndims,
         )
@@ -113,19 +113,19 @@ class MixtureSameFamily(Distribution):
         x = self._pad(x)
         cdf_x = self.component_distribution.cdf(x)
         mix_prob = self.mixture_distribution.probs
-        return ember.sum(cdf_x * mix_prob, dim=-1)
+        return _torch.sum(cdf_x * mix_prob, dim=-1)
 
     def log_prob(self, x):
         if self._validate_args:
             self._validate_sample(x)
         x = self._pad(x)
         log_prob_x = self.component_distribution.log_prob(x)
-        log_mix_prob = ember.log_softmax(self.mixture_distribution.logits, dim=-1)
-        return ember.logsumexp(log_prob_x + log_mix_prob, dim=-1)
+        log_mix_prob = _torch.log_softmax(self.mixture_distribution.logits, dim=-1)
+        return _torch.logsumexp(log_prob_x + log_mix_prob, dim=-1)
 
     def sample(self, sample_shape=()):
         sample_shape = _size(sample_shape)
-        with ember.no_grad():
+        with no_grad():
             sample_len = len(sample_shape)
             batch_len = len(self.batch_shape)
             gather_dim = sample_len + batch_len
@@ -135,7 +135,7 @@ class MixtureSameFamily(Distribution):
             comp_samples = self.component_distribution.sample(sample_shape)
             mix_sample_r = mix_sample.view(mix_shape + (1,) * (len(es) + 1))
             mix_sample_r = mix_sample_r.repeat((1,) * len(mix_shape) + (1,) + es)
-            samples = ember.gather(comp_samples, gather_dim, mix_sample_r)
+            samples = _torch.gather(comp_samples, gather_dim, mix_sample_r)
             return samples.squeeze(gather_dim)
 
     def _pad(self, x):

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 
-import ember
-
-from . import constraints
+from .._tensor import Size
+from . import _torch, constraints
 from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution
@@ -19,6 +18,7 @@ class Multinomial(Distribution):
     """Counts of ``total_count`` draws from a Categorical(``probs`` or ``logits``).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Multinomial
         >>> m = Multinomial(100, ember.tensor([1.0, 1.0, 1.0, 1.0]))
         >>> m.sample().sum()
@@ -71,7 +71,7 @@ class Multinomial(Distribution):
         return self._categorical.probs
 
     @property
-    def param_shape(self) -> ember.Size:
+    def param_shape(self) -> Size:
         return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
@@ -81,17 +81,17 @@ class Multinomial(Distribution):
         shifted_idx = list(range(samples.dim()))
         shifted_idx.append(shifted_idx.pop(0))
         samples = samples.permute(*shifted_idx)
-        counts = ember.zeros(tuple(self._extended_shape(sample_shape)), dtype=samples.dtype)
-        counts.scatter_add_(-1, samples, ember.ones_like(samples))
+        counts = _torch.zeros(tuple(self._extended_shape(sample_shape)), dtype=samples.dtype)
+        counts.scatter_add_(-1, samples, _torch.ones_like(samples))
         return counts.type_as(self.probs)
 
     def entropy(self):
-        n = ember.tensor(float(self.total_count), dtype=self.probs.dtype)
+        n = _torch.tensor(float(self.total_count), dtype=self.probs.dtype)
         cat_entropy = self._categorical.entropy()
-        term1 = n * cat_entropy - ember.lgamma(n + 1)
+        term1 = n * cat_entropy - _torch.lgamma(n + 1)
         support = self._binomial.enumerate_support(expand=False)[1:]
-        binomial_probs = ember.exp(self._binomial.log_prob(support))
-        weights = ember.lgamma(support + 1)
+        binomial_probs = _torch.exp(self._binomial.log_prob(support))
+        weights = _torch.lgamma(support + 1)
         term2 = (binomial_probs * weights).sum([0, -1])
         return term1 + term2
 
@@ -99,9 +99,11 @@ class Multinomial(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        log_factorial_n = ember.lgamma(value.sum(-1) + 1)
-        log_factorial_xs = ember.lgamma(value + 1).sum(-1)
+        log_factorial_n = _torch.lgamma(value.sum(-1) + 1)
+        log_factorial_xs = _torch.lgamma(value + 1).sum(-1)
         # 0 * (-inf) = 0: a zero count of an impossible category contributes nothing.
-        logits = ember.where((value == 0) & (logits == -math.inf), ember.zeros_like(logits), logits)
+        logits = _torch.where(
+            (value == 0) & (logits == -math.inf), _torch.zeros_like(logits), logits
+        )
         log_powers = (logits * value).sum(-1)
         return log_factorial_n - log_factorial_xs + log_powers

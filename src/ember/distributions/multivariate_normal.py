@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-import ember
-
-from . import constraints
+from .. import linalg
+from .._compat import broadcast_shapes
+from . import _torch, constraints
 from .distribution import Distribution
 from .utils import _size, _standard_normal, lazy_property
 
@@ -15,7 +15,7 @@ __all__ = ["MultivariateNormal"]
 
 def _batch_mv(bmat, bvec):
     """Batched matrix-vector product with broadcasting batch dims."""
-    return ember.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+    return _torch.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
 
 
 def _solve_lower(L, rhs):
@@ -25,10 +25,10 @@ def _solve_lower(L, rhs):
     values, and the ``tril`` makes the gradient lower-triangular like torch's.
     """
     L = L.tril()
-    batch = ember.broadcast_shapes(tuple(L.shape[:-2]), tuple(rhs.shape[:-2]))
+    batch = broadcast_shapes(tuple(L.shape[:-2]), tuple(rhs.shape[:-2]))
     L = L.expand(tuple(batch) + tuple(L.shape[-2:]))
     rhs = rhs.expand(tuple(batch) + tuple(rhs.shape[-2:]))
-    return ember.linalg.solve(L, rhs)
+    return linalg.solve(L, rhs)
 
 
 def _batch_mahalanobis(bL, bx):
@@ -38,9 +38,9 @@ def _batch_mahalanobis(bL, bx):
 
 def _precision_to_scale_tril(P):
     # Cholesky of the flipped precision gives the inverse scale_tril (torch's approach).
-    Lf = ember.linalg.cholesky(ember.flip(P, (-2, -1)))
-    L_inv = ember.transpose(ember.flip(Lf, (-2, -1)), -2, -1)
-    Id = ember.eye(P.shape[-1], dtype=P.dtype)
+    Lf = linalg.cholesky(_torch.flip(P, (-2, -1)))
+    L_inv = _torch.transpose(_torch.flip(Lf, (-2, -1)), -2, -1)
+    Id = _torch.eye(P.shape[-1], dtype=P.dtype)
     return _solve_lower(L_inv, Id)
 
 
@@ -49,6 +49,7 @@ class MultivariateNormal(Distribution):
     ``precision_matrix`` or ``scale_tril`` (lower-triangular, positive diagonal).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import MultivariateNormal
         >>> m = MultivariateNormal(ember.zeros(2), ember.eye(2))
         >>> m.sample().shape
@@ -89,9 +90,7 @@ class MultivariateNormal(Distribution):
                     "scale_tril matrix must be at least two-dimensional, "
                     "with optional leading batch dimensions"
                 )
-            batch_shape = ember.broadcast_shapes(
-                tuple(scale_tril.shape[:-2]), tuple(loc.shape[:-1])
-            )
+            batch_shape = broadcast_shapes(tuple(scale_tril.shape[:-2]), tuple(loc.shape[:-1]))
             self.scale_tril = scale_tril.expand(tuple(batch_shape) + (-1, -1))
         elif covariance_matrix is not None:
             if covariance_matrix.dim() < 2:
@@ -99,7 +98,7 @@ class MultivariateNormal(Distribution):
                     "covariance_matrix must be at least two-dimensional, "
                     "with optional leading batch dimensions"
                 )
-            batch_shape = ember.broadcast_shapes(
+            batch_shape = broadcast_shapes(
                 tuple(covariance_matrix.shape[:-2]), tuple(loc.shape[:-1])
             )
             self.covariance_matrix = covariance_matrix.expand(tuple(batch_shape) + (-1, -1))
@@ -109,7 +108,7 @@ class MultivariateNormal(Distribution):
                     "precision_matrix must be at least two-dimensional, "
                     "with optional leading batch dimensions"
                 )
-            batch_shape = ember.broadcast_shapes(
+            batch_shape = broadcast_shapes(
                 tuple(precision_matrix.shape[:-2]), tuple(loc.shape[:-1])
             )
             self.precision_matrix = precision_matrix.expand(tuple(batch_shape) + (-1, -1))
@@ -120,7 +119,7 @@ class MultivariateNormal(Distribution):
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
@@ -151,14 +150,14 @@ class MultivariateNormal(Distribution):
     @lazy_property
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
-        return ember.matmul(L, L.mT).expand(self._matrix_shape())
+        return _torch.matmul(L, L.mT).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):
         L = self._unbroadcasted_scale_tril
-        Id = ember.eye(L.shape[-1], dtype=L.dtype)
+        Id = _torch.eye(L.shape[-1], dtype=L.dtype)
         L_inv = _solve_lower(L, Id)
-        return ember.matmul(L_inv.mT, L_inv).expand(self._matrix_shape())
+        return _torch.matmul(L_inv.mT, L_inv).expand(self._matrix_shape())
 
     @property
     def mean(self):

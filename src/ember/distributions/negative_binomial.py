@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import ember
-import ember.nn.functional as F
-
-from . import constraints
+from .._tensor import Size
+from ..autograd.grad_mode import no_grad
+from ..nn import functional as F
+from . import _torch, constraints
 from .distribution import Distribution
 from .gamma import Gamma
 from .utils import (
@@ -26,6 +26,7 @@ class NegativeBinomial(Distribution):
     Sampled as a Gamma-Poisson mixture.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import NegativeBinomial
         >>> NegativeBinomial(3.0, ember.tensor([0.5])).mean
         tensor([3.])
@@ -66,7 +67,7 @@ class NegativeBinomial(Distribution):
 
     @property
     def mean(self):
-        return self.total_count * ember.exp(self.logits)
+        return self.total_count * _torch.exp(self.logits)
 
     @property
     def mode(self):
@@ -74,7 +75,7 @@ class NegativeBinomial(Distribution):
 
     @property
     def variance(self):
-        return self.mean / ember.sigmoid(-self.logits)
+        return self.mean / _torch.sigmoid(-self.logits)
 
     @lazy_property
     def logits(self):
@@ -85,17 +86,17 @@ class NegativeBinomial(Distribution):
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
-    def param_shape(self) -> ember.Size:
+    def param_shape(self) -> Size:
         return self._param.size()
 
     @lazy_property
     def _gamma(self):
         return Gamma(
-            concentration=self.total_count, rate=ember.exp(-self.logits), validate_args=False
+            concentration=self.total_count, rate=_torch.exp(-self.logits), validate_args=False
         )
 
     def sample(self, sample_shape=()):
-        with ember.no_grad():
+        with no_grad():
             rate = self._gamma.sample(sample_shape=sample_shape)
             return _np_sample(lambda rng, r: rng.poisson(r), rate.dtype, rate)
 
@@ -106,9 +107,9 @@ class NegativeBinomial(Distribution):
             -self.logits
         ) + value * F.logsigmoid(self.logits)
         log_normalization = (
-            -ember.lgamma(self.total_count + value)
-            + ember.lgamma(1.0 + value)
-            + ember.lgamma(self.total_count)
+            -_torch.lgamma(self.total_count + value)
+            + _torch.lgamma(1.0 + value)
+            + _torch.lgamma(self.total_count)
         )
         # lgamma(0) is inf: the (total_count + value == 0) term is defined as 0.
         log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)

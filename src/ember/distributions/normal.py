@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .._tensor import Size
+from ..autograd.grad_mode import no_grad
+from . import _torch, constraints
 from .exp_family import ExponentialFamily
 from .utils import _size, _standard_normal, broadcast_all
 
@@ -18,6 +18,7 @@ class Normal(ExponentialFamily):
     """Normal distribution with mean ``loc`` and standard deviation ``scale``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Normal
         >>> m = Normal(ember.tensor([0.0]), ember.tensor([1.0]))
         >>> m.sample().shape
@@ -50,7 +51,7 @@ class Normal(ExponentialFamily):
     def __init__(self, loc, scale, validate_args=None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
         if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = ember.Size()
+            batch_shape = Size()
         else:
             batch_shape = self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
@@ -65,7 +66,7 @@ class Normal(ExponentialFamily):
         return new
 
     def sample(self, sample_shape=()):
-        with ember.no_grad():
+        with no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
@@ -83,17 +84,17 @@ class Normal(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 * (1 + ember.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+        return 0.5 * (1 + _torch.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):
-        return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * _torch.erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + ember.log(self.scale)
+        return 0.5 + 0.5 * math.log(2 * math.pi) + _torch.log(self.scale)
 
     @property
     def _natural_params(self):
         return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
 
     def _log_normalizer(self, x, y):
-        return -0.25 * x.pow(2) / y + 0.5 * ember.log(-math.pi / y)
+        return -0.25 * x.pow(2) / y + 0.5 * _torch.log(-math.pi / y)

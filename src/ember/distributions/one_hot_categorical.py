@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import ember
-import ember.nn.functional as F
-
-from . import constraints
+from .._tensor import Size
+from ..nn import functional as F
+from . import _torch, constraints
 from .categorical import Categorical
 from .distribution import Distribution
 from .utils import _size
@@ -17,6 +16,7 @@ class OneHotCategorical(Distribution):
     """Categorical distribution whose samples are one-hot vectors of length K.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import OneHotCategorical
         >>> m = OneHotCategorical(ember.tensor([0.25, 0.25, 0.25, 0.25]))
         >>> m.sample().shape
@@ -71,7 +71,7 @@ class OneHotCategorical(Distribution):
         return self._categorical.probs * (1 - self._categorical.probs)
 
     @property
-    def param_shape(self) -> ember.Size:
+    def param_shape(self) -> Size:
         return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
@@ -91,7 +91,7 @@ class OneHotCategorical(Distribution):
 
     def enumerate_support(self, expand: bool = True):
         n = self.event_shape[0]
-        values = ember.eye(n, dtype=self._param.dtype)
+        values = _torch.eye(n, dtype=self._param.dtype)
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
@@ -104,6 +104,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
     The sample is one-hot; its gradient is that of ``probs``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import OneHotCategoricalStraightThrough
         >>> logits = ember.zeros(3, requires_grad=True)
         >>> OneHotCategoricalStraightThrough(logits=logits).rsample().requires_grad

@@ -15,6 +15,7 @@ class Pareto(TransformedDistribution):
     """Pareto distribution with ``scale`` (minimum) and tail index ``alpha``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Pareto
         >>> Pareto(ember.tensor([1.0]), ember.tensor([3.0])).mean
         tensor([1.5000])

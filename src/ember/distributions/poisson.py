@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .._tensor import Size
+from . import _torch, constraints
 from .exp_family import ExponentialFamily
 from .utils import _np_sample, _size, broadcast_all
 
@@ -17,6 +16,7 @@ class Poisson(ExponentialFamily):
     """Poisson distribution with ``rate`` (samples are non-negative integers, as floats).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Poisson
         >>> Poisson(ember.tensor([4.0])).log_prob(ember.tensor([2.0]))
         tensor([-1.9206])
@@ -39,7 +39,7 @@ class Poisson(ExponentialFamily):
 
     def __init__(self, rate, validate_args=None) -> None:
         (self.rate,) = broadcast_all(rate)
-        batch_shape = ember.Size() if isinstance(rate, Number) else self.rate.size()
+        batch_shape = Size() if isinstance(rate, Number) else self.rate.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -62,7 +62,7 @@ class Poisson(ExponentialFamily):
 
     @property
     def _natural_params(self):
-        return (ember.log(self.rate),)
+        return (_torch.log(self.rate),)
 
     def _log_normalizer(self, x):
-        return ember.exp(x)
+        return _torch.exp(x)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .._tensor import Size
+from . import _torch, constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
@@ -26,6 +25,7 @@ class LogitRelaxedBernoulli(Distribution):
     """Logit of a RelaxedBernoulli sample: ``(logit(u) + logits) / temperature``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions.relaxed_bernoulli import LogitRelaxedBernoulli
         >>> LogitRelaxedBernoulli(ember.tensor(0.5), probs=ember.tensor([0.3])).rsample().shape
         torch.Size([1])
@@ -45,7 +45,7 @@ class LogitRelaxedBernoulli(Distribution):
             is_scalar = isinstance(logits, Number)
             (self.logits,) = broadcast_all(logits)
         self._param = self.probs if probs is not None else self.logits
-        batch_shape = ember.Size() if is_scalar else self._param.size()
+        batch_shape = Size() if is_scalar else self._param.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -71,13 +71,13 @@ class LogitRelaxedBernoulli(Distribution):
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
-    def param_shape(self) -> ember.Size:
+    def param_shape(self) -> Size:
         return self._param.size()
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
         probs = clamp_probs(self.probs.expand(shape))
-        uniforms = clamp_probs(ember.rand(shape, dtype=probs.dtype))
+        uniforms = clamp_probs(_torch.rand(shape, dtype=probs.dtype))
         return (
             uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()
         ) / self.temperature
@@ -94,6 +94,7 @@ class RelaxedBernoulli(TransformedDistribution):
     """Binary Concrete distribution on ``(0, 1)``: ``sigmoid`` of a LogitRelaxedBernoulli.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import RelaxedBernoulli
         >>> m = RelaxedBernoulli(ember.tensor([2.2]), ember.tensor([0.1, 0.2, 0.3, 0.99]))
         >>> m.rsample().shape

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import ember
-
-from . import constraints
+from .._tensor import Size
+from . import _torch, constraints
 from .categorical import Categorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
@@ -18,6 +17,7 @@ class ExpRelaxedCategorical(Distribution):
     """Log of a RelaxedOneHotCategorical sample (log-softmax of Gumbel-perturbed logits).
 
     Example:
+        >>> import ember
         >>> from ember.distributions.relaxed_categorical import ExpRelaxedCategorical
         >>> d = ExpRelaxedCategorical(ember.tensor(0.5), logits=ember.zeros(3))
         >>> round(float(d.rsample().exp().sum()), 6)
@@ -47,7 +47,7 @@ class ExpRelaxedCategorical(Distribution):
         return new
 
     @property
-    def param_shape(self) -> ember.Size:
+    def param_shape(self) -> Size:
         return self._categorical.param_shape
 
     @property
@@ -60,7 +60,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
-        uniforms = clamp_probs(ember.rand(shape, dtype=self.logits.dtype))
+        uniforms = clamp_probs(_torch.rand(shape, dtype=self.logits.dtype))
         gumbels = -((-(uniforms.log())).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - scores.logsumexp(dim=-1, keepdim=True)
@@ -69,7 +69,7 @@ class ExpRelaxedCategorical(Distribution):
         K = self._categorical._num_events
         if self._validate_args:
             self._validate_sample(value)
-        log_scale = ember.full_like(
+        log_scale = _torch.full_like(
             self.temperature, float(K)
         ).lgamma() - self.temperature.log().mul(-(K - 1))
         score = self.logits - value.mul(self.temperature)
@@ -81,6 +81,7 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     """Gumbel-softmax relaxation of OneHotCategorical at ``temperature`` (samples on the simplex).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import RelaxedOneHotCategorical
         >>> m = RelaxedOneHotCategorical(ember.tensor([2.2]), ember.tensor([0.1, 0.2, 0.3, 0.4]))
         >>> m.rsample().shape

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import math
 
-import ember
-
-from . import constraints
+from . import _torch, constraints
 from .distribution import Distribution
 from .gamma import Chi2
 from .utils import _size, _standard_normal, broadcast_all
@@ -18,6 +16,7 @@ class StudentT(Distribution):
     """Student's t with degrees of freedom ``df``, location ``loc`` and scale ``scale``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import StudentT
         >>> StudentT(ember.tensor([2.0])).log_prob(ember.tensor([0.0]))
         tensor([-1.0397])
@@ -33,7 +32,7 @@ class StudentT(Distribution):
 
     @property
     def mean(self):
-        return ember.where(self.df <= 1, ember.full_like(self.loc, math.nan), self.loc)
+        return _torch.where(self.df <= 1, _torch.full_like(self.loc, math.nan), self.loc)
 
     @property
     def mode(self):
@@ -43,10 +42,10 @@ class StudentT(Distribution):
     def variance(self):
         df = self.df
         big = df > 2
-        safe_df = ember.where(big, df, ember.full_like(df, 3.0))
+        safe_df = _torch.where(big, df, _torch.full_like(df, 3.0))
         m = self.scale.pow(2) * safe_df / (safe_df - 2)
-        m = ember.where(big, m, ember.full_like(m, math.inf))
-        return ember.where(df <= 1, ember.full_like(m, math.nan), m)
+        m = _torch.where(big, m, _torch.full_like(m, math.inf))
+        return _torch.where(df <= 1, _torch.full_like(m, math.nan), m)
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None) -> None:
         self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
@@ -70,7 +69,7 @@ class StudentT(Distribution):
         shape = self._extended_shape(sample_shape)
         X = _standard_normal(shape, dtype=self.df.dtype)
         Z = self._chi2.rsample(sample_shape)
-        Y = X * ember.rsqrt(Z / self.df)
+        Y = X * _torch.rsqrt(Z / self.df)
         return self.loc + self.scale * Y
 
     def log_prob(self, value):
@@ -81,18 +80,18 @@ class StudentT(Distribution):
             self.scale.log()
             + 0.5 * self.df.log()
             + 0.5 * math.log(math.pi)
-            + ember.lgamma(0.5 * self.df)
-            - ember.lgamma(0.5 * (self.df + 1.0))
+            + _torch.lgamma(0.5 * self.df)
+            - _torch.lgamma(0.5 * (self.df + 1.0))
         )
-        return -0.5 * (self.df + 1.0) * ember.log1p(y**2.0 / self.df) - Z
+        return -0.5 * (self.df + 1.0) * _torch.log1p(y**2.0 / self.df) - Z
 
     def entropy(self):
-        lbeta = ember.lgamma(0.5 * self.df) + math.lgamma(0.5) - ember.lgamma(0.5 * (self.df + 1))
+        lbeta = _torch.lgamma(0.5 * self.df) + math.lgamma(0.5) - _torch.lgamma(0.5 * (self.df + 1))
         return (
             self.scale.log()
             + 0.5
             * (self.df + 1)
-            * (ember.digamma(0.5 * (self.df + 1)) - ember.digamma(0.5 * self.df))
+            * (_torch.digamma(0.5 * (self.df + 1)) - _torch.digamma(0.5 * self.df))
             + 0.5 * self.df.log()
             + lbeta
         )

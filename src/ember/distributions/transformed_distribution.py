@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import ember
-
+from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
 from .independent import Independent
@@ -19,6 +18,7 @@ class TransformedDistribution(Distribution):
     ``log_prob`` uses the change of variables ``log p(y) = log p(x) - log|det df/dx|``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Normal, TransformedDistribution
         >>> from ember.distributions.transforms import ExpTransform
         >>> d = TransformedDistribution(Normal(0.0, 1.0), [ExpTransform()])
@@ -92,7 +92,7 @@ class TransformedDistribution(Distribution):
         return self.base_dist.has_rsample
 
     def sample(self, sample_shape=()):
-        with ember.no_grad():
+        with no_grad():
             x = self.base_dist.sample(sample_shape)
             for transform in self.transforms:
                 x = transform(x)

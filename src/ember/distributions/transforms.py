@@ -1,6 +1,7 @@
 """Bijective (and a few non-bijective) transforms with log-abs-det-Jacobians.
 
 Example:
+    >>> import ember
     >>> from ember.distributions.transforms import AffineTransform, ExpTransform
     >>> t = ExpTransform()
     >>> t(ember.tensor([0.0]))
@@ -19,10 +20,10 @@ import numbers
 import operator
 import weakref
 
-import ember
-import ember.nn.functional as F
-
-from . import constraints
+from .. import _compat, linalg
+from .._compat import broadcast_shapes
+from ..nn import functional as F
+from . import _torch, constraints
 from .utils import (
     _size,
     _sum_rightmost,
@@ -219,6 +220,7 @@ class ComposeTransform(Transform):
     """Apply ``parts`` in order; the Jacobian terms are summed over the right event dims.
 
     Example:
+        >>> import ember
         >>> from ember.distributions.transforms import ComposeTransform, ExpTransform
         >>> ComposeTransform([ExpTransform(), ExpTransform()])(ember.tensor(0.0))
         tensor(2.7183)
@@ -297,7 +299,7 @@ class ComposeTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         if not self.parts:
-            return ember.zeros_like(x)
+            return _torch.zeros_like(x)
         xs = [x]
         for part in self.parts[:-1]:
             xs.append(part(xs[-1]))
@@ -503,15 +505,15 @@ class PowerTransform(Transform):
         return (self.exponent * y / x).abs().log()
 
     def forward_shape(self, shape):
-        return ember.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+        return broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
     def inverse_shape(self, shape):
-        return ember.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+        return broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
 
 def _clipped_sigmoid(x):
-    finfo = ember.finfo(x.dtype)
-    return ember.clamp(ember.sigmoid(x), min=finfo.tiny, max=1.0 - finfo.eps)
+    finfo = _compat.finfo(x.dtype)
+    return _torch.clamp(_torch.sigmoid(x), min=finfo.tiny, max=1.0 - finfo.eps)
 
 
 class SigmoidTransform(Transform):
@@ -531,7 +533,7 @@ class SigmoidTransform(Transform):
         return _clipped_sigmoid(x)
 
     def _inverse(self, y):
-        finfo = ember.finfo(y.dtype)
+        finfo = _compat.finfo(y.dtype)
         y = y.clamp(min=finfo.tiny, max=1.0 - finfo.eps)
         return y.log() - (-y).log1p()
 
@@ -579,7 +581,7 @@ class TanhTransform(Transform):
         return x.tanh()
 
     def _inverse(self, y):
-        return ember.atanh(y)
+        return _torch.atanh(y)
 
     def log_abs_det_jacobian(self, x, y):
         # log(1 - tanh(x)^2), in a form that is stable for large |x|.
@@ -608,6 +610,7 @@ class AffineTransform(Transform):
     """``y = loc + scale * x``, elementwise; ``event_dim`` event dims share one Jacobian.
 
     Example:
+        >>> import ember
         >>> from ember.distributions.transforms import AffineTransform
         >>> AffineTransform(1.0, 2.0)(ember.tensor([0.0, 1.0]))
         tensor([1., 3.])
@@ -649,7 +652,7 @@ class AffineTransform(Transform):
             if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
                 if a != b:
                     return False
-            elif not bool((ember.as_tensor(a) == ember.as_tensor(b)).all()):
+            elif not bool((_torch.as_tensor(a) == _torch.as_tensor(b)).all()):
                 return False
         return True
 
@@ -671,9 +674,9 @@ class AffineTransform(Transform):
         shape = x.shape
         scale = self.scale
         if isinstance(scale, numbers.Real):
-            result = ember.full_like(x, math.log(abs(scale)))
+            result = _torch.full_like(x, math.log(abs(scale)))
         else:
-            result = ember.abs(scale).log()
+            result = _torch.abs(scale).log()
         if self.event_dim:
             result_size = tuple(result.size()[: -self.event_dim]) + (-1,)
             result = result.view(result_size).sum(-1)
@@ -681,12 +684,12 @@ class AffineTransform(Transform):
         return result.expand(tuple(shape))
 
     def forward_shape(self, shape):
-        return ember.broadcast_shapes(
+        return broadcast_shapes(
             shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
         )
 
     def inverse_shape(self, shape):
-        return ember.broadcast_shapes(
+        return broadcast_shapes(
             shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
         )
 
@@ -742,7 +745,7 @@ class StickBreakingTransform(Transform):
         y_crop = y[..., :-1]
         offset = y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)
         sf = 1 - y_crop.cumsum(-1)
-        sf = ember.clamp(sf, min=ember.finfo(y.dtype).tiny)
+        sf = _torch.clamp(sf, min=_compat.finfo(y.dtype).tiny)
         return y_crop.log() - sf.log() + offset.log()
 
     def log_abs_det_jacobian(self, x, y):
@@ -796,7 +799,7 @@ class PositiveDefiniteTransform(Transform):
         return x @ x.mT
 
     def _inverse(self, y):
-        y = ember.linalg.cholesky(y)
+        y = linalg.cholesky(y)
         return LowerCholeskyTransform().inv(y)
 
 
@@ -804,6 +807,7 @@ class CumulativeDistributionTransform(Transform):
     """``y = distribution.cdf(x)``, e.g. to build a copula from a multivariate base.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Normal
         >>> from ember.distributions.transforms import CumulativeDistributionTransform
         >>> CumulativeDistributionTransform(Normal(0.0, 1.0))(ember.tensor(0.0))
@@ -848,6 +852,7 @@ class CatTransform(Transform):
     """Apply ``tseq[i]`` to the slice of length ``lengths[i]`` along ``dim`` and concatenate.
 
     Example:
+        >>> import ember
         >>> from ember.distributions.transforms import CatTransform, ExpTransform
         >>> from ember.distributions.transforms import identity_transform
         >>> t = CatTransform([ExpTransform(), identity_transform], dim=0, lengths=[1, 2])
@@ -890,7 +895,7 @@ class CatTransform(Transform):
         for trans, length in zip(self.transforms, self.lengths):
             out.append(fn(trans, z.narrow(self.dim, start, length)))
             start = start + length
-        return ember.cat(out, dim=self.dim)
+        return _torch.cat(out, dim=self.dim)
 
     def _call(self, x):
         _check_dim(x, self.dim, self.length, "tensor", "length")
@@ -918,7 +923,7 @@ class CatTransform(Transform):
             dim = dim - x.dim()
         dim = dim + self.event_dim
         if dim < 0:
-            return ember.cat(logdetjacs, dim=dim)
+            return _torch.cat(logdetjacs, dim=dim)
         return sum(logdetjacs)
 
     @property
@@ -938,6 +943,7 @@ class StackTransform(Transform):
     """Apply ``tseq[i]`` to the i-th slice along ``dim`` and stack the results.
 
     Example:
+        >>> import ember
         >>> from ember.distributions.transforms import ExpTransform, StackTransform
         >>> from ember.distributions.transforms import identity_transform
         >>> StackTransform([ExpTransform(), identity_transform], dim=0)(ember.zeros(2))
@@ -964,12 +970,12 @@ class StackTransform(Transform):
     def _call(self, x):
         _check_dim(x, self.dim, len(self.transforms), "tensor", "len(transforms)")
         ys = [t(s) for s, t in zip(self._slice(x), self.transforms)]
-        return ember.stack(ys, dim=self.dim)
+        return _torch.stack(ys, dim=self.dim)
 
     def _inverse(self, y):
         _check_dim(y, self.dim, len(self.transforms), "tensor", "len(transforms)")
         xs = [t.inv(s) for s, t in zip(self._slice(y), self.transforms)]
-        return ember.stack(xs, dim=self.dim)
+        return _torch.stack(xs, dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         _check_dim(x, self.dim, len(self.transforms), "x", "len(transforms)")
@@ -978,7 +984,7 @@ class StackTransform(Transform):
             t.log_abs_det_jacobian(xs, ys)
             for xs, ys, t in zip(self._slice(x), self._slice(y), self.transforms)
         ]
-        return ember.stack(logdetjacs, dim=self.dim)
+        return _torch.stack(logdetjacs, dim=self.dim)
 
     @property
     def bijective(self) -> bool:
@@ -1001,6 +1007,7 @@ class CorrCholeskyTransform(Transform):
     squared entries sum to one.
 
     Example:
+        >>> import ember
         >>> from ember.distributions.transforms import CorrCholeskyTransform
         >>> L = CorrCholeskyTransform()(ember.tensor([0.5, -0.2, 0.3]))
         >>> (L @ L.T).diagonal()
@@ -1013,19 +1020,19 @@ class CorrCholeskyTransform(Transform):
 
     def _call(self, x):
 
-        x = ember.tanh(x)
-        eps = ember.finfo(x.dtype).eps
+        x = _torch.tanh(x)
+        eps = _compat.finfo(x.dtype).eps
         x = x.clamp(min=-1 + eps, max=1 - eps)
         r = vec_to_tril_matrix(x, diag=-1)
         # apply stick-breaking on the squared values
         z = r**2
         z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
-        r = r + ember.eye(r.shape[-1], dtype=r.dtype)
+        r = r + _torch.eye(r.shape[-1], dtype=r.dtype)
         return r * F.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
 
     def _inverse(self, y):
 
-        y_cumsum = 1 - ember.cumsum(y * y, dim=-1)
+        y_cumsum = 1 - _torch.cumsum(y * y, dim=-1)
         y_cumsum_shifted = F.pad(y_cumsum[..., :-1], [1, 0], value=1)
         y_vec = tril_matrix_to_vec(y, diag=-1)
         y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)

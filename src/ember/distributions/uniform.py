@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import ember
-
-from . import constraints
+from .._tensor import Size
+from . import _torch, constraints
 from .distribution import Distribution
 from .utils import _size, broadcast_all
 
@@ -18,6 +17,7 @@ class Uniform(Distribution):
     """Uniform distribution on the half-open interval ``[low, high)``.
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Uniform
         >>> m = Uniform(ember.tensor([0.0]), ember.tensor([5.0]))
         >>> m.entropy()
@@ -52,7 +52,7 @@ class Uniform(Distribution):
     def __init__(self, low, high, validate_args=None) -> None:
         self.low, self.high = broadcast_all(low, high)
         if isinstance(low, Number) and isinstance(high, Number):
-            batch_shape = ember.Size()
+            batch_shape = Size()
         else:
             batch_shape = self.low.size()
         super().__init__(batch_shape, validate_args=validate_args)
@@ -72,7 +72,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        rand = ember.rand(tuple(shape), dtype=self.low.dtype)
+        rand = _torch.rand(tuple(shape), dtype=self.low.dtype)
         return self.low + rand * (self.high - self.low)
 
     def log_prob(self, value):
@@ -80,7 +80,7 @@ class Uniform(Distribution):
             self._validate_sample(value)
         lb = self.low.le(value).type_as(self.low)
         ub = self.high.gt(value).type_as(self.low)
-        return ember.log(lb.mul(ub)) - ember.log(self.high - self.low)
+        return _torch.log(lb.mul(ub)) - _torch.log(self.high - self.low)
 
     def cdf(self, value):
         if self._validate_args:
@@ -92,4 +92,4 @@ class Uniform(Distribution):
         return value * (self.high - self.low) + self.low
 
     def entropy(self):
-        return ember.log(self.high - self.low)
+        return _torch.log(self.high - self.low)

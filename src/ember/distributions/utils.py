@@ -7,7 +7,11 @@ from numbers import Number
 
 import numpy as np
 
-import ember
+from .. import _creation, _dtype
+from .._compat import finfo
+from .._tensor import Size, Tensor
+from ..autograd.grad_mode import enable_grad
+from . import _torch
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
@@ -28,34 +32,33 @@ def broadcast_all(*values):
     Numbers take the default dtype (or the dtype of the first tensor argument).
 
     Example:
+        >>> import ember
         >>> from ember.distributions.utils import broadcast_all
         >>> a, b = broadcast_all(ember.zeros(2), 1.0)
         >>> b
         tensor([1., 1.])
     """
-    if not all(isinstance(v, (ember.Tensor, Number)) for v in values):
+    if not all(isinstance(v, (Tensor, Number)) for v in values):
         raise ValueError(
             "Input arguments must all be instances of Number, "
             "torch.Tensor or objects implementing __torch_function__."
         )
-    if not all(isinstance(v, ember.Tensor) for v in values):
-        dtype = ember.get_default_dtype()
+    if not all(isinstance(v, Tensor) for v in values):
+        dtype = _dtype.get_default_dtype()
         for v in values:
-            if isinstance(v, ember.Tensor):
+            if isinstance(v, Tensor):
                 dtype = v.dtype
                 break
-        values = [
-            v if isinstance(v, ember.Tensor) else ember.tensor(v, dtype=dtype) for v in values
-        ]
-    return ember.broadcast_tensors(*values)
+        values = [v if isinstance(v, Tensor) else _torch.tensor(v, dtype=dtype) for v in values]
+    return _torch.broadcast_tensors(*values)
 
 
-def _size(shape) -> ember.Size:
-    return ember.Size(tuple(shape))
+def _size(shape) -> Size:
+    return Size(tuple(shape))
 
 
-def _standard_normal(shape, dtype) -> ember.Tensor:
-    return ember.randn(tuple(shape), dtype=dtype)
+def _standard_normal(shape, dtype) -> Tensor:
+    return _torch.randn(tuple(shape), dtype=dtype)
 
 
 def _rng() -> np.random.Generator:
@@ -64,14 +67,14 @@ def _rng() -> np.random.Generator:
     Used by the samplers that have no tensor op (gamma, poisson, binomial): their draws
     come from the same stream as ember.rand/randn, so one manual_seed reproduces them.
     """
-    return ember.default_generator._rng
+    return _creation.default_generator._rng
 
 
-def _np_sample(fn, dtype, *params) -> ember.Tensor:
+def _np_sample(fn, dtype, *params) -> Tensor:
     """Draw ``fn(rng, *numpy_params)`` and wrap it as a tensor of ``dtype`` (no grad)."""
     arrays = [np.asarray(p.detach().numpy(), dtype=np.float64) for p in params]
     out = fn(_rng(), *arrays)
-    return ember.tensor(np.asarray(out, dtype=np.float64), dtype=dtype)
+    return _torch.tensor(np.asarray(out, dtype=np.float64), dtype=dtype)
 
 
 def _sum_rightmost(value, dim: int):
@@ -85,13 +88,13 @@ def _sum_rightmost(value, dim: int):
 def logits_to_probs(logits, is_binary: bool = False):
     """Logits to probabilities: sigmoid if ``is_binary`` else softmax over the last dim."""
     if is_binary:
-        return ember.sigmoid(logits)
-    return ember.softmax(logits, dim=-1)
+        return _torch.sigmoid(logits)
+    return _torch.softmax(logits, dim=-1)
 
 
 def clamp_probs(probs):
     """Clamp probabilities into the open interval ``(eps, 1 - eps)`` of their dtype."""
-    eps = ember.finfo(probs.dtype).eps
+    eps = finfo(probs.dtype).eps
     return probs.clamp(min=eps, max=1 - eps)
 
 
@@ -99,8 +102,8 @@ def probs_to_logits(probs, is_binary: bool = False):
     """Probabilities to logits (log-odds if ``is_binary``, else log-probabilities)."""
     ps_clamped = clamp_probs(probs)
     if is_binary:
-        return ember.log(ps_clamped) - ember.log1p(-ps_clamped)
-    return ember.log(ps_clamped)
+        return _torch.log(ps_clamped) - _torch.log1p(-ps_clamped)
+    return _torch.log(ps_clamped)
 
 
 class lazy_property:
@@ -117,7 +120,7 @@ class lazy_property:
     def __get__(self, instance, obj_type=None):
         if instance is None:
             return _lazy_property_and_property(self.wrapped)
-        with ember.enable_grad():
+        with enable_grad():
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
@@ -136,7 +139,7 @@ def tril_matrix_to_vec(mat, diag: int = 0):
     if diag < -n or diag >= n:
         raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
     rows, cols = np.tril_indices(n, k=diag)
-    idx = ember.tensor(rows * n + cols)
+    idx = _torch.tensor(rows * n + cols)
     return mat.reshape(tuple(mat.shape[:-2]) + (n * n,))[..., idx]
 
 
@@ -147,7 +150,7 @@ def vec_to_tril_matrix(vec, diag: int = 0):
         -(1 + 2 * diag)
         + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5
     ) / 2
-    eps = ember.finfo(vec.dtype).eps
+    eps = finfo(vec.dtype).eps
     if abs(round(n) - n) > eps:  # (torch checks one side and fails later on the other)
         raise ValueError(
             f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
@@ -158,5 +161,5 @@ def vec_to_tril_matrix(vec, diag: int = 0):
     # Gather from the vector padded with one zero: entries outside the triangle read it.
     index = np.full(n * n, vec.shape[-1], dtype=np.int64)
     index[rows * n + cols] = np.arange(len(rows))
-    padded = ember.cat([vec, vec.new_zeros(tuple(vec.shape[:-1]) + (1,))], dim=-1)
-    return padded[..., ember.tensor(index)].reshape(tuple(vec.shape[:-1]) + (n, n))
+    padded = _torch.cat([vec, vec.new_zeros(tuple(vec.shape[:-1]) + (1,))], dim=-1)
+    return padded[..., _torch.tensor(index)].reshape(tuple(vec.shape[:-1]) + (n, n))

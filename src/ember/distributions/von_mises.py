@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-import ember
-
-from . import constraints
+from .. import _dtype
+from ..autograd.grad_mode import no_grad
+from . import _torch, constraints
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property
 
@@ -65,21 +65,21 @@ def _log_modified_bessel_fn(x, order: int = 0):
     # large branch
     y = 3.75 / x
     large = x - 0.5 * x.log() + _eval_poly(y, _COEF_LARGE[order]).log()
-    return ember.where(x < 3.75, small, large)
+    return _torch.where(x < 3.75, small, large)
 
 
 def _rejection_sample(loc, concentration, proposal_r, x):
     """Best & Fisher (1979) rejection sampler, run until every element is accepted."""
-    done = ember.zeros(tuple(x.shape), dtype=ember.bool)
+    done = _torch.zeros(tuple(x.shape), dtype=_dtype.bool)
     while not bool(done.all()):
-        u = ember.rand((3,) + tuple(x.shape), dtype=loc.dtype)
+        u = _torch.rand((3,) + tuple(x.shape), dtype=loc.dtype)
         u1, u2, u3 = u.unbind()
-        z = ember.cos(math.pi * u1)
+        z = _torch.cos(math.pi * u1)
         f = (1 + proposal_r * z) / (proposal_r + z)
         c = concentration * (proposal_r - f)
         accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
         if bool(accept.any()):
-            x = ember.where(accept, (u3 - 0.5).sign() * f.acos(), x)
+            x = _torch.where(accept, (u3 - 0.5).sign() * f.acos(), x)
             done = done | accept
     return (x + math.pi + loc) % (2 * math.pi) - math.pi
 
@@ -88,6 +88,7 @@ class VonMises(Distribution):
     """Circular von Mises distribution; ``loc`` and values are angles (radians, mod 2 pi).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import VonMises
         >>> VonMises(ember.tensor([0.0]), ember.tensor([1.0])).log_prob(ember.tensor([0.0]))
         tensor([-1.0738])
@@ -105,18 +106,18 @@ class VonMises(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_prob = self.concentration * ember.cos(value - self.loc)
+        log_prob = self.concentration * _torch.cos(value - self.loc)
         return (
             log_prob - math.log(2 * math.pi) - _log_modified_bessel_fn(self.concentration, order=0)
         )
 
     @lazy_property
     def _loc(self):
-        return self.loc.to(ember.float64)
+        return self.loc.to(_dtype.float64)
 
     @lazy_property
     def _concentration(self):
-        return self.concentration.to(ember.float64)
+        return self.concentration.to(_dtype.float64)
 
     @lazy_property
     def _proposal_r(self):
@@ -126,13 +127,13 @@ class VonMises(Distribution):
         _proposal_r = (1 + rho**2) / (2 * rho)
         # second-order Taylor expansion around 0 for small kappa
         _proposal_r_taylor = 1 / kappa + kappa
-        return ember.where(kappa < 1e-5, _proposal_r_taylor, _proposal_r)
+        return _torch.where(kappa < 1e-5, _proposal_r_taylor, _proposal_r)
 
     def sample(self, sample_shape=()):
         """Best & Fisher's sampler, run in float64 (float32 can stall for tiny concentration)."""
-        with ember.no_grad():
+        with no_grad():
             shape = tuple(self._extended_shape(sample_shape))
-            x = ember.zeros(shape, dtype=ember.float64)
+            x = _torch.zeros(shape, dtype=_dtype.float64)
             return _rejection_sample(self._loc, self._concentration, self._proposal_r, x).to(
                 self.loc.dtype
             )

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ember
-
-from . import constraints
+from . import _torch, constraints
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
@@ -17,6 +15,7 @@ class Weibull(TransformedDistribution):
     """Weibull distribution with ``scale`` and ``concentration`` (shape).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Weibull
         >>> Weibull(ember.tensor([1.0]), ember.tensor([1.0])).mean
         tensor([1.])
@@ -31,7 +30,7 @@ class Weibull(TransformedDistribution):
     def __init__(self, scale, concentration, validate_args=None) -> None:
         self.scale, self.concentration = broadcast_all(scale, concentration)
         self.concentration_reciprocal = self.concentration.reciprocal()
-        base_dist = Exponential(ember.ones_like(self.scale), validate_args=validate_args)
+        base_dist = Exponential(_torch.ones_like(self.scale), validate_args=validate_args)
         transforms = [
             PowerTransform(exponent=self.concentration_reciprocal),
             AffineTransform(loc=0, scale=self.scale),
@@ -55,7 +54,7 @@ class Weibull(TransformedDistribution):
 
     @property
     def mean(self):
-        return self.scale * ember.exp(ember.lgamma(1 + self.concentration_reciprocal))
+        return self.scale * _torch.exp(_torch.lgamma(1 + self.concentration_reciprocal))
 
     @property
     def mode(self):
@@ -67,13 +66,13 @@ class Weibull(TransformedDistribution):
     @property
     def variance(self):
         return self.scale.pow(2) * (
-            ember.exp(ember.lgamma(1 + 2 * self.concentration_reciprocal))
-            - ember.exp(2 * ember.lgamma(1 + self.concentration_reciprocal))
+            _torch.exp(_torch.lgamma(1 + 2 * self.concentration_reciprocal))
+            - _torch.exp(2 * _torch.lgamma(1 + self.concentration_reciprocal))
         )
 
     def entropy(self):
         return (
             euler_constant * (1 - self.concentration_reciprocal)
-            + ember.log(self.scale * self.concentration_reciprocal)
+            + _torch.log(self.scale * self.concentration_reciprocal)
             + 1
         )

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import ember
-
+from .. import linalg
+from .._compat import broadcast_shapes, finfo
 from .._overrides import warn as _warn
-from . import constraints
+from . import _torch, constraints
 from .exp_family import ExponentialFamily
 from .gamma import Chi2
 from .multivariate_normal import _precision_to_scale_tril
@@ -23,21 +23,21 @@ def _mvdigamma(x, p: int):
     """The multivariate digamma function (derivative of mvlgamma)."""
     if not bool(x.gt((p - 1) / 2).all()):
         raise AssertionError("Wrong domain for multivariate digamma function.")
-    steps = ember.arange(p, dtype=x.dtype).div(2).expand(tuple(x.shape) + (-1,))
-    return ember.digamma(x.unsqueeze(-1) - steps).sum(-1)
+    steps = _torch.arange(p, dtype=x.dtype).div(2).expand(tuple(x.shape) + (-1,))
+    return _torch.digamma(x.unsqueeze(-1) - steps).sum(-1)
 
 
 def _clamp_above_eps(x):
-    return x.clamp(min=ember.finfo(x.dtype).eps)
+    return x.clamp(min=finfo(x.dtype).eps)
 
 
 def _cholesky_solve(b, L):
     """``(L L^T)^{-1} b``, differentiable in ``L`` as a full matrix (like torch.cholesky_solve)."""
-    A = ember.matmul(L, L.mT)
-    batch = ember.broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2]))
+    A = _torch.matmul(L, L.mT)
+    batch = broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2]))
     A = A.expand(tuple(batch) + tuple(A.shape[-2:]))
     b = b.expand(tuple(batch) + tuple(b.shape[-2:]))
-    return ember.linalg.solve(A, b)
+    return linalg.solve(A, b)
 
 
 class Wishart(ExponentialFamily):
@@ -47,6 +47,7 @@ class Wishart(ExponentialFamily):
     ``rsample`` uses the Bartlett decomposition (chi-squared diagonal, normal lower part).
 
     Example:
+        >>> import ember
         >>> from ember.distributions import Wishart
         >>> Wishart(ember.tensor(4.0), covariance_matrix=ember.eye(2)).mean
         tensor([[4., 0.],
@@ -89,9 +90,9 @@ class Wishart(ExponentialFamily):
             )
         if isinstance(df, Number):
             batch_shape = _size(param.shape[:-2])
-            self.df = ember.tensor(df, dtype=param.dtype)
+            self.df = _torch.tensor(df, dtype=param.dtype)
         else:
-            batch_shape = _size(ember.broadcast_shapes(tuple(param.shape[:-2]), tuple(df.shape)))
+            batch_shape = _size(broadcast_shapes(tuple(param.shape[:-2]), tuple(df.shape)))
             self.df = df.expand(batch_shape)
         event_shape = param.shape[-2:]
         if bool(self.df.le(event_shape[-1] - 1).any()):
@@ -116,14 +117,14 @@ class Wishart(ExponentialFamily):
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
         self._dist_chi2 = self._make_chi2(self.df, batch_shape)
 
     def _make_chi2(self, df, batch_shape):
         # Chi-squared with df - i degrees of freedom for the i-th diagonal entry (Bartlett).
-        steps = ember.arange(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype)
+        steps = _torch.arange(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype)
         return Chi2(df=df.unsqueeze(-1) - steps.expand(tuple(batch_shape) + (-1,)))
 
     def expand(self, batch_shape, _instance=None):
@@ -159,7 +160,7 @@ class Wishart(ExponentialFamily):
     @lazy_property
     def precision_matrix(self):
         L = self._unbroadcasted_scale_tril
-        identity = ember.eye(self._event_shape[-1], dtype=L.dtype)
+        identity = _torch.eye(self._event_shape[-1], dtype=L.dtype)
         return _cholesky_solve(identity, L).expand(self._matrix_shape())
 
     @property
@@ -169,7 +170,7 @@ class Wishart(ExponentialFamily):
     @property
     def mode(self):
         factor = self.df - self.covariance_matrix.shape[-1] - 1
-        factor = ember.where(factor <= 0, ember.full_like(factor, math.nan), factor)
+        factor = _torch.where(factor <= 0, _torch.full_like(factor, math.nan), factor)
         return factor.view(tuple(self._batch_shape) + (1, 1)) * self.covariance_matrix
 
     @property
@@ -177,14 +178,14 @@ class Wishart(ExponentialFamily):
         V = self.covariance_matrix
         diag_V = V.diagonal(dim1=-2, dim2=-1)
         return self.df.view(tuple(self._batch_shape) + (1, 1)) * (
-            V.pow(2) + ember.einsum("...i,...j->...ij", diag_V, diag_V)
+            V.pow(2) + _torch.einsum("...i,...j->...ij", diag_V, diag_V)
         )
 
     def _bartlett_sampling(self, sample_shape=()):
         diag = _clamp_above_eps(self._dist_chi2.rsample(sample_shape).sqrt()).diag_embed(
             dim1=-2, dim2=-1
         )
-        lower = ember.randn(tuple(diag.shape), dtype=diag.dtype).tril(-1)
+        lower = _torch.randn(tuple(diag.shape), dtype=diag.dtype).tril(-1)
         noise = diag + lower
         chol = self._unbroadcasted_scale_tril @ noise
         return chol @ chol.transpose(-2, -1)
@@ -202,7 +203,7 @@ class Wishart(ExponentialFamily):
             for _ in range(max_try_correction):
                 sample_new = self._bartlett_sampling(sample_shape)
                 mask = is_singular.reshape(tuple(is_singular.shape) + (1, 1))
-                sample = ember.where(mask, sample_new, sample)
+                sample = _torch.where(mask, sample_new, sample)
                 is_singular = ~self.support.check(sample)
                 if not bool(is_singular.any()):
                     break
@@ -216,8 +217,8 @@ class Wishart(ExponentialFamily):
         L = self._unbroadcasted_scale_tril
         return (
             -nu * (p * _log_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
-            - ember.mvlgamma(nu / 2, p=p)
-            + (nu - p - 1) / 2 * ember.linalg.slogdet(value).logabsdet
+            - _torch.mvlgamma(nu / 2, p=p)
+            + (nu - p - 1) / 2 * linalg.slogdet(value).logabsdet
             - _cholesky_solve(value, L).diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2
         )
 
@@ -227,7 +228,7 @@ class Wishart(ExponentialFamily):
         L = self._unbroadcasted_scale_tril
         return (
             (p + 1) * (p * _log_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
-            + ember.mvlgamma(nu / 2, p=p)
+            + _torch.mvlgamma(nu / 2, p=p)
             - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p=p)
             + nu * p / 2
         )
@@ -241,5 +242,5 @@ class Wishart(ExponentialFamily):
     def _log_normalizer(self, x, y):
         p = self._event_shape[-1]
         return (y + (p + 1) / 2) * (
-            -ember.linalg.slogdet(-2 * x).logabsdet + _log_2 * p
-        ) + ember.mvlgamma(y + (p + 1) / 2, p=p)
+            -linalg.slogdet(-2 * x).logabsdet + _log_2 * p
+        ) + _torch.mvlgamma(y + (p + 1) / 2, p=p)

@@ -20,6 +20,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from .._overrides import warn as _warn
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from . import errors
 from .errors import OnnxExporterError, UnsupportedOperatorError
 
@@ -123,8 +125,6 @@ def export(
         raise ImportError(
             "ember.onnx.export needs the 'onnx' package: pip install onnx (or ember[onnx])"
         ) from e
-    import ember  # deferred: ember imports ember.onnx while it initialises
-
     from ._exporter import build_model  # deferred: it imports onnx
 
     opset = _DEFAULT_OPSET if opset_version is None else int(opset_version)
@@ -133,7 +133,7 @@ def export(
             f"Unsupported ONNX opset version: {opset}; ember exports opsets "
             f"{_MIN_OPSET} to {_MAX_OPSET}"
         )
-    if isinstance(args, ember.Tensor):
+    if isinstance(args, Tensor):
         args = (args,)
     elif not isinstance(args, tuple):
         args = tuple(args) if isinstance(args, list) else (args,)
@@ -147,8 +147,6 @@ def export(
         }
 
     if training not in (TrainingMode.EVAL, TrainingMode.PRESERVE) and training is not None:
-        import warnings  # deferred: only for this rare argument
-
         _warn(
             "ember.onnx.export exports the eval-mode graph; training=TRAINING is ignored",
             errors.OnnxExporterWarning,
@@ -160,7 +158,7 @@ def export(
     try:
         if hasattr(model, "eval"):
             model.eval()
-        with ember.no_grad():
+        with no_grad():
             proto = build_model(
                 model,
                 args,

@@ -21,13 +21,19 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from .. import __version__, cat, empty, nn, no_grad
+from .. import _creation, nn
+from .._aten import elementwise as _ew
+from .._aten import linalg as _la
+from .._aten import shape as _sh
 from .._overrides import warn as _warn
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from ..fx import Graph, Node, Proxy, Tracer
 from ..fx._symbolic_trace import _assert, _assert_is_none
 from ..fx.node import _public_name
+from ..nn import functional as F
 from ..nn.modules.module import intercept_module_calls
+from ..version import __version__
 from .errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 
 __all__ = ["build_model"]
@@ -67,7 +73,7 @@ _DTYPES: dict = {}
 
 def _np_dtype(dtype) -> np.dtype:
     if dtype not in _DTYPES:
-        _DTYPES[dtype] = np.dtype(empty(0, dtype=dtype).numpy().dtype)
+        _DTYPES[dtype] = np.dtype(_creation.empty(0, dtype=dtype).numpy().dtype)
     return _DTYPES[dtype]
 
 
@@ -188,7 +194,7 @@ class _OnnxTracer(Tracer):
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
         if isinstance(m, (nn.Sequential, nn.ModuleList, nn.ModuleDict)):
             return False
-        return type(m).__name__ in _MODULES or super().is_leaf_module(m, qualname)
+        return _module_converter(type(m)) is not None or super().is_leaf_module(m, qualname)
 
 
 def _run_node(root, n: Node, examples: dict, env: dict):
@@ -237,7 +243,7 @@ def _resized(examples: dict, dynamic: dict) -> dict:
         t = out[name]
         for a in axes:
             n = t.shape[a]
-            t = t.narrow(a, 0, n - 1) if n > 2 else cat([t, t.narrow(a, n - 1, 1)], a)
+            t = t.narrow(a, 0, n - 1) if n > 2 else _sh.cat([t, t.narrow(a, n - 1, 1)], a)
         out[name] = t
     return out
 
@@ -359,16 +365,35 @@ def _dtype_of(value) -> np.dtype:
 # converters: fn(ctx, A, out) -> representation; A holds the bound arguments ("input" first)
 # ---------------------------------------------------------------------------------------------
 
+# The converters, keyed by the implementation behind ember's public functions and Tensor
+# methods (their ``_ember_impl``): ``ember.relu``, ``Tensor.relu`` and ``x.relu()`` share one
+# implementation and so one entry, and so do aliases (``clip``/``clamp``); a form with its own
+# implementation (``ember.nn.functional.relu``) is registered as well. Registered with the
+# public objects (or, for functions only the torch namespace has, the implementation itself).
 _FUNCS: dict = {}
+# The in-place functional forms (``F.relu_``): their result replaces their input's value.
+_INPLACE: set = set()
 
 
-def _reg(*names):
-    def deco(fn):
-        for n in names:
-            _FUNCS[n] = fn
-        return fn
+def _impl(fn):
+    """The implementation behind a public function or method (itself if it is one)."""
+    return getattr(fn, "_ember_impl", fn)
+
+
+def _reg(*fns):
+    def deco(conv):
+        for fn in fns:
+            _FUNCS[_impl(fn)] = conv
+        return conv
 
     return deco
+
+
+def _reg_inplace(*fns):
+    """``_reg`` for in-place functional forms (``F.relu_``): converted as their out-of-place
+    twin, and later reads of the input see the result (as for ``x.add_(1)``)."""
+    _INPLACE.update(_impl(fn) for fn in fns)
+    return _reg(*fns)
 
 
 def _unary(onnx_op):
@@ -378,46 +403,46 @@ def _unary(onnx_op):
     return conv
 
 
-for _name, _op in {
-    "relu": "Relu",
-    "tanh": "Tanh",
-    "sigmoid": "Sigmoid",
-    "exp": "Exp",
-    "log": "Log",
-    "sqrt": "Sqrt",
-    "abs": "Abs",
-    "neg": "Neg",
-    "negative": "Neg",
-    "erf": "Erf",
-    "sin": "Sin",
-    "cos": "Cos",
-    "reciprocal": "Reciprocal",
-    "floor": "Floor",
-    "ceil": "Ceil",
-    "logical_not": "Not",
-    "softplus": "Softplus",
-    "softsign": "Softsign",
-    "sign": "Sign",
-    "round": "Round",
-}.items():
-    _FUNCS[_name] = _unary(_op)
-
-for _name in ("contiguous", "clone", "detach", "dropout", "alpha_dropout", "identity"):
-    _FUNCS[_name] = lambda ctx, A, out: A["input"]
+_relu = _unary("Relu")
+_reg(Tensor.relu, F.relu)(_relu)
+_reg_inplace(F.relu_)(_relu)
+_tanh = _reg(Tensor.tanh, F.tanh)(_unary("Tanh"))
+_sigmoid = _reg(Tensor.sigmoid, F.sigmoid)(_unary("Sigmoid"))
+_reg(Tensor.exp)(_unary("Exp"))
+_reg(Tensor.log)(_unary("Log"))
+_reg(Tensor.sqrt)(_unary("Sqrt"))
+_reg(Tensor.abs)(_unary("Abs"))
+_neg = _reg(Tensor.neg, Tensor.negative)(_unary("Neg"))
+_reg(Tensor.erf)(_unary("Erf"))
+_reg(Tensor.sin)(_unary("Sin"))
+_reg(Tensor.cos)(_unary("Cos"))
+_reg(Tensor.reciprocal)(_unary("Reciprocal"))
+_reg(Tensor.floor)(_unary("Floor"))
+_reg(Tensor.ceil)(_unary("Ceil"))
+_reg(Tensor.logical_not)(_unary("Not"))
+_softplus = _reg(F.softplus)(_unary("Softplus"))
+_reg(F.softsign)(_unary("Softsign"))
+_reg(Tensor.sign)(_unary("Sign"))
+_reg(Tensor.round)(_unary("Round"))
 
 
-@_reg("rsqrt")
+@_reg(Tensor.contiguous, Tensor.clone, Tensor.detach, F.dropout, F.alpha_dropout)
+def _identity(ctx, A, out):
+    return A["input"]
+
+
+@_reg(Tensor.rsqrt)
 def _rsqrt(ctx, A, out):
     return _out(ctx, ctx.op("Reciprocal", [ctx.op("Sqrt", [ctx.tensor(A["input"])])]), out)
 
 
-@_reg("silu")
+@_reg(F.silu)
 def _silu(ctx, A, out):
     x = ctx.tensor(A["input"])
     return _out(ctx, ctx.op("Mul", [x, ctx.op("Sigmoid", [x])]), out)
 
 
-@_reg("gelu")
+@_reg(F.gelu)
 def _gelu(ctx, A, out):
     x = ctx.tensor(A["input"])
     dt = _dtype_of(out)
@@ -432,32 +457,39 @@ def _gelu(ctx, A, out):
     return _out(ctx, y, out)
 
 
-@_reg("leaky_relu")
+@_reg(F.leaky_relu)
+@_reg_inplace(F.leaky_relu_)
 def _leaky_relu(ctx, A, out):
     alpha = float(A.get("negative_slope", 0.01))
     return _out(ctx, ctx.op("LeakyRelu", [ctx.tensor(A["input"])], alpha=alpha), out)
 
 
-@_reg("elu")
+@_reg(F.elu)
+@_reg_inplace(F.elu_)
 def _elu(ctx, A, out):
     alpha = float(A.get("alpha", 1.0))
     return _out(ctx, ctx.op("Elu", [ctx.tensor(A["input"])], alpha=alpha), out)
 
 
-@_reg("hardtanh", "relu6", "clamp", "clip")
-def _clip(ctx, A, out):
-    dt = _dtype_of(out)
-    fn = A["_fn"]
-    if fn == "relu6":
-        lo, hi = 0.0, 6.0
-    elif fn == "hardtanh":
-        lo, hi = A.get("min_val", -1.0), A.get("max_val", 1.0)
-    else:
-        lo, hi = A.get("min"), A.get("max")
-    ins = [ctx.tensor(A["input"]), "" if lo is None else ctx.tensor(lo, dt)]
-    if hi is not None:
-        ins.append(ctx.tensor(hi, dt))
-    return _out(ctx, ctx.op("Clip", ins), out)
+def _clip(bounds):
+    """Clip to ``bounds(A)``: (low, high), None where there is no bound."""
+
+    def conv(ctx, A, out):
+        dt = _dtype_of(out)
+        lo, hi = bounds(A)
+        ins = [ctx.tensor(A["input"]), "" if lo is None else ctx.tensor(lo, dt)]
+        if hi is not None:
+            ins.append(ctx.tensor(hi, dt))
+        return _out(ctx, ctx.op("Clip", ins), out)
+
+    return conv
+
+
+_relu6 = _reg(F.relu6)(_clip(lambda A: (0.0, 6.0)))
+_hardtanh = _clip(lambda A: (A.get("min_val", -1.0), A.get("max_val", 1.0)))
+_reg(F.hardtanh)(_hardtanh)
+_reg_inplace(F.hardtanh_)(_hardtanh)
+_reg(Tensor.clamp)(_clip(lambda A: (A.get("min"), A.get("max"))))
 
 
 def _softmax_like(onnx_op):
@@ -474,8 +506,8 @@ def _softmax_like(onnx_op):
     return conv
 
 
-_FUNCS["softmax"] = _softmax_like("Softmax")
-_FUNCS["log_softmax"] = _softmax_like("LogSoftmax")
+_softmax = _reg(Tensor.softmax, F.softmax)(_softmax_like("Softmax"))
+_log_softmax = _reg(Tensor.log_softmax, F.log_softmax)(_softmax_like("LogSoftmax"))
 
 
 def _binary(onnx_op, swap=False):
@@ -492,20 +524,21 @@ def _binary(onnx_op, swap=False):
     return conv
 
 
-_FUNCS.update(
-    add=_binary("Add"),
-    sub=_binary("Sub"),
-    subtract=_binary("Sub"),
-    mul=_binary("Mul"),
-    multiply=_binary("Mul"),
-    div=_binary("Div"),
-    divide=_binary("Div"),
-    true_divide=_binary("Div"),
-    pow=_binary("Pow"),
-    rsub=_binary("Sub", swap=True),
-    maximum=_binary("Max"),
-    minimum=_binary("Min"),
-)
+_reg(Tensor.add)(_binary("Add"))
+_reg(Tensor.sub, Tensor.subtract)(_binary("Sub"))
+_reg(Tensor.mul, Tensor.multiply)(_binary("Mul"))
+_reg(Tensor.div, Tensor.divide, Tensor.true_divide)(_binary("Div"))
+_reg(_ew.rsub)(_binary("Sub", swap=True))
+_reg(Tensor.maximum)(_binary("Max"))
+_reg(Tensor.minimum)(_binary("Min"))
+_pow_binary = _binary("Pow")
+
+
+@_reg(Tensor.pow)
+def _pow(ctx, A, out):
+    if "input" not in A and "self" in A:
+        A["input"] = A.pop("self")
+    return _pow_binary(ctx, A, out)
 
 
 def _compare(onnx_op, negate=False):
@@ -521,17 +554,15 @@ def _compare(onnx_op, negate=False):
     return conv
 
 
-_FUNCS.update(
-    eq=_compare("Equal"),
-    ne=_compare("Equal", negate=True),
-    lt=_compare("Less"),
-    gt=_compare("Greater"),
-    le=_compare("LessOrEqual"),
-    ge=_compare("GreaterOrEqual"),
-)
+_reg(Tensor.eq)(_compare("Equal"))
+_reg(Tensor.ne)(_compare("Equal", negate=True))
+_reg(Tensor.lt)(_compare("Less"))
+_reg(Tensor.gt)(_compare("Greater"))
+_reg(Tensor.le)(_compare("LessOrEqual"))
+_reg(Tensor.ge)(_compare("GreaterOrEqual"))
 
 
-@_reg("floor_divide")
+@_reg(Tensor.floor_divide)
 def _floordiv(ctx, A, out):
     a, b = A["input"], A["other"]
     dt = _dtype_of(out)
@@ -541,12 +572,12 @@ def _floordiv(ctx, A, out):
     return _out(ctx, y, out)
 
 
-@_reg("matmul", "bmm", "mm")
+@_reg(Tensor.matmul, Tensor.bmm, Tensor.mm)
 def _matmul(ctx, A, out):
     return _out(ctx, ctx.op("MatMul", [ctx.tensor(A["input"]), ctx.tensor(A["other"])]), out)
 
 
-@_reg("where")
+@_reg(_ew.where, Tensor.where)
 def _where(ctx, A, out):
     dt = _dtype_of(out)
     cond = ctx.tensor(A["condition"], np.bool_)
@@ -554,7 +585,7 @@ def _where(ctx, A, out):
     return _out(ctx, ctx.op("Where", [cond, x, y]), out)
 
 
-@_reg("masked_fill")
+@_reg(Tensor.masked_fill)
 def _masked_fill(ctx, A, out):
     x = A["input"]
     mask = ctx.tensor(A["mask"], np.bool_)
@@ -562,14 +593,20 @@ def _masked_fill(ctx, A, out):
     return _out(ctx, ctx.op("Where", [mask, value, ctx.tensor(x)]), out)
 
 
-@_reg("tril", "triu")
-def _trilu(ctx, A, out):
-    if ctx.opset < 14:
-        raise UnsupportedOperatorError("aten::" + A["_fn"], ctx.opset, 14)
-    ins = [ctx.tensor(A["input"])]
-    if A.get("diagonal", 0) != 0:
-        ins.append(ctx.tensor(A["diagonal"], np.int64))
-    return _out(ctx, ctx.op("Trilu", ins, upper=int(A["_fn"] == "triu")), out)
+def _trilu(name, upper):
+    def conv(ctx, A, out):
+        if ctx.opset < 14:
+            raise UnsupportedOperatorError("aten::" + name, ctx.opset, 14)
+        ins = [ctx.tensor(A["input"])]
+        if A.get("diagonal", 0) != 0:
+            ins.append(ctx.tensor(A["diagonal"], np.int64))
+        return _out(ctx, ctx.op("Trilu", ins, upper=int(upper)), out)
+
+    return conv
+
+
+_reg(Tensor.tril)(_trilu("tril", upper=False))
+_reg(Tensor.triu)(_trilu("triu", upper=True))
 
 
 # -- reductions ---------------------------------------------------------------------------
@@ -599,17 +636,21 @@ def _reduce(onnx_op):
     return conv
 
 
-_FUNCS.update(
-    mean=_reduce("ReduceMean"),
-    sum=_reduce("ReduceSum"),
-    amax=_reduce("ReduceMax"),
-    amin=_reduce("ReduceMin"),
-    prod=_reduce("ReduceProd"),
-)
+_reg(Tensor.mean)(_reduce("ReduceMean"))
+_reg(Tensor.sum)(_reduce("ReduceSum"))
+_reg(Tensor.amax)(_reduce("ReduceMax"))
+_reg(Tensor.amin)(_reduce("ReduceMin"))
+_reg(Tensor.prod)(_reduce("ReduceProd"))
 
 
-@_reg("var", "std")
-def _var(ctx, A, out):
+def _var(std):
+    def conv(ctx, A, out):
+        return _variance(ctx, A, out, std)
+
+    return conv
+
+
+def _variance(ctx, A, out, std: bool):
     x = A["input"]
     dim = A.get("dim")
     dims = None if dim is None else ([dim] if isinstance(dim, int) else list(dim))
@@ -628,9 +669,13 @@ def _var(ctx, A, out):
             else int(np.prod([x.value.shape[_norm(i, x.rank)] for i in dims]))
         )
         v = ctx.op("Mul", [v, ctx.const(np.asarray(n / max(n - correction, 1), x.np_dtype))])
-    if A["_fn"] == "std":
+    if std:
         v = ctx.op("Sqrt", [v])
     return _out(ctx, v, out)
+
+
+_reg(Tensor.var)(_var(std=False))
+_reg(Tensor.std)(_var(std=True))
 
 
 def _minmax(onnx_reduce, onnx_arg, onnx_elem):
@@ -650,8 +695,8 @@ def _minmax(onnx_reduce, onnx_arg, onnx_elem):
     return conv
 
 
-_FUNCS["max"] = _minmax("ReduceMax", "ArgMax", "Max")
-_FUNCS["min"] = _minmax("ReduceMin", "ArgMin", "Min")
+_reg(Tensor.max)(_minmax("ReduceMax", "ArgMax", "Max"))
+_reg(Tensor.min)(_minmax("ReduceMin", "ArgMin", "Min"))
 
 
 def _arg(onnx_op):
@@ -670,11 +715,11 @@ def _arg(onnx_op):
     return conv
 
 
-_FUNCS["argmax"] = _arg("ArgMax")
-_FUNCS["argmin"] = _arg("ArgMin")
+_reg(Tensor.argmax)(_arg("ArgMax"))
+_reg(Tensor.argmin)(_arg("ArgMin"))
 
 
-@_reg("cumsum")
+@_reg(Tensor.cumsum)
 def _cumsum(ctx, A, out):
     x = A["input"]
     dim = _norm(A.get("dim", A.get("axis")), x.rank)
@@ -682,7 +727,7 @@ def _cumsum(ctx, A, out):
     return _out(ctx, ctx.op("CumSum", [name, ctx.ints(dim)]), out)
 
 
-@_reg("einsum")
+@_reg(_la.einsum)
 def _einsum(ctx, A, out):
     eq, *ops = A.get("args", ())
     if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
@@ -691,7 +736,7 @@ def _einsum(ctx, A, out):
     return _out(ctx, ctx.op("Einsum", [ctx.tensor(o, dt) for o in ops], equation=eq), out)
 
 
-@_reg("pad")
+@_reg(F.pad)
 def _pad(ctx, A, out):
     x = A["input"]
     pad = list(A["pad"])
@@ -710,7 +755,7 @@ def _pad(ctx, A, out):
     return _out(ctx, ctx.op("Pad", ins, mode=onnx_mode), out)
 
 
-@_reg("repeat")
+@_reg(Tensor.repeat)
 def _repeat(ctx, A, out):
     x = A["input"]
     reps = _shape_args(A, "sizes")
@@ -722,36 +767,33 @@ def _repeat(ctx, A, out):
     return _out(ctx, ctx.op("Tile", [name, ctx.shape_tensor(reps)]), out)
 
 
-@_reg("clamp_min", "clamp_max")
-def _clamp_one(ctx, A, out):
-    key = "min" if A["_fn"] == "clamp_min" else "max"
-    bound = A.get(key, A.get("arg1"))
-    return _clip(ctx, {"input": A["input"], key: bound, "_fn": "clamp"}, out)
+_reg(Tensor.clamp_min)(_clip(lambda A: (A.get("min", A.get("arg1")), None)))
+_reg(Tensor.clamp_max)(_clip(lambda A: (None, A.get("max", A.get("arg1")))))
 
 
-@_reg("square")
+@_reg(Tensor.square)
 def _square(ctx, A, out):
     x = ctx.tensor(A["input"])
     return _out(ctx, ctx.op("Mul", [x, x]), out)
 
 
-@_reg("hardsigmoid")
+@_reg(F.hardsigmoid)
 def _hardsigmoid(ctx, A, out):
     return _out(ctx, ctx.op("HardSigmoid", [ctx.tensor(A["input"])], alpha=1 / 6, beta=0.5), out)
 
 
-@_reg("hardswish")
+@_reg(F.hardswish)
 def _hardswish(ctx, A, out):
     return _out(ctx, ctx.op("HardSwish", [ctx.tensor(A["input"])]), out)
 
 
-@_reg("mish")
+@_reg(F.mish)
 def _mish(ctx, A, out):
     x = ctx.tensor(A["input"])
     return _out(ctx, ctx.op("Mul", [x, ctx.op("Tanh", [ctx.op("Softplus", [x])])]), out)
 
 
-@_reg("conv_transpose1d", "conv_transpose2d")
+@_reg(F.conv_transpose1d, F.conv_transpose2d)
 def _conv_transpose(ctx, A, out):
     x, w, b = A["input"], A["weight"], A.get("bias")
     n = x.rank - 2
@@ -786,7 +828,7 @@ def _affine(ctx, y: str, w, b, rank: int) -> str:
     return y
 
 
-@_reg("group_norm")
+@_reg(F.group_norm)
 def _group_norm(ctx, A, out):
     x = A["input"]
     dt = x.np_dtype
@@ -802,7 +844,7 @@ def _group_norm(ctx, A, out):
     return _out(ctx, _affine(ctx, y, A.get("weight"), A.get("bias"), x.rank), out)
 
 
-@_reg("instance_norm")
+@_reg(F.instance_norm)
 def _instance_norm(ctx, A, out):
     x = A["input"]
     if not A.get("use_input_stats", True):
@@ -820,7 +862,7 @@ def _instance_norm(ctx, A, out):
     return _out(ctx, ctx.op("InstanceNormalization", ins, epsilon=eps), out)
 
 
-@_reg("interpolate", "upsample")
+@_reg(F.interpolate)
 def _interpolate(ctx, A, out):
     x = A["input"]
     n = x.rank - 2
@@ -867,19 +909,19 @@ def _shape_args(A, key="shape"):
     return s
 
 
-@_reg("view", "reshape")
+@_reg(Tensor.view, Tensor.reshape)
 def _reshape(ctx, A, out):
     shape = _shape_args(A)
     return _out(ctx, ctx.op("Reshape", [ctx.tensor(A["input"]), ctx.shape_tensor(shape)]), out)
 
 
-@_reg("view_as", "reshape_as")
+@_reg(Tensor.view_as, Tensor.reshape_as)
 def _view_as(ctx, A, out):
     shape = ctx.op("Shape", [ctx.tensor(A["other"])])
     return _out(ctx, ctx.op("Reshape", [ctx.tensor(A["input"]), shape]), out)
 
 
-@_reg("flatten")
+@_reg(Tensor.flatten)
 def _flatten(ctx, A, out):
     x = A["input"]
     r = x.rank
@@ -902,7 +944,7 @@ def _flatten(ctx, A, out):
     return _out(ctx, ctx.op("Reshape", [ctx.tensor(x), newshape]), out)
 
 
-@_reg("permute")
+@_reg(Tensor.permute)
 def _permute(ctx, A, out):
     x = A["input"]
     dims = A.get("dims")
@@ -912,7 +954,7 @@ def _permute(ctx, A, out):
     return _out(ctx, ctx.op("Transpose", [ctx.tensor(x)], perm=perm), out)
 
 
-@_reg("transpose", "swapaxes")
+@_reg(Tensor.transpose, Tensor.swapaxes)
 def _transpose(ctx, A, out):
     x = A["input"]
     d0 = _norm(A.get("dim0", A.get("axis0")), x.rank)
@@ -922,7 +964,7 @@ def _transpose(ctx, A, out):
     return _out(ctx, ctx.op("Transpose", [ctx.tensor(x)], perm=perm), out)
 
 
-@_reg("t")
+@_reg(Tensor.t)
 def _t(ctx, A, out):
     x = A["input"]
     if x.rank < 2:
@@ -930,14 +972,14 @@ def _t(ctx, A, out):
     return _out(ctx, ctx.op("Transpose", [ctx.tensor(x)], perm=[1, 0]), out)
 
 
-@_reg("unsqueeze")
+@_reg(Tensor.unsqueeze)
 def _unsqueeze(ctx, A, out):
     x = A["input"]
     d = _norm(A["dim"], x.rank + 1)
     return _out(ctx, ctx.op("Unsqueeze", [ctx.tensor(x), ctx.ints([d])]), out)
 
 
-@_reg("squeeze")
+@_reg(Tensor.squeeze)
 def _squeeze(ctx, A, out):
     x = A["input"]
     dim = A.get("dim")
@@ -951,19 +993,24 @@ def _squeeze(ctx, A, out):
     return _out(ctx, ctx.op("Squeeze", [ctx.tensor(x), ctx.ints(dims)]), out)
 
 
-@_reg("cat", "concat", "concatenate")
+def _tensors(A) -> list:
+    """cat's and stack's tensors (bound as "input" when given positionally)."""
+    return A["tensors"] if "tensors" in A else A["input"]
+
+
+@_reg(_sh.cat)
 def _cat(ctx, A, out):
-    ts = [t for t in A["tensors"] if not (isinstance(t, _V) and t.value.numel() == 0)]
+    ts = [t for t in _tensors(A) if not (isinstance(t, _V) and t.value.numel() == 0)]
     dt = _dtype_of(out)
     axis = _norm(A.get("dim", A.get("axis", 0)), out.dim())
     return _out(ctx, ctx.op("Concat", [ctx.tensor(t, dt) for t in ts], axis=axis), out)
 
 
-@_reg("stack")
+@_reg(_sh.stack)
 def _stack(ctx, A, out):
     dim = _norm(A.get("dim", 0), out.dim())
     dt = _dtype_of(out)
-    ins = [ctx.op("Unsqueeze", [ctx.tensor(t, dt), ctx.ints([dim])]) for t in A["tensors"]]
+    ins = [ctx.op("Unsqueeze", [ctx.tensor(t, dt), ctx.ints([dim])]) for t in _tensors(A)]
     return _out(ctx, ctx.op("Concat", ins, axis=dim), out)
 
 
@@ -973,26 +1020,24 @@ def _split_outputs(ctx, x, sizes, dim, out):
     return tuple(_out(ctx, n, o) for n, o in zip(names, out))
 
 
-@_reg("split")
+@_reg(Tensor.split, Tensor.chunk, Tensor.tensor_split)
 def _split(ctx, A, out):
     x = A["input"]
     dim = _norm(A.get("dim", 0), x.rank)
     return _split_outputs(ctx, x, [o.shape[dim] for o in out], dim, out)
 
 
-@_reg("chunk", "tensor_split", "unbind")
-def _chunk(ctx, A, out):
+@_reg(Tensor.unbind)
+def _unbind(ctx, A, out):
     x = A["input"]
     dim = _norm(A.get("dim", 0), x.rank)
-    if A["_fn"] == "unbind":
-        parts = _split_outputs(ctx, x, [1] * len(out), dim, [o.unsqueeze(dim) for o in out])
-        return tuple(
-            _out(ctx, ctx.op("Squeeze", [p.name, ctx.ints([dim])]), o) for p, o in zip(parts, out)
-        )
-    return _split_outputs(ctx, x, [o.shape[dim] for o in out], dim, out)
+    parts = _split_outputs(ctx, x, [1] * len(out), dim, [o.unsqueeze(dim) for o in out])
+    return tuple(
+        _out(ctx, ctx.op("Squeeze", [p.name, ctx.ints([dim])]), o) for p, o in zip(parts, out)
+    )
 
 
-@_reg("expand")
+@_reg(Tensor.expand)
 def _expand(ctx, A, out):
     x = A["input"]
     sizes = list(_shape_args(A, "sizes")) if not isinstance(_shape_args(A, "sizes"), _V) else None
@@ -1014,13 +1059,13 @@ def _expand(ctx, A, out):
     return _out(ctx, ctx.op("Expand", [ctx.tensor(x), shape]), out)
 
 
-@_reg("expand_as")
+@_reg(Tensor.expand_as)
 def _expand_as(ctx, A, out):
     shape = ctx.op("Shape", [ctx.tensor(A["other"])])
     return _out(ctx, ctx.op("Expand", [ctx.tensor(A["input"]), shape]), out)
 
 
-@_reg("size")
+@_reg(Tensor.size)
 def _size(ctx, A, out):
     x = A["input"]
     shp = ctx.op("Shape", [ctx.tensor(x)])
@@ -1031,12 +1076,12 @@ def _size(ctx, A, out):
     return _V(g, out, "scalar")
 
 
-@_reg("dim", "ndimension")
+@_reg(Tensor.dim, Tensor.ndimension)
 def _dim(ctx, A, out):
     return A["input"].rank
 
 
-@_reg("numel")
+@_reg(Tensor.numel)
 def _numel(ctx, A, out):
     return _V(ctx.op("Size", [ctx.tensor(A["input"])]), out, "scalar")
 
@@ -1049,17 +1094,15 @@ def _cast_to(dtype_np):
     return conv
 
 
-_FUNCS.update(
-    float=_cast_to(np.float32),
-    double=_cast_to(np.float64),
-    long=_cast_to(np.int64),
-    int=_cast_to(np.int32),
-    bool=_cast_to(np.bool_),
-    half=_cast_to(np.float16),
-)
+_reg(Tensor.float)(_cast_to(np.float32))
+_reg(Tensor.double)(_cast_to(np.float64))
+_reg(Tensor.long)(_cast_to(np.int64))
+_reg(Tensor.int)(_cast_to(np.int32))
+_reg(Tensor.bool)(_cast_to(np.bool_))
+_reg(Tensor.half)(_cast_to(np.float16))
 
 
-@_reg("to", "type", "type_as")
+@_reg(Tensor.to, Tensor.type, Tensor.type_as)
 def _to(ctx, A, out):
     x = A["input"]
     if not isinstance(out, Tensor):
@@ -1067,26 +1110,39 @@ def _to(ctx, A, out):
     return _out(ctx, ctx.cast(ctx.tensor(x), x.np_dtype, _dtype_of(out)), out)
 
 
-@_reg("ones", "zeros", "full", "empty")
-def _filled(ctx, A, out):
-    fn = A["_fn"]
-    size = _shape_args(A, "size") if fn == "full" else _shape_args(A, "shape")
-    value = {"ones": 1, "zeros": 0, "empty": 0}.get(fn, _conc(A.get("fill_value")))
-    dt = _dtype_of(out)
-    arr = numpy_helper.from_array(np.asarray([value], dtype=dt))
-    return _out(ctx, ctx.op("ConstantOfShape", [ctx.shape_tensor(size)], value=arr), out)
+def _filled(value):
+    """ones/zeros/empty (``value``) and full (None: its fill_value)."""
+
+    def conv(ctx, A, out):
+        size = _shape_args(A, "size") if value is None else _shape_args(A, "shape")
+        fill = _conc(A.get("fill_value")) if value is None else value
+        arr = numpy_helper.from_array(np.asarray([fill], dtype=_dtype_of(out)))
+        return _out(ctx, ctx.op("ConstantOfShape", [ctx.shape_tensor(size)], value=arr), out)
+
+    return conv
 
 
-@_reg("ones_like", "zeros_like", "full_like", "empty_like")
-def _filled_like(ctx, A, out):
-    fn = A["_fn"]
-    value = {"ones_like": 1, "zeros_like": 0, "empty_like": 0}.get(fn, _conc(A.get("fill_value")))
-    arr = numpy_helper.from_array(np.asarray([value], dtype=_dtype_of(out)))
-    shp = ctx.op("Shape", [ctx.tensor(A["input"])])
-    return _out(ctx, ctx.op("ConstantOfShape", [shp], value=arr), out)
+def _filled_like(value):
+    """ones_like/zeros_like/empty_like (``value``) and full_like (None: its fill_value)."""
+
+    def conv(ctx, A, out):
+        fill = _conc(A.get("fill_value")) if value is None else value
+        arr = numpy_helper.from_array(np.asarray([fill], dtype=_dtype_of(out)))
+        shp = ctx.op("Shape", [ctx.tensor(A["input"])])
+        return _out(ctx, ctx.op("ConstantOfShape", [shp], value=arr), out)
+
+    return conv
 
 
-@_reg("arange")
+_reg(_creation.ones)(_filled(1))
+_reg(_creation.zeros, _creation.empty)(_filled(0))
+_reg(_creation.full)(_filled(None))
+_reg(_creation.ones_like)(_filled_like(1))
+_reg(_creation.zeros_like, _creation.empty_like)(_filled_like(0))
+_reg(_creation.full_like)(_filled_like(None))
+
+
+@_reg(_creation.arange)
 def _arange(ctx, A, out):
     # arange(end) / arange(start, end[, step]); the signature binds them as start/end/step
     start, end, step = A.get("start"), A.get("end"), A.get("step", 1)
@@ -1170,7 +1226,7 @@ def _getitem(ctx, obj, idx, out):
 # -- nn -------------------------------------------------------------------------------------
 
 
-@_reg("linear")
+@_reg(F.linear)
 def _linear(ctx, A, out):
     x, w, b = A["input"], A["weight"], A.get("bias")
     if x.rank == 2:
@@ -1183,7 +1239,7 @@ def _linear(ctx, A, out):
     return _out(ctx, y, out)
 
 
-@_reg("conv1d", "conv2d", "conv3d")
+@_reg(F.conv1d, F.conv2d, F.conv3d)
 def _conv(ctx, A, out):
     x, w, b = A["input"], A["weight"], A.get("bias")
     n = x.rank - 2
@@ -1239,12 +1295,8 @@ def _pool(onnx_op):
     return conv
 
 
-_FUNCS.update(
-    max_pool1d=_pool("MaxPool"),
-    max_pool2d=_pool("MaxPool"),
-    avg_pool1d=_pool("AveragePool"),
-    avg_pool2d=_pool("AveragePool"),
-)
+_max_pool = _reg(F.max_pool1d, F.max_pool2d)(_pool("MaxPool"))
+_avg_pool = _reg(F.avg_pool1d, F.avg_pool2d)(_pool("AveragePool"))
 
 
 def _adaptive(onnx_global, fn_name):
@@ -1266,14 +1318,15 @@ def _adaptive(onnx_global, fn_name):
     return conv
 
 
-_FUNCS.update(
-    adaptive_avg_pool1d=_adaptive("GlobalAveragePool", "adaptive_avg_pool1d"),
-    adaptive_avg_pool2d=_adaptive("GlobalAveragePool", "adaptive_avg_pool2d"),
-    adaptive_max_pool2d=_adaptive("GlobalMaxPool", "adaptive_max_pool2d"),
-)
+_adaptive_avg_pool1d = _adaptive("GlobalAveragePool", "adaptive_avg_pool1d")
+_adaptive_avg_pool2d = _adaptive("GlobalAveragePool", "adaptive_avg_pool2d")
+_adaptive_max_pool2d = _adaptive("GlobalMaxPool", "adaptive_max_pool2d")
+_reg(F.adaptive_avg_pool1d)(_adaptive_avg_pool1d)
+_reg(F.adaptive_avg_pool2d)(_adaptive_avg_pool2d)
+_reg(F.adaptive_max_pool2d)(_adaptive_max_pool2d)
 
 
-@_reg("batch_norm")
+@_reg(F.batch_norm)
 def _batch_norm(ctx, A, out):
     x = A["input"]
     c = x.value.shape[1]
@@ -1295,7 +1348,7 @@ def _batch_norm(ctx, A, out):
     return _out(ctx, y, out)
 
 
-@_reg("layer_norm")
+@_reg(F.layer_norm)
 def _layer_norm(ctx, A, out):
     x = A["input"]
     ns = A["normalized_shape"]
@@ -1322,7 +1375,7 @@ def _layer_norm(ctx, A, out):
     return _out(ctx, y, out)
 
 
-@_reg("embedding")
+@_reg(F.embedding)
 def _embedding(ctx, A, out):
     if A.get("max_norm") is not None:
         raise UnsupportedOperatorError("aten::embedding_renorm", ctx.opset, None)
@@ -1331,7 +1384,7 @@ def _embedding(ctx, A, out):
     return _out(ctx, ctx.op("Gather", [ctx.tensor(A["weight"]), ind], axis=0), out)
 
 
-@_reg("scaled_dot_product_attention")
+@_reg(F.scaled_dot_product_attention)
 def _sdpa(ctx, A, out):
     q, k, v = A["query"] if "query" in A else A["input"], A["key"], A["value"]
     dt = q.np_dtype
@@ -1374,20 +1427,21 @@ def _sdpa(ctx, A, out):
 
 # -- operator / builtins ----------------------------------------------------------------------
 
+# Python's operators, as the ember functions they run
 _OPERATORS = {
-    operator.add: "add",
-    operator.sub: "sub",
-    operator.mul: "mul",
-    operator.truediv: "div",
-    operator.pow: "pow",
-    operator.matmul: "matmul",
-    operator.floordiv: "floor_divide",
-    operator.eq: "eq",
-    operator.ne: "ne",
-    operator.lt: "lt",
-    operator.gt: "gt",
-    operator.le: "le",
-    operator.ge: "ge",
+    operator.add: Tensor.add,
+    operator.sub: Tensor.sub,
+    operator.mul: Tensor.mul,
+    operator.truediv: Tensor.div,
+    operator.pow: Tensor.pow,
+    operator.matmul: Tensor.matmul,
+    operator.floordiv: Tensor.floor_divide,
+    operator.eq: Tensor.eq,
+    operator.ne: Tensor.ne,
+    operator.lt: Tensor.lt,
+    operator.gt: Tensor.gt,
+    operator.le: Tensor.le,
+    operator.ge: Tensor.ge,
 }
 
 
@@ -1410,7 +1464,7 @@ def _operator_call(ctx, target, args, out):
             return obj.rank if attr == "ndim" and isinstance(obj, _V) else out
         raise UnsupportedOperatorError(f"aten::{attr}", ctx.opset, None)
     if target is operator.neg:
-        return _FUNCS["neg"](ctx, {"input": args[0]}, out)
+        return _neg(ctx, {"input": args[0]}, out)
     if target is operator.pos:
         return args[0]
     if target in (operator.and_, operator.or_, operator.xor):
@@ -1424,12 +1478,12 @@ def _operator_call(ctx, target, args, out):
         )
     if target is operator.invert and _dtype_of(out) == np.bool_:
         return _out(ctx, ctx.op("Not", [ctx.tensor(args[0])]), out)
-    name = _OPERATORS.get(target)
-    if name is None:
+    fn = _OPERATORS.get(target)
+    if fn is None:
         raise UnsupportedOperatorError(
             f"aten::{getattr(target, '__name__', target)}", ctx.opset, None
         )
-    return _FUNCS[name](ctx, {"input": args[0], "other": args[1], "_fn": name}, out)
+    return _FUNCS[_impl(fn)](ctx, {"input": args[0], "other": args[1]}, out)
 
 
 _MATH_ORIG = {getattr(math, n) for n in _MATH_FUNCS}
@@ -1449,17 +1503,57 @@ def _math_call(ctx, target, args, out):
 
 # -- modules ----------------------------------------------------------------------------------
 
+# The converters of ember.nn's modules, keyed by the class: conv(ctx, m, path, args, kwargs,
+# out), path being the module's name in the model (its parameters' prefix).
+_MODULES: dict = {}
+
+
+def _reg_module(*classes):
+    def deco(conv):
+        for cls in classes:
+            _MODULES[cls] = conv
+        return conv
+
+    return deco
+
+
+def _module_converter(cls):
+    """The converter for a module of class ``cls``: its own class's, or its nearest base
+    class's if ``cls`` runs that base's ``forward`` (a user's ``Linear`` subclass that adds
+    attributes or its own initialisation: it computes what Linear does); None otherwise (a
+    subclass with its own ``forward`` is traced through like any module of the user's)."""
+    for base in cls.__mro__:
+        conv = _MODULES.get(base)
+        if conv is not None:
+            return conv if cls.forward is base.forward else None
+    return None
+
+
+def _one_input(fn):
+    """A module converter for modules called with their input alone: fn(ctx, m, path, x, out)."""
+
+    def conv(ctx, m, path, args, kwargs, out):
+        if args[1:] or kwargs:
+            raise OnnxExporterError(f"module {path} called with extra arguments")
+        return fn(ctx, m, path, args[0], out)
+
+    return conv
+
 
 def _pfx(path: str) -> str:
     return f"{path}." if path else ""
 
 
+@_reg_module(nn.Linear)
+@_one_input
 def _mod_linear(ctx, m, path, x, out):
     w = _V(ctx.init(f"{_pfx(path)}weight", m.weight), m.weight)
     b = _V(ctx.init(f"{_pfx(path)}bias", m.bias), m.bias) if m.bias is not None else None
     return _linear(ctx, {"input": x, "weight": w, "bias": b}, out)
 
 
+@_reg_module(nn.Conv1d, nn.Conv2d, nn.Conv3d)
+@_one_input
 def _mod_conv(ctx, m, path, x, out):
     if getattr(m, "padding_mode", "zeros") != "zeros":
         raise UnsupportedOperatorError(f"ember::nn.{type(m).__name__}", ctx.opset, None)
@@ -1470,26 +1564,45 @@ def _mod_conv(ctx, m, path, x, out):
     return _conv(ctx, A, out)
 
 
-def _mod_pool(ctx, m, path, x, out):
-    fn = "max_pool2d" if "Max" in type(m).__name__ else "avg_pool2d"
+def _pool_args(m, x) -> dict:
     A = dict(input=x, kernel_size=m.kernel_size, stride=m.stride, padding=m.padding)
     A["ceil_mode"] = m.ceil_mode
-    if fn == "max_pool2d":
-        A.update(dilation=m.dilation, return_indices=getattr(m, "return_indices", False))
-    else:
-        A.update(count_include_pad=m.count_include_pad, divisor_override=m.divisor_override)
-    return _FUNCS[fn](ctx, A, out)
+    return A
 
 
-def _mod_adaptive(ctx, m, path, x, out):
-    fn = {
-        "AdaptiveAvgPool1d": "adaptive_avg_pool1d",
-        "AdaptiveAvgPool2d": "adaptive_avg_pool2d",
-        "AdaptiveMaxPool2d": "adaptive_max_pool2d",
-    }[type(m).__name__]
-    return _FUNCS[fn](ctx, {"input": x, "output_size": m.output_size}, out)
+@_reg_module(nn.MaxPool1d, nn.MaxPool2d)
+@_one_input
+def _mod_max_pool(ctx, m, path, x, out):
+    A = _pool_args(m, x)
+    A.update(dilation=m.dilation, return_indices=getattr(m, "return_indices", False))
+    return _max_pool(ctx, A, out)
 
 
+@_reg_module(nn.AvgPool1d, nn.AvgPool2d)
+@_one_input
+def _mod_avg_pool(ctx, m, path, x, out):
+    A = _pool_args(m, x)
+    A["count_include_pad"] = m.count_include_pad
+    # AvgPool1d has no divisor_override (as torch's)
+    A["divisor_override"] = getattr(m, "divisor_override", None)
+    return _avg_pool(ctx, A, out)
+
+
+def _mod_adaptive(conv):
+    @_one_input
+    def mod(ctx, m, path, x, out):
+        return conv(ctx, {"input": x, "output_size": m.output_size}, out)
+
+    return mod
+
+
+_reg_module(nn.AdaptiveAvgPool1d)(_mod_adaptive(_adaptive_avg_pool1d))
+_reg_module(nn.AdaptiveAvgPool2d)(_mod_adaptive(_adaptive_avg_pool2d))
+_reg_module(nn.AdaptiveMaxPool2d)(_mod_adaptive(_adaptive_max_pool2d))
+
+
+@_reg_module(nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+@_one_input
 def _mod_batch_norm(ctx, m, path, x, out):
     def p(name):
         t = getattr(m, name)
@@ -1505,6 +1618,8 @@ def _mod_batch_norm(ctx, m, path, x, out):
     return _batch_norm(ctx, A, out)
 
 
+@_reg_module(nn.LayerNorm)
+@_one_input
 def _mod_layer_norm(ctx, m, path, x, out):
     w = _V(ctx.init(f"{_pfx(path)}weight", m.weight), m.weight) if m.weight is not None else None
     b = (
@@ -1516,6 +1631,8 @@ def _mod_layer_norm(ctx, m, path, x, out):
     return _layer_norm(ctx, A, out)
 
 
+@_reg_module(nn.ConvTranspose1d, nn.ConvTranspose2d)
+@_one_input
 def _mod_conv_transpose(ctx, m, path, x, out):
     w = _V(ctx.init(f"{_pfx(path)}weight", m.weight), m.weight)
     b = _V(ctx.init(f"{_pfx(path)}bias", m.bias), m.bias) if m.bias is not None else None
@@ -1524,14 +1641,25 @@ def _mod_conv_transpose(ctx, m, path, x, out):
     return _conv_transpose(ctx, A, out)
 
 
-def _mod_norm(ctx, m, path, x, out):
-    def p(name):
-        t = getattr(m, name, None)
-        return None if t is None else _V(ctx.init(f"{_pfx(path)}{name}", t), t)
+def _param(ctx, m, path, name):
+    t = getattr(m, name, None)
+    return None if t is None else _V(ctx.init(f"{_pfx(path)}{name}", t), t)
 
-    if type(m).__name__ == "GroupNorm":
-        A = dict(input=x, num_groups=m.num_groups, weight=p("weight"), bias=p("bias"), eps=m.eps)
-        return _group_norm(ctx, A, out)
+
+@_reg_module(nn.GroupNorm)
+@_one_input
+def _mod_group_norm(ctx, m, path, x, out):
+    weight, bias = _param(ctx, m, path, "weight"), _param(ctx, m, path, "bias")
+    A = dict(input=x, num_groups=m.num_groups, weight=weight, bias=bias, eps=m.eps)
+    return _group_norm(ctx, A, out)
+
+
+@_reg_module(nn.InstanceNorm1d, nn.InstanceNorm2d)
+@_one_input
+def _mod_instance_norm(ctx, m, path, x, out):
+    def p(name):
+        return _param(ctx, m, path, name)
+
     use_input = not (m.track_running_stats and getattr(m, "running_mean", None) is not None)
     A = dict(input=x, weight=p("weight"), bias=p("bias"), eps=m.eps, use_input_stats=use_input)
     if not use_input:
@@ -1539,15 +1667,19 @@ def _mod_norm(ctx, m, path, x, out):
     return _instance_norm(ctx, A, out)
 
 
+@_reg_module(nn.Upsample)
+@_one_input
 def _mod_upsample(ctx, m, path, x, out):
     A = dict(input=x, size=m.size, scale_factor=m.scale_factor, mode=m.mode)
     A.update(align_corners=m.align_corners, recompute_scale_factor=m.recompute_scale_factor)
     return _interpolate(ctx, A, out)
 
 
-def _mod_mha(ctx, m, path, A, out):
+@_reg_module(nn.MultiheadAttention)
+def _mod_mha(ctx, m, path, args, kwargs, out):
     """nn.MultiheadAttention (eval): in-projection, scaled dot-product attention per head,
     out-projection; the weights averaged over heads (or not) when asked for."""
+    A = _bind(m.forward, args, kwargs)
     if not m._qkv_same_embed_dim or m.bias_k is not None or m.add_zero_attn:
         raise UnsupportedOperatorError("ember::nn.MultiheadAttention", ctx.opset, None)
     q, k, v = A["input"], A["key"], A["value"]
@@ -1626,24 +1758,34 @@ def _mod_mha(ctx, m, path, A, out):
     return (_out(ctx, y, o), weights)
 
 
+@_reg_module(nn.Embedding)
+@_one_input
 def _mod_embedding(ctx, m, path, x, out):
     w = _V(ctx.init(f"{_pfx(path)}weight", m.weight), m.weight)
     return _embedding(ctx, {"input": x, "weight": w, "max_norm": m.max_norm}, out)
 
 
-def _mod_simple(fn, **fields):
-    def conv(ctx, m, path, x, out):
-        A = {"input": x, "_fn": fn}
+def _mod_simple(conv, **fields):
+    """A module that is its functional form: ``conv`` with the module's attributes
+    (``fields``: argument name -> attribute) as arguments."""
+
+    @_one_input
+    def mod(ctx, m, path, x, out):
+        A = {"input": x}
         for k, attr in fields.items():
             A[k] = getattr(m, attr)
-        return _FUNCS[fn](ctx, A, out)
+        return conv(ctx, A, out)
 
-    return conv
+    return mod
 
 
-def _mod_lstm(ctx, m, path, x, out, hx=None):
+@_reg_module(nn.LSTM)
+def _mod_lstm(ctx, m, path, args, kwargs, out):
     """nn.LSTM (unidirectional or bidirectional, any number of layers, no projections) as
     ONNX LSTM nodes, one per layer. ONNX orders the gates i, o, f, c; torch i, f, g, o."""
+    x = args[0]
+    extra = list(args[1:]) + list(kwargs.values())
+    hx = extra[0] if extra else None
     if getattr(m, "proj_size", 0):
         raise UnsupportedOperatorError("ember::nn.LSTM", ctx.opset, None)
     H = m.hidden_size
@@ -1702,53 +1844,25 @@ def _mod_lstm(ctx, m, path, x, out, hx=None):
     return (_out(ctx, seq, o), (_out(ctx, h, ho), _out(ctx, c, co)))
 
 
-_MODULES = {
-    "Linear": _mod_linear,
-    "Conv1d": _mod_conv,
-    "Conv2d": _mod_conv,
-    "Conv3d": _mod_conv,
-    "MaxPool1d": _mod_pool,
-    "MaxPool2d": _mod_pool,
-    "AvgPool1d": _mod_pool,
-    "AvgPool2d": _mod_pool,
-    "AdaptiveAvgPool1d": _mod_adaptive,
-    "AdaptiveAvgPool2d": _mod_adaptive,
-    "AdaptiveMaxPool2d": _mod_adaptive,
-    "BatchNorm1d": _mod_batch_norm,
-    "BatchNorm2d": _mod_batch_norm,
-    "BatchNorm3d": _mod_batch_norm,
-    "LayerNorm": _mod_layer_norm,
-    "Embedding": _mod_embedding,
-    "MultiheadAttention": _mod_mha,
-    "GroupNorm": _mod_norm,
-    "InstanceNorm1d": _mod_norm,
-    "InstanceNorm2d": _mod_norm,
-    "Upsample": _mod_upsample,
-    "ConvTranspose1d": _mod_conv_transpose,
-    "ConvTranspose2d": _mod_conv_transpose,
-    "Hardsigmoid": _mod_simple("hardsigmoid"),
-    "Hardswish": _mod_simple("hardswish"),
-    "Mish": _mod_simple("mish"),
-    "LSTM": _mod_lstm,
-    "Dropout": _mod_simple("dropout"),
-    "Dropout1d": _mod_simple("dropout"),
-    "Dropout2d": _mod_simple("dropout"),
-    "AlphaDropout": _mod_simple("dropout"),
-    "Identity": _mod_simple("identity"),
-    "ReLU": _mod_simple("relu"),
-    "ReLU6": _mod_simple("relu6"),
-    "Tanh": _mod_simple("tanh"),
-    "Sigmoid": _mod_simple("sigmoid"),
-    "SiLU": _mod_simple("silu"),
-    "ELU": _mod_simple("elu", alpha="alpha"),
-    "Softplus": _mod_simple("softplus"),
-    "GELU": _mod_simple("gelu", approximate="approximate"),
-    "LeakyReLU": _mod_simple("leaky_relu", negative_slope="negative_slope"),
-    "Hardtanh": _mod_simple("hardtanh", min_val="min_val", max_val="max_val"),
-    "Softmax": _mod_simple("softmax", dim="dim"),
-    "LogSoftmax": _mod_simple("log_softmax", dim="dim"),
-    "Flatten": _mod_simple("flatten", start_dim="start_dim", end_dim="end_dim"),
-}
+_reg_module(nn.Hardsigmoid)(_mod_simple(_hardsigmoid))
+_reg_module(nn.Hardswish)(_mod_simple(_hardswish))
+_reg_module(nn.Mish)(_mod_simple(_mish))
+_reg_module(nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.AlphaDropout, nn.Identity)(
+    _mod_simple(_identity)
+)
+_reg_module(nn.ReLU)(_mod_simple(_relu))
+_reg_module(nn.ReLU6)(_mod_simple(_relu6))
+_reg_module(nn.Tanh)(_mod_simple(_tanh))
+_reg_module(nn.Sigmoid)(_mod_simple(_sigmoid))
+_reg_module(nn.SiLU)(_mod_simple(_silu))
+_reg_module(nn.ELU)(_mod_simple(_elu, alpha="alpha"))
+_reg_module(nn.Softplus)(_mod_simple(_softplus))
+_reg_module(nn.GELU)(_mod_simple(_gelu, approximate="approximate"))
+_reg_module(nn.LeakyReLU)(_mod_simple(_leaky_relu, negative_slope="negative_slope"))
+_reg_module(nn.Hardtanh)(_mod_simple(_hardtanh, min_val="min_val", max_val="max_val"))
+_reg_module(nn.Softmax)(_mod_simple(_softmax, dim="dim"))
+_reg_module(nn.LogSoftmax)(_mod_simple(_log_softmax, dim="dim"))
+_reg_module(nn.Flatten)(_mod_simple(_flatten, start_dim="start_dim", end_dim="end_dim"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1781,7 +1895,28 @@ def _bind(fn, args, kwargs) -> dict:
     return A
 
 
-_ARG_ALIASES = {"matmul": ("other",), "bmm": ("mat2",), "mm": ("mat2",)}
+def _method_converter(name: str):
+    """(converter, Tensor's method) for a method called by name; an in-place method
+    (``add_``) converts as its out-of-place twin, which the caller rebinds."""
+    if name.endswith("_") and not name.startswith("_"):
+        name = name.rstrip("_")
+    fn = getattr(Tensor, name, None)
+    return (None if fn is None else _FUNCS.get(_impl(fn))), fn
+
+
+def _display_name(target) -> str:
+    """The op's name in UnsupportedOperatorError: ``aten::<name>``, as torch's."""
+    if isinstance(target, str):
+        name = target
+    else:
+        name = (_public_name(target) or getattr(target, "__name__", str(target))).rsplit(".")[-1]
+    return name.rstrip("_") if name.endswith("_") and not name.startswith("_") else name
+
+
+# Public functions defined in the package root itself (ember/__init__.py), which the exporter
+# does not import (it would import the whole package): known by their public name, as the
+# Tensor method they compute, until they move to a module of their own.
+_ROOT_FUNCTIONS = {"ember.numel": Tensor.numel}
 
 
 def _convert_function(ctx, node, args, kwargs, out):
@@ -1789,8 +1924,7 @@ def _convert_function(ctx, node, args, kwargs, out):
     if target in (_assert, _assert_is_none):
         return None
     if node.op == "call_method":
-        fname = target
-        fn = getattr(Tensor, fname, None)
+        conv, fn = _method_converter(target)
     else:
         if isinstance(target, type(operator.add)) and getattr(target, "__module__", None) in (
             "_operator",
@@ -1802,28 +1936,28 @@ def _convert_function(ctx, node, args, kwargs, out):
             return _operator_call(ctx, target, args, out)
         if getattr(target, "__module__", None) == "math" or target in _MATH_ORIG:
             return _math_call(ctx, target, args, out)
-        pub = _public_name(target)
-        fname = (pub or getattr(target, "__name__", str(target))).rsplit(".", 1)[-1]
         fn = target
-    if fname.endswith("_") and not fname.startswith("_"):  # in-place: its out-of-place twin
-        fname = fname.rstrip("_")
-        if node.op == "call_method":
-            fn = getattr(Tensor, fname, fn)
-    conv = _FUNCS.get(fname)
+        try:
+            conv = _FUNCS.get(_impl(target))
+        except TypeError:  # an unhashable callable: not one of ember's functions
+            conv = None
+        if conv is None and _is_tensor_method(target):  # Tensor.add_(x, 1): as x.add_(1)
+            conv, method = _method_converter(target.__name__)
+            fn = target if method is None else method
+        if conv is None and _public_name(target) in _ROOT_FUNCTIONS:
+            conv = _FUNCS.get(_impl(_ROOT_FUNCTIONS[_public_name(target)]))
     if conv is None:
-        raise UnsupportedOperatorError(f"aten::{fname}", ctx.opset, None)
+        raise UnsupportedOperatorError(f"aten::{_display_name(target)}", ctx.opset, None)
     A = _bind(fn, args, kwargs) if fn is not None else {"input": args[0]}
     for alias in ("mat2", "exponent", "target"):
         if alias in A and "other" not in A:
             A["other"] = A.pop(alias)
-    if fname == "pow" and "input" not in A and "self" in A:
-        A["input"] = A.pop("self")
-    if fname in ("cat", "concat", "concatenate", "stack") and "tensors" not in A:
-        A["tensors"] = A.pop("input")
-    if fname == "scaled_dot_product_attention" and "query" not in A:
-        A["query"] = A.pop("input")
-    A["_fn"] = fname
     return conv(ctx, A, out)
+
+
+def _is_tensor_method(fn) -> bool:
+    name = getattr(fn, "__name__", None)
+    return isinstance(name, str) and vars(Tensor).get(name) is fn
 
 
 def _flatten_outputs(rep, value, acc):
@@ -1965,21 +2099,11 @@ def build_model(
             value = modules[node.target](*cargs, **ckwargs)
         if node.op == "call_module":
             m = modules[node.target]
-            conv = _MODULES.get(type(m).__name__)
+            conv = _module_converter(type(m))
             if conv is None:
                 raise UnsupportedOperatorError(f"ember::nn.{type(m).__name__}", opset, None)
             ctx.scope = scopes.get(node, "/" + node.target if node.target else "")
-            extra = list(args[1:]) + list(kwargs.values())
-            if type(m).__name__ == "LSTM":
-                hx = extra[0] if extra else None
-                rep = conv(ctx, m, node.target, args[0], value, hx)
-            elif type(m).__name__ == "MultiheadAttention":
-                A = _bind(m.forward, args, kwargs)
-                rep = conv(ctx, m, node.target, A, value)
-            elif extra:
-                raise OnnxExporterError(f"module {node.target} called with extra arguments")
-            else:
-                rep = conv(ctx, m, node.target, args[0], value)
+            rep = conv(ctx, m, node.target, tuple(args), kwargs, value)
         else:
             all_static = not any(
                 isinstance(x, _V) for x in _flat(args) + _flat(list(kwargs.values()))
@@ -1990,10 +2114,14 @@ def build_model(
         env[node] = value
         reps[node] = rep
         inplace = (
-            node.op == "call_method"
-            and node.target.endswith("_")
-            and not node.target.startswith("_")
-        ) or node.kwargs.get("inplace") is True
+            (
+                node.op == "call_method"
+                and node.target.endswith("_")
+                and not node.target.startswith("_")
+            )
+            or node.kwargs.get("inplace") is True
+            or (node.op == "call_function" and _impl(node.target) in _INPLACE)
+        )
         if inplace and node.args and isinstance(node.args[0], Node) and isinstance(rep, _V):
             reps[node.args[0]] = rep  # x.add_(1): later reads of x see the new value
 

@@ -13,6 +13,9 @@ import re
 
 import numpy as np
 
+# The package root, for torch.stack's public (dispatching) function, which only the root
+# holds (tests/test_structure.py lists this exception); everything else is imported from
+# the module that defines it.
 import ember
 
 from ... import _creation
