@@ -153,6 +153,96 @@ def test_modes_are_per_thread():
     assert seen and set(seen) == {"MainThread"}
 
 
+# -- the check's fast path ---------------------------------------------------------------------
+
+
+def test_the_hot_operators_are_one_frame():
+    """The public functions in _overrides.FUSED run their implementation's own body after
+    the check (no wrapper frame): all of them could be made, and an error's traceback
+    shows the implementation's file and lines."""
+    from ember import _overrides
+
+    made = _overrides._FUSED_CODE
+    assert None not in made.values() and len(made) >= 20
+    for public in (ember.Tensor.__add__, ember.Tensor.__mul__, ember.tanh, ember.Tensor.sum):
+        assert public.__code__.co_filename == public._ember_impl.__code__.co_filename
+    try:
+        ember.ones(2) + ember.ones(3)
+    except RuntimeError as e:
+        frames = [f.tb_frame.f_code.co_filename for f in _walk(e.__traceback__)]
+    assert not any(name.endswith("<public function>") for name in frames)
+    assert any(name.endswith("elementwise.py") for name in frames)
+
+
+def _walk(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def test_a_function_without_source_keeps_its_wrapper():
+    from ember import _overrides
+
+    namespace: dict = {}
+    exec("def add(input, other, *, alpha=1, out=None):\n    return input", namespace)
+    impl = namespace["add"]
+    assert _overrides._fused_code(impl, _overrides._parameters(impl)) is None
+    public = _overrides.wrap_function(impl)
+    assert public.__code__.co_filename.endswith("<public function>")
+    t = ember.ones(1)
+    assert public(t, t) is t and public(t, t, alpha=2) is t
+
+
+def test_keyword_arguments_away_from_their_defaults_are_checked():
+    """Fused functions and wrappers skip a keyword-only parameter's check at its default
+    only: an overriding ``out`` or ``alpha`` is still found."""
+    seen = []
+
+    class Spy(ember.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    x, y = ember.ones(2), ember.full((2,), 2.0)
+    out = ember.zeros(2).as_subclass(Spy)
+    ember.add(x, y, out=out)
+    ember.mul(x, y, out=out)
+    ember.tanh(x, out=out)
+    ember.sub(x, y, alpha=ember.tensor(2.0).as_subclass(Spy))
+    assert seen == ["add", "mul", "tanh", "sub"]
+    assert out.tolist() == pytest.approx([np.tanh(1.0)] * 2)
+
+
+def test_no_mode_check_while_no_mode_is_entered():
+    """While a mode is entered in any thread, the types the check lets through are none
+    (every call goes to dispatch, which finds this thread's modes); after, all plain types
+    again."""
+    from ember import _overrides
+
+    plain = set(_overrides.PLAIN)
+    assert _overrides.UNCHECKED == plain
+    entered = threading.Event()
+    leave = threading.Event()
+
+    def other():
+        with _PassThrough():
+            entered.set()
+            leave.wait(10)
+
+    t = threading.Thread(target=other)
+    t.start()
+    entered.wait(10)
+    try:
+        assert _overrides.UNCHECKED == set() and _overrides.MODES[0] == 1
+        # this thread has no mode: its calls are dispatched and find nothing to call
+        assert (ember.ones(2) + 1).tolist() == [2.0, 2.0]
+    finally:
+        leave.set()
+        t.join()
+    assert _overrides.UNCHECKED == plain and _overrides.MODES[0] == 0
+
+
 # -- TorchDispatchMode ----------------------------------------------------------------------------
 
 

@@ -5,17 +5,23 @@ Every public function (``ember.add``, ``F.linear``, ``linalg.solve``...), Tensor
 operator and property is a *wrapper* made here with the implementation's own signature:
 
     def add(input, other, *, alpha=1, out=None):
-        if _MODES[0] or type(input) not in _PLAIN or type(other) not in _PLAIN:
+        if type(input) not in _PLAIN or type(other) not in _PLAIN:
+            return _dispatch(add, _impl, (input, other), {"alpha": alpha, "out": out})
+        if alpha is _DEFAULT_alpha and out is _DEFAULT_out:
+            return _impl(input, other)
+        if type(alpha) not in _PLAIN or type(out) not in _PLAIN:
             return _dispatch(add, _impl, (input, other), {"alpha": alpha, "out": out})
         return _impl(input, other, alpha=alpha, out=out)
 
 so when every argument is a plain Tensor or a Python number and no mode is active (any
-thread's), the cost is a few type lookups. Otherwise ``dispatch`` does what torch does:
-the innermost ``TorchFunctionMode`` of this thread first (popped while it runs, so the
-calls it makes go to the next one), then each argument whose type overrides
-``__torch_function__`` (subclasses before their bases; a Tensor subclass, ``fx.Proxy``),
-then the implementation when nothing overrides. Lists and tuples of arguments are searched
-too (``cat([proxy, proxy])``).
+thread's), the cost is a set lookup per argument: ``_PLAIN`` (UNCHECKED) is emptied while
+a mode is entered, which sends every call to ``dispatch``. The hottest functions (FUSED)
+are not wrappers but the implementation's own body with the test in front. Otherwise
+``dispatch`` does what torch does: the innermost ``TorchFunctionMode`` of this thread
+first (popped while it runs, so the calls it makes go to the next one), then each argument
+whose type overrides ``__torch_function__`` (subclasses before their bases; a Tensor
+subclass, ``fx.Proxy``), then the implementation when nothing overrides. Lists and tuples
+of arguments are searched too (``cat([proxy, proxy])``).
 
 The implementations themselves (``ember._aten``'s functions) stay plain: ember's own calls
 between ops pay nothing, as torch's C++ calls do not re-dispatch.
@@ -23,8 +29,11 @@ between ops pay nothing, as torch's C++ calls do not re-dispatch.
 
 from __future__ import annotations
 
+import ast
+import linecache
 import os
 import sys
+import textwrap
 import threading
 import types
 import warnings
@@ -80,9 +89,29 @@ PLAIN: set = {
 }
 
 
+# The types the public functions' check lets through: PLAIN while no mode is entered in
+# any thread, nothing while one is. So the check is one set lookup per argument, with no
+# separate test for modes (a function without positional parameters still tests MODES).
+UNCHECKED: set = set(PLAIN)
+_modes_lock = threading.Lock()
+
+
+def count_modes(change: int) -> None:
+    """A mode was entered (+1) or left (-1) in some thread: update MODES and UNCHECKED."""
+    with _modes_lock:
+        MODES[0] += change
+        if MODES[0]:
+            UNCHECKED.clear()
+        else:
+            UNCHECKED.update(PLAIN)
+
+
 def plain_type(cls) -> None:
     """Mark ``cls`` as never overriding ``__torch_function__`` (Tensor, Parameter, Size)."""
-    PLAIN.add(cls)
+    with _modes_lock:
+        PLAIN.add(cls)
+        if not MODES[0]:
+            UNCHECKED.add(cls)
 
 
 def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):
@@ -203,12 +232,14 @@ class DisableTorchFunction(DisableTorchFunctionSubclass):
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 # The wrappers' globals: __name__ marks their frames as ember's (ember.compile's capture
 # walks frames by module name to name the op that made a tensor).
-_NAMESPACE = {"__name__": __name__, "_MODES": MODES, "_PLAIN": PLAIN, "_dispatch": dispatch}
+_NAMESPACE = {"__name__": __name__, "_MODES": MODES, "_PLAIN": UNCHECKED, "_dispatch": dispatch}
 
 
 def _parameters(fn) -> tuple | None:
-    """(signature source, call source, checks, packing of args and kwargs) for a Python
-    function, or None when it is not one (a builtin, a class)."""
+    """How ``fn``'s wrapper is written, or None when ``fn`` is not a Python function (a
+    builtin, a class): (signature, the checks and the call with every argument, the keyword-
+    only parameters that have defaults, the checks and the call without them, packing of
+    args and kwargs)."""
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
         return None
@@ -222,41 +253,56 @@ def _parameters(fn) -> tuple | None:
     star = names[i] if code.co_flags & _CO_VARARGS else None
     i += bool(star)
     starstar = names[i] if code.co_flags & _CO_VARKEYWORDS else None
+    # keyword-only parameters with a default: left out of the call when at it (a call
+    # passing keywords costs more than the wrapper's check)
+    optional = tuple(k for k in keyword if k in (fn.__kwdefaults__ or {}))
     sig: list = []
-    call: list = []
     for k, name in enumerate(positional):
         sig.append(name)
         if k + 1 == n_posonly:
             sig.append("/")
-        call.append(name)
     if star:
         sig.append("*" + star)
-        call.append("*" + star)
     elif keyword:
         sig.append("*")
-    for name in keyword:
-        sig.append(name)
-        call.append(f"{name}={name}")
+    sig += keyword
     if starstar:
         sig.append("**" + starstar)
-        call.append("**" + starstar)
-    # the check: every argument's type; a *args tuple's and a **kwargs dict's items
-    checks = [f"type({name}) not in _PLAIN" for name in positional + keyword]
-    if star:
-        checks.append(f"(bool({star}) and _any_not_plain({star}))")
-    if starstar:
-        checks.append(f"(bool({starstar}) and _any_not_plain({starstar}.values()))")
+
+    def call_and_checks(kw: list) -> tuple:
+        call = positional + ([f"*{star}"] if star else []) + [f"{k}={k}" for k in kw]
+        checks = [f"type({name}) not in _PLAIN" for name in positional + kw]
+        if star:
+            checks.append(f"(bool({star}) and _any_not_plain({star}))")
+        if starstar:
+            call.append("**" + starstar)
+            checks.append(f"(bool({starstar}) and _any_not_plain({starstar}.values()))")
+        return ", ".join(call), tuple(checks)
+
+    required = [k for k in keyword if k not in optional]
+    full_call, full_checks = call_and_checks(keyword)
+    short_call, short_checks = call_and_checks(required)
     args = positional + ([f"*{star}"] if star else [])
     pack_args = "(" + "".join(f"{a}, " for a in args) + ")"
     pack_kwargs = "{" + ", ".join(f"{k!r}: {k}" for k in keyword) + "}"
     if starstar:
         pack_kwargs = "{" + (pack_kwargs[1:-1] + ", " if keyword else "") + f"**{starstar}}}"
-    return ", ".join(sig), ", ".join(call), tuple(checks), pack_args, pack_kwargs
+    return (
+        ", ".join(sig),
+        full_call,
+        full_checks,
+        optional,
+        short_call,
+        short_checks,
+        pack_args,
+        pack_kwargs,
+        bool(positional),  # its first check tests for modes too (see UNCHECKED)
+    )
 
 
 def _any_not_plain(items) -> bool:
     for x in items:
-        if type(x) not in PLAIN:
+        if type(x) not in UNCHECKED:
             return True
     return False
 
@@ -270,38 +316,173 @@ _WRAPPER_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "<publi
 _TEMPLATES: dict = {}
 
 
+# Implementations whose public function is their own body with the check in front (one
+# frame instead of a wrapper calling the implementation): the operators and methods that
+# run once per op in eager code, where a wrapper's frame is a measurable share of the op
+# (BENCHMARKS.md, issue 25). The body is recompiled from the implementation's source; a
+# function whose source is not available keeps the wrapper.
+FUSED = frozenset(
+    """add sub mul div true_divide neg pow matmul _radd _rsub _rmul _rtruediv _rpow
+    sum mean exp log tanh sigmoid relu sin cos sqrt abs""".split()
+)
+_FUSED_NAMES = ("_tf_MODES", "_tf_PLAIN", "_tf_dispatch", "_tf_self", "_tf_impl", "_tf_any")
+
+
+def _function_tree(code):
+    """The syntax tree of the function whose code is ``code``, read from its source file
+    (its first decorator line to its last statement's line, and the lines that statement
+    continues on); None when it cannot be read."""
+    lines = linecache.getlines(code.co_filename)
+    first = code.co_firstlineno - 1
+    last = max((line for _, _, line in code.co_lines() if line is not None), default=0)
+    if not lines or not first < last <= len(lines):
+        return None
+    indent = len(lines[first]) - len(lines[first].lstrip())
+    for end in range(last, min(last + 8, len(lines)) + 1):
+        following = next((line for line in lines[end:] if line.strip()), "")
+        if following and len(following) - len(following.lstrip()) > indent:
+            continue  # the block goes on (a statement continued, a nested function's body)
+        try:
+            tree = ast.parse(textwrap.dedent("".join(lines[first:end])))
+        except SyntaxError:
+            continue
+        if tree.body and isinstance(tree.body[0], ast.FunctionDef):
+            return tree.body[0]
+        return None
+    return None
+
+
+_FUSED_CODE: dict = {}  # implementation -> the code of its fused public function, or None
+
+
+def _fuse(impl, name: str, parts: tuple):
+    """``impl``'s public function as one function: the check, then ``impl``'s own body
+    (see FUSED); None when that cannot be made."""
+    if impl not in _FUSED_CODE:
+        _FUSED_CODE[impl] = _fused_code(impl, parts)
+    inner = _FUSED_CODE[impl]
+    if inner is None:
+        return None
+    optional = parts[3]
+    holder: list = [None]
+    values = {
+        "_tf_MODES": MODES,
+        "_tf_PLAIN": UNCHECKED,
+        "_tf_dispatch": dispatch,
+        "_tf_self": holder,
+        "_tf_impl": impl,
+        "_tf_any": _any_not_plain,
+        **{f"_tf_DEFAULT_{k}": impl.__kwdefaults__[k] for k in optional},
+    }
+    own = dict(zip(impl.__code__.co_freevars, impl.__closure__ or ()))
+    closure = tuple(own[n] if n in own else types.CellType(values[n]) for n in inner.co_freevars)
+    code = inner.replace(co_name=name)
+    public = types.FunctionType(code, impl.__globals__, name, impl.__defaults__, closure)
+    public.__kwdefaults__ = impl.__kwdefaults__
+    public._ember_public = holder  # [what dispatch passes as func]: the function itself
+    holder[0] = public
+    return public
+
+
+def _fused_code(impl, parts: tuple):
+    """The code of ``impl``'s fused public function (its parameters' check, then its body)
+    or None when its source cannot be read or recompiled."""
+    code = impl.__code__
+    if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200) or "__class__" in code.co_freevars:
+        return None  # generators, coroutines, zero-argument super()
+    fn = _function_tree(code)
+    if fn is None or fn.name != code.co_name:
+        return None
+    sig, call, checks, optional, short_call, short_checks, pack_args, pack_kwargs, _ = parts
+    # the keyword-only parameters with defaults: checked only when not at them
+    rest = [
+        f"({k} is not _tf_DEFAULT_{k} and {c})"
+        for k, c in zip(optional, [c for c in checks if c not in short_checks])
+    ]
+    modes = [] if parts[8] else ["_tf_MODES[0]"]
+    test = " or ".join([*modes, *short_checks, *rest])
+    test = test.replace("_PLAIN", "_tf_PLAIN").replace("_any_not_plain", "_tf_any")
+    send = f"_tf_dispatch(_tf_self[0], _tf_impl, {pack_args}, {pack_kwargs})"
+    prologue = ast.parse(f"if {test}:\n    return {send}\n").body
+    fn.decorator_list = []
+    fn.body[0:0] = prologue
+    names = (*code.co_freevars, *_FUSED_NAMES, *(f"_tf_DEFAULT_{k}" for k in optional))
+    outer = ast.parse(f"def _outer({', '.join(names)}):\n    pass\n").body[0]
+    outer.body = [fn]
+    module = ast.Module(body=[outer], type_ignores=[])
+    ast.increment_lineno(module, code.co_firstlineno - 1)
+    ast.fix_missing_locations(module)
+    try:
+        compiled = compile(module, code.co_filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    outer_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    fused = next(c for c in outer_code.co_consts if isinstance(c, types.CodeType))
+
+    def lines(c) -> set:
+        return {line for _, _, line in c.co_lines() if line is not None}
+
+    # every line of the implementation is in the recompiled body (none was cut off)
+    return fused if lines(code) <= lines(fused) else None
+
+
 def _generate(impl, name: str):
     """The wrapper of ``impl`` (see the module docstring); None if ``impl`` is not a Python
     function (the caller keeps it unwrapped)."""
     parts = _parameters(impl)
     if parts is None:
         return None
+    if impl.__name__ in FUSED and (impl.__module__ or "").startswith("ember._aten"):
+        public = _fuse(impl, name, parts)
+        if public is not None:
+            return _describe(public, impl, name)
     code = _TEMPLATES.get(parts)
     if code is None:
-        sig, call, checks, pack_args, pack_kwargs = parts
-        test = " or ".join(["_MODES[0]", *checks])
-        source = (
-            f"def wrapper({sig}):\n"
-            f"    if {test}:\n"
-            f"        return _dispatch(_self[0], _impl, {pack_args}, {pack_kwargs})\n"
-            f"    return _impl({call})\n"
-        )
+        sig, call, checks, optional, short_call, short_checks, pack_args, pack_kwargs, _ = parts
+        modes = [] if parts[8] else ["_MODES[0]"]
+        dispatch = f"        return _dispatch(_self[0], _impl, {pack_args}, {pack_kwargs})\n"
+        if optional:
+            # at their defaults (the usual call), the keyword-only parameters are neither
+            # checked nor passed; otherwise the full check and call
+            at_defaults = " and ".join(f"{k} is _DEFAULT_{k}" for k in optional)
+            rest = [c for c in checks if c not in short_checks]
+            source = (
+                f"def wrapper({sig}):\n"
+                f"    if {' or '.join([*modes, *short_checks])}:\n{dispatch}"
+                f"    if {at_defaults}:\n"
+                f"        return _impl({short_call})\n"
+                f"    if {' or '.join(rest)}:\n{dispatch}"
+                f"    return _impl({call})\n"
+            )
+        else:
+            source = (
+                f"def wrapper({sig}):\n"
+                f"    if {' or '.join([*modes, *checks])}:\n{dispatch}"
+                f"    return _impl({call})\n"
+            )
         namespace: dict = {}
         exec(compile(source, _WRAPPER_FILE, "exec"), namespace)  # noqa: S102
         code = _TEMPLATES[parts] = namespace["wrapper"].__code__
     holder: list = [None]
     namespace = dict(_NAMESPACE, _impl=impl, _self=holder)
+    for k in parts[3]:
+        namespace[f"_DEFAULT_{k}"] = impl.__kwdefaults__[k]
     wrapper = types.FunctionType(code.replace(co_name=name), namespace, name)
     wrapper.__defaults__ = impl.__defaults__
     wrapper.__kwdefaults__ = impl.__kwdefaults__
+    wrapper._ember_public = holder  # [what dispatch passes as func]: the wrapper itself
+    holder[0] = wrapper
+    return _describe(wrapper, impl, name)
+
+
+def _describe(wrapper, impl, name: str):
+    """``wrapper`` with ``impl``'s documentation and the links back to it."""
     wrapper.__doc__ = impl.__doc__
     wrapper.__module__ = impl.__module__
     wrapper.__qualname__ = getattr(impl, "__qualname__", name)
     wrapper.__annotations__ = getattr(impl, "__annotations__", {})
     wrapper.__wrapped__ = impl
     wrapper._ember_impl = impl
-    wrapper._ember_public = holder  # [what dispatch passes as func]: the wrapper itself
-    holder[0] = wrapper
     return wrapper
 
 
@@ -347,7 +528,7 @@ def wrap_property(prop: property, name: str) -> property:
     holder: list = [None]
 
     def get(self):
-        if MODES[0] or type(self) not in PLAIN:
+        if type(self) not in UNCHECKED:
             return dispatch(holder[0], fget, (self,), {})
         return fget(self)
 

@@ -248,14 +248,14 @@ class BaseTorchFunctionMode(TorchFunctionMode):
 
 def _push_mode(mode: TorchFunctionMode) -> None:
     state.modes.append(mode)
-    _overrides.MODES[0] += 1
+    _overrides.count_modes(+1)
 
 
 def _pop_mode() -> TorchFunctionMode:
     if not state.modes:
         raise RuntimeError("Trying to pop from an empty mode stack")
     mode = state.modes.pop()
-    _overrides.MODES[0] -= 1
+    _overrides.count_modes(-1)
     return mode
 
 

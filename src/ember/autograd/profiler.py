@@ -251,7 +251,7 @@ def _start(recorder: _Recorder) -> None:
         recorder.mode = _op_mode[0](recorder)
         recorder.mode_stack = _overrides.state.modes
         recorder.mode_stack.append(recorder.mode)
-        _overrides.MODES[0] += 1
+        _overrides.count_modes(+1)
 
 
 def _stop(recorder: _Recorder) -> None:
@@ -261,7 +261,7 @@ def _stop(recorder: _Recorder) -> None:
         for i in range(len(stack) - 1, -1, -1):
             if stack[i] is mode:
                 del stack[i]
-                _overrides.MODES[0] -= 1
+                _overrides.count_modes(-1)
                 break
         recorder.mode = recorder.mode_stack = None
     if _local.recorder is recorder:
