@@ -153,6 +153,43 @@ def test_modes_are_per_thread():
     assert seen and set(seen) == {"MainThread"}
 
 
+_OPERATORS = """__add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__
+__floordiv__ __rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __matmul__ __rmatmul__ __eq__
+__ne__ __lt__ __le__ __gt__ __ge__ __and__ __rand__ __or__ __ror__ __xor__ __rxor__ __neg__
+__pos__ __abs__ __invert__ __iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__
+__ipow__ __iand__ __ior__ __ixor__""".split()
+
+
+def _operator_names(lib, overrides):
+    """What a mode receives as ``func`` for each operator (torch names most after the
+    method that shares their dispatch: ``t + u`` is ``Tensor.add``, ``t //= 2``
+    ``Tensor.floor_divide_``)."""
+    names: list = []
+
+    class Names(overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            names.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    got = {}
+    for op in _OPERATORS:
+        unary = op in ("__neg__", "__pos__", "__abs__", "__invert__")
+        bits = op.strip("_") in "and rand iand or ror ior xor rxor ixor invert".split()
+        a = lib.tensor([3, 5]) if bits else lib.tensor([2.0, 3.0])
+        b = lib.tensor([6, 1]) if bits else lib.tensor([1.5, 4.0])
+        names.clear()
+        with Names():
+            result = getattr(a, op)() if unary else getattr(a, op)(b)
+        got[op] = (names[0], result.tolist(), a.tolist())
+    return got
+
+
+def test_operators_reach_modes_by_torch_names_and_work_in_place():
+    import torch.overrides as tov
+
+    assert _operator_names(ember, ember.overrides) == _operator_names(torch, tov)
+
+
 # -- the check's fast path ---------------------------------------------------------------------
 
 

@@ -612,6 +612,7 @@ OPERATOR_METHODS = {
     "__mul__": "mul",
     "__rmul__": "mul",
     "__truediv__": "div",
+    "__rtruediv__": "__rdiv__",
     "__mod__": "remainder",
     "__pow__": "pow",
     "__matmul__": "matmul",
@@ -619,6 +620,8 @@ OPERATOR_METHODS = {
     "__pos__": "positive",
     "__abs__": "abs",
     "__rand__": "bitwise_and",
+    "__ror__": "bitwise_or",
+    "__rxor__": "bitwise_xor",
     "__ne__": "ne",
     "__lt__": "lt",
     "__le__": "le",
@@ -628,6 +631,9 @@ OPERATOR_METHODS = {
     "__isub__": "sub_",
     "__imul__": "mul_",
     "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_",
+    "__imod__": "remainder_",
+    "__ipow__": "pow_",
 }
 
 

@@ -45,6 +45,8 @@ OPS = [
     ],
     Op("torch.exp", lambda m, x: m.exp(x), (S(5),)),
     Op("-x", lambda m, x: -x, (S(2, 3),)),
+    Op("+x", lambda m, x: +x, (S(2, 3),)),
+    Op("positive", lambda m, x: m.positive(x), (S(3),)),
     Op("abs(x)", lambda m, x: abs(x), (S(2, 3),)),
     Op("arcsin", lambda m, x: m.arcsin(x), (U(4),)),
     # elementwise, binary (broadcasting, scalar operands, alpha)

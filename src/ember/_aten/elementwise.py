@@ -1176,6 +1176,22 @@ def neg(input, *, out=None):
     return write_out("neg", record(NegBackward0, np.negative(input._data), (input,)), out)
 
 
+@register("positive", method=True)
+def positive(input):
+    """``+input``: ``input`` itself (torch returns the same tensor, no graph node).
+
+    Example:
+        >>> import ember
+        >>> t = ember.tensor([1.0, -2.0])
+        >>> ember.positive(t) is t
+        True
+    """
+    require_tensor(input, "positive")
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
 # -- hypot ---------------------------------------------------------------------------------------
 
 HypotBackward0 = defop(
@@ -1553,6 +1569,7 @@ register_methods(
         "__rmul__": _rmul,
         "__truediv__": div,
         "__rtruediv__": _rtruediv,
+        "__rdiv__": _rtruediv,
         "__floordiv__": floor_divide,
         "__rfloordiv__": _rfloordiv,
         "__mod__": remainder,
@@ -1562,7 +1579,7 @@ register_methods(
         "__matmul__": _matmul,
         "__rmatmul__": _rmatmul,
         "__neg__": neg,
-        "__pos__": lambda self: self,
+        "__pos__": positive,
         "__abs__": _UNARY_OPS["abs"],
         "__invert__": bitwise_not,
         "__and__": bitwise_and,
@@ -1582,5 +1599,10 @@ register_methods(
         "__imul__": lambda self, other: self.mul_(other),
         "__itruediv__": lambda self, other: self.div_(other),
         "__ipow__": lambda self, other: self.pow_(other),
+        "__ifloordiv__": lambda self, other: self.floor_divide_(other),
+        "__imod__": lambda self, other: self.remainder_(other),
+        "__iand__": lambda self, other: self.bitwise_and_(other),
+        "__ior__": lambda self, other: self.bitwise_or_(other),
+        "__ixor__": lambda self, other: self.bitwise_xor_(other),
     }
 )

@@ -26,6 +26,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from typing import Any
 
+from .._overrides import OPERATOR_METHODS
 from .._tensor import Tensor
 from ..overrides import is_tensor_method_or_property
 from .graph import Graph
@@ -347,35 +348,7 @@ del _m
 # dispatch), so the node is ``call_method[target=add]``.
 _TORCH_METHOD_NAMES = {
     name: method
-    for name, method in {
-        "__add__": "add",
-        "__radd__": "add",
-        "__sub__": "sub",
-        "__mul__": "mul",
-        "__rmul__": "mul",
-        "__truediv__": "div",
-        "__mod__": "remainder",
-        "__pow__": "pow",
-        "__matmul__": "matmul",
-        "__eq__": "eq",
-        "__ne__": "ne",
-        "__lt__": "lt",
-        "__le__": "le",
-        "__gt__": "gt",
-        "__ge__": "ge",
-        "__iadd__": "add_",
-        "__isub__": "sub_",
-        "__imul__": "mul_",
-        "__itruediv__": "div_",
-        "__ifloordiv__": "floor_divide_",
-        "__imod__": "remainder_",
-        "__ipow__": "pow_",
-        "__rand__": "bitwise_and",
-        "__ror__": "bitwise_or",
-        "__rxor__": "bitwise_xor",
-        "__neg__": "neg",
-        "__abs__": "abs",
-    }.items()
+    for name, method in OPERATOR_METHODS.items()
     if hasattr(Tensor, method)  # generated code must be able to call it
 }
 
