@@ -19,7 +19,7 @@ import pytest
 
 import ember
 from ember.nn import functional as F
-from opdb import all_ops, as_tuple, case
+from opdb import all_ops, run_with_grads
 
 THREADS = 4
 
@@ -108,17 +108,7 @@ OPS = all_ops()
 def _forward_backward(op) -> tuple:
     """(outputs, gradients) of ``op`` on its sample input, as arrays; the gradients of the
     differentiable outputs against seeded cotangents."""
-    primals, _ = case(op)
-    xs = [ember.tensor(p, requires_grad=True) for p in primals]
-    outs = as_tuple(op.fn(ember, *xs))
-    values = [o.detach().numpy(force=True).copy() for o in outs]
-    diff = [o for o in outs if o.requires_grad]
-    grads = []
-    if diff and op.grad:
-        rng = np.random.default_rng(1)
-        ws = [ember.tensor(rng.standard_normal(tuple(o.shape))) for o in diff]
-        gs = ember.autograd.grad(diff, xs, ws, allow_unused=True)
-        grads = [None if g is None else g.detach().numpy(force=True) for g in gs]
+    _, values, grads = run_with_grads(ember, op)
     return values, grads
 
 

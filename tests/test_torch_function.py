@@ -19,7 +19,7 @@ from ember.overrides import (
     is_tensor_like,
 )
 from ember.utils._python_dispatch import TorchDispatchMode
-from opdb import all_ops, as_tuple, case
+from opdb import all_ops, run_with_grads
 
 torch = pytest.importorskip("torch")
 
@@ -349,25 +349,12 @@ class _Sub(ember.Tensor):
 
 
 def _values_and_grads(op, wrap=None, mode=None):
-    primals, _ = case(op)
-    xs = [ember.tensor(p, requires_grad=True) for p in primals]
-    ins = [x.as_subclass(_Sub) if wrap else x for x in xs]
     ember.manual_seed(0)
-    if mode is not None:
-        with mode():
-            outs = as_tuple(op.fn(ember, *ins))
-    else:
-        outs = as_tuple(op.fn(ember, *ins))
-    values = [o.detach().numpy(force=True).copy() for o in outs if isinstance(o, ember.Tensor)]
-    kinds = [type(o) for o in outs if isinstance(o, ember.Tensor)]
-    diff = [o for o in outs if isinstance(o, ember.Tensor) and o.requires_grad]
-    grads = []
-    if diff and op.grad:
-        rng = np.random.default_rng(1)
-        ws = [ember.tensor(rng.standard_normal(tuple(o.shape))) for o in diff]
-        gs = ember.autograd.grad(diff, xs, ws, allow_unused=True)
-        grads = [None if g is None else g.detach().numpy(force=True) for g in gs]
-    return values, grads, kinds
+    subclass = (lambda xs: [x.as_subclass(_Sub) for x in xs]) if wrap else None
+    tensors, values, grads = run_with_grads(
+        ember, op, subclass, mode() if mode is not None else None
+    )
+    return values, grads, [type(t) for t in tensors]
 
 
 # Entries whose results are plain Tensors in torch too, or that ember cannot run on a

@@ -16,6 +16,7 @@ family's module (``tests/opdb/<family>.py``).
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,6 +92,28 @@ def case(op: Op, shapes=None):
 
 def as_tuple(out) -> tuple:
     return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def run_with_grads(lib, op, inputs=None, context=None) -> tuple:
+    """``op`` run by ``lib`` on its sample input, then differentiated: (its output tensors,
+    their values and the gradients of the differentiable ones against seeded cotangents,
+    as arrays). ``inputs`` makes the op's arguments from the leaves (default: the leaves);
+    ``context`` is entered around the op's call."""
+    primals, _ = case(op)
+    xs = [lib.tensor(p, requires_grad=True) for p in primals]
+    args = inputs(xs) if inputs else xs
+    with context if context is not None else contextlib.nullcontext():
+        outs = as_tuple(op.fn(lib, *args))
+    tensors = [o for o in outs if isinstance(o, lib.Tensor)]
+    values = [o.detach().numpy(force=True).copy() for o in tensors]
+    diff = [o for o in tensors if o.requires_grad]
+    grads = []
+    if diff and op.grad:
+        rng = np.random.default_rng(1)
+        ws = [lib.tensor(rng.standard_normal(tuple(o.shape))) for o in diff]
+        gs = lib.autograd.grad(diff, xs, ws, allow_unused=True)
+        grads = [None if g is None else g.detach().numpy(force=True) for g in gs]
+    return tensors, values, grads
 
 
 FAMILIES = (
