@@ -204,12 +204,6 @@ def test_deferred_imports_close_no_cycle():
 _ROOT_IMPORTERS = {
     "ember.tour": "the tutorial's steps run against the public namespace, imported as a "
     "user's session imports it (import ember as torch)",
-    "ember.distributions._torch": "the distributions call the torch namespace's public "
-    "(dispatching) functions, as torch's call torch.lgamma; only the root holds them",
-    "ember.functional": "torch.functional's functions are the torch namespace's own objects "
-    "(torch.functional.einsum is torch.einsum); only the root holds them",
-    "ember.utils.data._collate": "a batch that requires grad is stacked by torch.stack's "
-    "public (dispatching) function, which only the root holds",
 }
 
 

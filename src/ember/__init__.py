@@ -10,144 +10,11 @@ Example:
             [4.5000, 4.5000]])
 """
 
-from . import _dtype, _tensor_str
-from ._dtype import (
-    bool,
-    cdouble,
-    cfloat,
-    complex64,
-    complex128,
-    double,
-    dtype,
-    float,
-    float16,
-    float32,
-    float64,
-    get_default_dtype,
-    half,
-    int,
-    int8,
-    int16,
-    int32,
-    int64,
-    long,
-    set_default_dtype,
-    short,
-    uint8,
-)
-from ._tensor import Size, Tensor, device
-from ._tensor_str import set_printoptions
-from . import autograd, _aten  # noqa: E402  (ops attach Tensor methods on import)
-from ._creation import (
-    Generator,
-    arange,
-    as_tensor,
-    asarray,
-    bernoulli,
-    default_generator,
-    empty,
-    empty_like,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    get_rng_state,
-    initial_seed,
-    linspace,
-    logspace,
-    manual_seed,
-    multinomial,
-    normal,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randint_like,
-    randn,
-    randn_like,
-    randperm,
-    seed,
-    set_rng_state,
-    tensor,
-    zeros,
-    zeros_like,
-)
-from . import special, fft  # noqa: E402
-from .autograd.grad_mode import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
-
-# The torch namespace: compat names first, so an op of the same name (searchsorted, ...)
-# takes precedence; then the names each op family registered where it defines them.
-from ._compat import *  # noqa: F403, E402
-
-
-globals().update(_aten._core.namespace("torch"))
-from ._aten.reduction import return_types  # noqa: E402
-from .linalg import _top_slogdet as slogdet, det, inverse, logdet  # noqa: E402  (binds ember.linalg)
-from ._aten.nn_layers import (  # noqa: E402  (torch exposes these at the top level too)
-    cdist,
-    channel_shuffle,
-    cosine_similarity,
-    native_channel_shuffle,
-    pairwise_distance,
-    pdist,
-    pixel_shuffle,
-    pixel_unshuffle,
-)
-from ._aten.nn_activation import celu, hardshrink, prelu, rrelu, selu, threshold  # noqa: E402
+# The torch namespace (ember._torch: what a first program needs), re-exported.
+from . import _dtype
+from ._torch import *  # noqa: F403
 
 __version__ = "0.1.0"
-
-
-from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
-
-
-def is_tensor(obj) -> bool:
-    """True if ``obj`` is an ember Tensor."""
-    return isinstance(obj, Tensor)
-
-
-def is_floating_point(input: Tensor) -> bool:
-    return input.is_floating_point()
-
-
-def numel(input: Tensor) -> int:
-    return input.numel()
-
-
-def promote_types(type1: dtype, type2: dtype) -> dtype:
-    """The dtype torch promotes ``type1`` and ``type2`` to.
-
-    Example:
-        >>> import ember
-        >>> ember.promote_types(ember.int64, ember.float32)
-        torch.float32
-    """
-    return _dtype.from_numpy_dtype(_aten._core.promote_types(type1.np, type2.np))
-
-
-def result_type(tensor1, tensor2) -> dtype:
-    """The dtype torch gives an op on ``tensor1`` and ``tensor2`` (numbers allowed).
-
-    Example:
-        >>> import ember
-        >>> ember.result_type(ember.tensor([1, 2]), 1.0)
-        torch.float32
-    """
-    return _dtype.from_numpy_dtype(_aten._core.result_type(tensor1, tensor2))
-
-
-def can_cast(from_: dtype, to: dtype) -> bool:
-    import numpy as _np
-
-    return _np.can_cast(from_.np, to.np, "same_kind")
 
 
 # What ``import ember`` does not load: submodules and names a first program does not need,
@@ -156,7 +23,7 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 _LAZY_MODULES = frozenset(
     """nn optim utils testing accelerator amp backends cpu cuda distributed hub jit
     distributions func multiprocessing onnx profiler quasirandom version viz ops fx
-    overrides serialization""".split()
+    overrides serialization functional""".split()
 )
 _LAZY_NAMES = {
     "compile": "._compile",
@@ -188,14 +55,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list:
     return sorted({*globals(), *_LAZY_MODULES, *_LAZY_NAMES, "bfloat16"})
-
-
-# Every public function, Tensor method, operator and property dispatches through torch's
-# __torch_function__ protocol (ember._overrides): the top-level namespace and Tensor are
-# wrapped here, when complete (nn.functional, linalg, special and fft wrap their own).
-from . import _overrides as _ov  # noqa: E402
-from . import _tensor as _tensor_module  # noqa: E402
-
-_ov.install_namespace(globals(), [n for n in list(globals()) if not n.startswith("_")], "torch")
-_ov.install_tensor_methods(Tensor)
-_tensor_module._NOWRAP.update({Tensor.grad.__get__, Tensor._base.__get__})

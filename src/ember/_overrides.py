@@ -342,8 +342,8 @@ def _function_tree(code):
         following = next((line for line in lines[end:] if line.strip()), "")
         if following and len(following) - len(following.lstrip()) > indent:
             continue  # the block goes on (a statement continued, a nested function's body)
-        try:
-            tree = ast.parse(textwrap.dedent("".join(lines[first:end])))
+        try:  # (blank lines first: the tree has the file's line numbers)
+            tree = ast.parse("\n" * first + textwrap.dedent("".join(lines[first:end])))
         except SyntaxError:
             continue
         if tree.body and isinstance(tree.body[0], ast.FunctionDef):
@@ -403,15 +403,15 @@ def _fused_code(impl, parts: tuple):
     test = " or ".join([*modes, *short_checks, *rest])
     test = test.replace("_PLAIN", "_tf_PLAIN").replace("_any_not_plain", "_tf_any")
     send = f"_tf_dispatch(_tf_self[0], _tf_impl, {pack_args}, {pack_kwargs})"
-    prologue = ast.parse(f"if {test}:\n    return {send}\n").body
+    # the check, and an enclosing function whose parameters are the body's free variables
+    # and the check's names, each parsed at the function's first line
+    pad = "\n" * (code.co_firstlineno - 1)
+    prologue = ast.parse(f"{pad}if {test}:\n    return {send}\n").body
     fn.decorator_list = []
     fn.body[0:0] = prologue
     names = (*code.co_freevars, *_FUSED_NAMES, *(f"_tf_DEFAULT_{k}" for k in optional))
-    outer = ast.parse(f"def _outer({', '.join(names)}):\n    pass\n").body[0]
-    outer.body = [fn]
-    module = ast.Module(body=[outer], type_ignores=[])
-    ast.increment_lineno(module, code.co_firstlineno - 1)
-    ast.fix_missing_locations(module)
+    module = ast.parse(f"{pad}def _outer({', '.join(names)}):\n    pass\n")
+    module.body[0].body = [fn]
     try:
         compiled = compile(module, code.co_filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
@@ -573,12 +573,15 @@ _WRAPPERS: dict = {}  # (id(implementation), public name) -> its wrapper
 NAMESPACES: list = []  # (torch's module name, the namespace dict) as installed
 
 
-def install_namespace(namespace: dict, names, module: str, skip=frozenset()) -> None:
+def install_namespace(
+    namespace: dict, names, module: str, skip=frozenset(), owner: str | None = None
+) -> None:
     """Replace each of ``names`` in ``namespace`` (a module's globals) that is one of
     ember's Python functions by its dispatching wrapper (at import: nothing is replaced
-    at run time afterwards)."""
+    at run time afterwards). ``owner``: the wrappers' ``__module__`` (default: the
+    namespace's module), where pickle finds them by name."""
     NAMESPACES.append((module, namespace))
-    owner = namespace.get("__name__", module)  # pickle finds a function by module and name
+    owner = owner or namespace.get("__name__", module)
     for name in names:
         fn = namespace.get(name)
         if name in skip or not isinstance(fn, types.FunctionType):

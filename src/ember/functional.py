@@ -8,11 +8,8 @@ Example:
 
 from __future__ import annotations
 
-# The package root's own objects (torch.functional.einsum is torch.einsum): the public,
-# dispatching functions, which only the root holds (it wraps its namespace when complete,
-# before this module is imported); the one import of the root tests/test_structure.py allows
-# here, until the wrapped namespace has a module of its own below the root.
-from . import (
+# The torch namespace's own objects (torch.functional.einsum is torch.einsum).
+from ._torch import (
     atleast_1d,
     atleast_2d,
     atleast_3d,

@@ -40,7 +40,7 @@ import sys
 import threading
 import types
 
-from . import _overrides
+from . import _overrides, _torch
 from ._aten import _core as _aten_core
 from ._overrides import MODES as _MODES
 from ._overrides import PLAIN as _PLAIN
@@ -831,13 +831,13 @@ def _public(path: str):
 def _by_name(name: str):
     """ember's function named like the aten op (in the torch namespace, linalg_/special_/
     fft_ in theirs, nn.functional, or a Tensor method), or None."""
-    root = sys.modules["ember"]
     for prefix, module in (("linalg_", "linalg"), ("special_", "special"), ("fft_", "fft")):
         if name.startswith(prefix):
-            fn = getattr(getattr(root, module), name[len(prefix) :], None)
+            namespace = importlib.import_module(f"ember.{module}")
+            fn = getattr(namespace, name[len(prefix) :], None)
             if fn is not None:
                 return _impl_of(fn)
-    for owner in (root, root.nn.functional):
+    for owner in (_torch, importlib.import_module("ember.nn.functional")):
         fn = getattr(owner, name, None)
         if isinstance(fn, types.FunctionType):
             return _impl_of(fn)
@@ -884,7 +884,7 @@ def _renames(schema: FunctionSchema, impl) -> dict | None:
 
 
 def _ember():
-    return sys.modules["ember"]
+    return _torch
 
 
 def _call(path: str, *args, **kwargs):
@@ -912,7 +912,7 @@ def _with_scalar(name: str):
     """``add.Scalar(self, other, alpha=1)``: alpha positional in aten, keyword in ember."""
 
     def adapter(self, other, alpha=1):
-        return _call(f"ember:{name}", self, other, alpha=alpha)
+        return _call(f"ember._torch:{name}", self, other, alpha=alpha)
 
     adapter.__name__ = name
     return adapter
@@ -926,14 +926,15 @@ def _factory(name: str, leading: int):
         options.pop("non_blocking", None)
         if len(args) != leading:
             raise TypeError(f"{name}() takes {leading} positional arguments ({len(args)} given)")
-        return _call(f"ember:{name}", *args, dtype=dtype, layout=layout, device=device, **options)
+        kwargs = dict(dtype=dtype, layout=layout, device=device, **options)
+        return _call(f"ember._torch:{name}", *args, **kwargs)
 
     adapter.__name__ = name
     return adapter
 
 
 def _arange(start, end=None, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _call("ember:arange", start, end, step, dtype=dtype, layout=layout, device=device)
+    return _call("ember._torch:arange", start, end, step, dtype=dtype, layout=layout, device=device)
 
 
 def _scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -942,35 +943,35 @@ def _scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None):
 
 
 def _softmax(self, dim, half_to_float=False):
-    return _call("ember:softmax", self, dim)
+    return _call("ember._torch:softmax", self, dim)
 
 
 def _log_softmax(self, dim, half_to_float=False):
-    return _call("ember:log_softmax", self, dim)
+    return _call("ember._torch:log_softmax", self, dim)
 
 
 def _sum_dim(self, dim, keepdim=False, *, dtype=None):
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         dim = tuple(range(self.dim()))  # aten: no dims means all of them
-    return _call("ember:sum", self, dim, keepdim, dtype=dtype)
+    return _call("ember._torch:sum", self, dim, keepdim, dtype=dtype)
 
 
 def _mean_dim(self, dim, keepdim=False, *, dtype=None):
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         dim = tuple(range(self.dim()))
-    return _call("ember:mean", self, dim, keepdim, dtype=dtype)
+    return _call("ember._torch:mean", self, dim, keepdim, dtype=dtype)
 
 
 def _correction(name: str):
     def adapter(self, dim=None, *, correction=None, keepdim=False):
-        return _call(f"ember:{name}", self, dim, keepdim=keepdim, correction=correction)
+        return _call(f"ember._torch:{name}", self, dim, keepdim=keepdim, correction=correction)
 
     adapter.__name__ = name
     return adapter
 
 
 def _einsum(equation, tensors, *, path=None):
-    return _call("ember:einsum", equation, *tensors)
+    return _call("ember._torch:einsum", equation, *tensors)
 
 
 def _expand(self, size, *, implicit=False):
@@ -1016,7 +1017,7 @@ def _fill(self, value):
 
 
 def _scatter_value(self, dim, index, value):
-    return _call("ember:scatter", self, dim, index, value=value)
+    return _call("ember._torch:scatter", self, dim, index, value=value)
 
 
 def _run_elu(self, alpha, scale, input_scale, cls):
@@ -1060,7 +1061,7 @@ def _prelu_kernel(self, weight):
 
 
 def _nan_to_num(self, nan=None, posinf=None, neginf=None):
-    return _call("ember:nan_to_num", self, 0.0 if nan is None else nan, posinf, neginf)
+    return _call("ember._torch:nan_to_num", self, 0.0 if nan is None else nan, posinf, neginf)
 
 
 def _adaptive_max_pool(nd: int):
@@ -1293,11 +1294,11 @@ _CDIST_MODES = {
 
 
 def _cdist_forward(x1, x2, p, compute_mode):
-    return _call("ember:cdist", x1, x2, p, _CDIST_MODES[compute_mode])
+    return _call("ember._torch:cdist", x1, x2, p, _CDIST_MODES[compute_mode])
 
 
 def _euclidean_dist(x1, x2):
-    return _call("ember:cdist", x1, x2, 2.0, "use_mm_for_euclid_dist")
+    return _call("ember._torch:cdist", x1, x2, 2.0, "use_mm_for_euclid_dist")
 
 
 def _sdpa_flash(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
@@ -1380,12 +1381,12 @@ def _linalg_eigh(A, UPLO="L", compute_v=True):
 
 
 def _unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
-    return tuple(_call("ember:unique", self, sorted, True, True, dim))  # all three, as torch
+    return tuple(_call("ember._torch:unique", self, sorted, True, True, dim))  # all three, as torch
 
 
 def _unique2(self, sorted=True, return_inverse=False, return_counts=False):
     e = _ember()
-    values, inverse, counts = _call("ember:unique", self, sorted, True, True)
+    values, inverse, counts = _call("ember._torch:unique", self, sorted, True, True)
     if not return_inverse:  # empty when not asked for, as torch
         inverse = e.empty(0, dtype=e.int64)
     if not return_counts:
@@ -1439,8 +1440,8 @@ _ADAPTERS: dict = {
     "contiguous.default": _contiguous,
     "fill.Scalar": _fill,
     "scatter.value": _scatter_value,
-    "_conj.default": "ember:conj",
-    "_conj_physical.default": "ember:conj_physical",
+    "_conj.default": "ember._torch:conj",
+    "_conj_physical.default": "ember._torch:conj_physical",
     "elu.default": _elu,
     "elu_.default": _elu_,
     "rrelu_with_noise.default": _rrelu_with_noise,

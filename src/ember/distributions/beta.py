@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from numbers import Real
 
-from . import _torch, constraints
+from .. import _torch
+from . import constraints
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
 from .utils import _size, broadcast_all

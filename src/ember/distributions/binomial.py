@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _torch
 from .._tensor import Size
-from . import _torch, constraints
+from . import constraints
 from .distribution import Distribution
 from .utils import (
     _np_sample,

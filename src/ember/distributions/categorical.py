@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-from .. import _dtype
+from .. import _dtype, _torch
 from .._compat import finfo
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
-from . import _torch, constraints
+from . import constraints
 from .distribution import Distribution
 from .utils import _size, lazy_property, logits_to_probs, probs_to_logits
 

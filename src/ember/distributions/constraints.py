@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype, linalg
+from .. import _dtype, _torch, linalg
 from .._compat import finfo
-from . import _torch
 
 __all__ = [
     "Constraint",

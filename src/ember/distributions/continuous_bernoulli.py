@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-from .. import special
+from .. import _torch, special
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
-from . import _torch, constraints
+from . import constraints
 from .bernoulli import _bce_with_logits
 from .exp_family import ExponentialFamily
 from .utils import (

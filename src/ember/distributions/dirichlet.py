@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import _compat
+from .. import _compat, _torch
 from ..nn import functional as F
-from . import _torch, constraints
+from . import constraints
 from .exp_family import ExponentialFamily
 from .gamma import standard_gamma
 from .utils import _size

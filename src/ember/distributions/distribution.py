@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from .. import _torch
 from .._overrides import warn as _warn
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
-from . import _torch, constraints
+from . import constraints
 from .utils import _size, lazy_property
 
 __all__ = ["Distribution"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from numbers import Number
 
+from .. import _torch
 from .._tensor import Size
-from . import _torch, constraints
+from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _size, broadcast_all
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from numbers import Number
 
+from .. import _torch
 from .._compat import finfo
 from .._tensor import Size
-from . import _torch, constraints
+from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
 from .utils import _size, broadcast_all

@@ -6,10 +6,10 @@ from numbers import Number
 
 import numpy as np
 
-from .. import autograd, special
+from .. import _torch, autograd, special
 from .._compat import finfo
 from .._tensor import Size
-from . import _torch, constraints
+from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _rng, _size, broadcast_all
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from numbers import Number
 
+from .. import _torch
 from .._compat import finfo
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
-from . import _torch, constraints
+from . import constraints
 from .bernoulli import _bce_with_logits
 from .distribution import Distribution
 from .utils import _size, broadcast_all, lazy_property, logits_to_probs, probs_to_logits

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-from .. import _compat
-from . import _torch, constraints
+from .. import _compat, _torch
+from . import constraints
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
 from .uniform import Uniform

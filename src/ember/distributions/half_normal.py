@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from . import _torch, constraints
+from .. import _torch
+from . import constraints
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform

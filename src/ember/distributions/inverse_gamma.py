@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from . import _torch, constraints
+from .. import _torch
+from . import constraints
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform

@@ -12,11 +12,10 @@ from __future__ import annotations
 import math
 from functools import total_ordering
 
-from .. import autograd, special
+from .. import _torch, autograd, special
 from .._compat import broadcast_shapes
 from .._overrides import warn as _warn
 from ..nn import functional as F
-from . import _torch
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial

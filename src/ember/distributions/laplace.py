@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from numbers import Number
 
-from .. import _compat
+from .. import _compat, _torch
 from .._tensor import Size
-from . import _torch, constraints
+from . import constraints
 from .distribution import Distribution
 from .utils import _size, broadcast_all
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
+from .. import _torch
 from .._compat import finfo
 from ..autograd.grad_mode import no_grad
-from . import _torch, constraints
+from . import constraints
 from .beta import Beta
 from .distribution import Distribution
 from .utils import _size, broadcast_all

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from .. import linalg
-from . import _torch, constraints
+from .. import _torch, linalg
+from . import constraints
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv, _solve_lower
 from .utils import _size, _standard_normal, lazy_property

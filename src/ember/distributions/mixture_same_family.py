@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from .. import _torch
 from ..autograd.grad_mode import no_grad
-from . import _torch, constraints
+from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 from .utils import _size

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
+from .. import _torch
 from .._tensor import Size
-from . import _torch, constraints
+from . import constraints
 from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution

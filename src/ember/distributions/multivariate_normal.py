@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from .. import linalg
+from .. import _torch, linalg
 from .._compat import broadcast_shapes
-from . import _torch, constraints
+from . import constraints
 from .distribution import Distribution
 from .utils import _size, _standard_normal, lazy_property
 

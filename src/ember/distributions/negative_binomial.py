@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from .. import _torch
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
 from ..nn import functional as F
-from . import _torch, constraints
+from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
 from .utils import (

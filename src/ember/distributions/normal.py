@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from numbers import Number
 
+from .. import _torch
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
-from . import _torch, constraints
+from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _size, _standard_normal, broadcast_all
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from .. import _torch
 from .._tensor import Size
 from ..nn import functional as F
-from . import _torch, constraints
+from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 from .utils import _size

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from .. import _torch
 from .._tensor import Size
-from . import _torch, constraints
+from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from . import _torch, constraints
+from .. import _torch
+from . import constraints
 from .distribution import Distribution
 from .gamma import Chi2
 from .utils import _size, _standard_normal, broadcast_all

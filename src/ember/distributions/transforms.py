@@ -20,10 +20,10 @@ import numbers
 import operator
 import weakref
 
-from .. import _compat, linalg
+from .. import _compat, _torch, linalg
 from .._compat import broadcast_shapes
 from ..nn import functional as F
-from . import _torch, constraints
+from . import constraints
 from .utils import (
     _size,
     _sum_rightmost,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from numbers import Number
 
+from .. import _torch
 from .._tensor import Size
-from . import _torch, constraints
+from . import constraints
 from .distribution import Distribution
 from .utils import _size, broadcast_all
 

@@ -7,11 +7,10 @@ from numbers import Number
 
 import numpy as np
 
-from .. import _creation, _dtype
+from .. import _creation, _dtype, _torch
 from .._compat import finfo
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import enable_grad
-from . import _torch
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from .. import _dtype
+from .. import _dtype, _torch
 from ..autograd.grad_mode import no_grad
-from . import _torch, constraints
+from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property
 

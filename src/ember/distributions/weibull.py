@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from . import _torch, constraints
+from .. import _torch
+from . import constraints
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform

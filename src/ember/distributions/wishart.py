@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-from .. import linalg
+from .. import _torch, linalg
 from .._compat import broadcast_shapes, finfo
 from .._overrides import warn as _warn
-from . import _torch, constraints
+from . import constraints
 from .exp_family import ExponentialFamily
 from .gamma import Chi2
 from .multivariate_normal import _precision_to_scale_tril

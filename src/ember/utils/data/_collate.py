@@ -13,12 +13,7 @@ import re
 
 import numpy as np
 
-# The package root, for torch.stack's public (dispatching) function, which only the root
-# holds (tests/test_structure.py lists this exception); everything else is imported from
-# the module that defines it.
-import ember
-
-from ... import _creation
+from ... import _creation, _torch
 from ..._dtype import float64
 from ..._tensor import Tensor
 
@@ -156,7 +151,7 @@ def _stack(tensors) -> Tensor:
                 f"{list(first)} at entry 0 and {list(t._data.shape)} at entry {i}"
             )
     if any(t._rg for t in tensors):  # record the stack so gradients flow back to the samples
-        return ember.stack(list(tensors), 0)
+        return _torch.stack(list(tensors), 0)  # torch.stack's public (dispatching) function
     return Tensor._wrap(np.stack([t._data for t in tensors]))
 
 
