@@ -14,7 +14,7 @@ Example:
 from . import _dtype
 from ._torch import *  # noqa: F403
 
-__version__ = "0.1.0"
+from .version import __version__  # torch 2.13's, ember's release as its local label
 
 
 # What ``import ember`` does not load: submodules and names a first program does not need,
@@ -22,10 +22,11 @@ __version__ = "0.1.0"
 # core, autograd and the ops alone.
 _LAZY_MODULES = frozenset(
     """nn optim utils testing accelerator amp backends cpu cuda distributed hub jit
-    distributions func multiprocessing onnx profiler quasirandom version viz ops fx
+    distributions func multiprocessing onnx profiler quasirandom viz ops fx
     overrides serialization functional""".split()
 )
 _LAZY_NAMES = {
+    "as_torch": "._as_torch",
     "compile": "._compile",
     "load": ".serialization",
     "save": ".serialization",

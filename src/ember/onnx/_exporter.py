@@ -33,7 +33,7 @@ from ..fx._symbolic_trace import _assert, _assert_is_none
 from ..fx.node import _public_name
 from ..nn import functional as F
 from ..nn.modules.module import intercept_module_calls
-from ..version import __version__
+from ..version import release as _ember_release
 from .errors import OnnxExporterError, OnnxExporterWarning, UnsupportedOperatorError
 
 __all__ = ["build_model"]
@@ -2188,7 +2188,7 @@ def build_model(
         g,
         opset_imports=[helper.make_opsetid("", opset)],
         producer_name="ember",
-        producer_version=__version__,
+        producer_version=_ember_release,
     )
     proto.ir_version = min(proto.ir_version, _max_ir_version(opset))
     if do_constant_folding:
