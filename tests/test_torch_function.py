@@ -190,6 +190,40 @@ def test_operators_reach_modes_by_torch_names_and_work_in_place():
     assert _operator_names(ember, ember.overrides) == _operator_names(torch, tov)
 
 
+_NUMPY_NAMES = [
+    "lib.cat([x, x], axis=1)",
+    "lib.stack([x, x], axis=1)",
+    "lib.squeeze(x[None], axis=0)",
+    "x.sum(axis=1, keepdims=True)",
+    "x.std(axis=0, keepdims=True)",
+    "x.cumsum(axis=0)",
+    "lib.count_nonzero(x, axis=0)",
+    "lib.topk(x, 1, axis=0).values",
+    "x.unbind(axis=1)[0]",
+    "lib.chunk(x, 2, axis=1)[1]",
+    "lib.linalg.norm(x, axis=0)",
+    "lib.fft.fft(x, axis=0).real",
+    "lib.special.logsumexp(x, axis=0)",
+    "lib.cat([x, x], dim=1, axis=0)",
+    "lib.nn.functional.softmax(x, axis=0)",
+]
+
+
+def test_numpy_names_for_dim_and_keepdim_as_torch_accepts_them():
+    """torch's argument parser takes ``axis`` for ``dim`` and ``keepdims`` for ``keepdim``
+    (not in nn.functional's Python functions); a name given twice is an error."""
+
+    def run(lib, call):
+        x = lib.tensor([[1.0, 4.0, 2.0, 0.5], [3.0, 0.0, 5.0, 1.0]])
+        try:
+            return eval(call, {"lib": lib, "x": x}).tolist()
+        except TypeError as e:
+            return str(e)
+
+    for call in _NUMPY_NAMES:
+        assert run(ember, call) == run(torch, call), call
+
+
 # -- the check's fast path ---------------------------------------------------------------------
 
 

@@ -235,11 +235,46 @@ _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 _NAMESPACE = {"__name__": __name__, "_MODES": MODES, "_PLAIN": UNCHECKED, "_dispatch": dispatch}
 
 
-def _parameters(fn) -> tuple | None:
+# NumPy's names that torch's argument parser accepts for its own (``torch.cat(ts, axis=0)``,
+# ``x.sum(axis=1, keepdims=True)``), for the torch namespace and Tensor methods.
+NUMPY_ALIASES = (("dim", "axis"), ("keepdim", "keepdims"))
+
+
+def _numpy_aliases(fn, names: list) -> tuple:
+    """(alias, parameter) for each of ``fn``'s parameters with a default that torch also
+    accepts under NumPy's name, where ``fn`` has no parameter of that name."""
+    code = fn.__code__
+    positional = code.co_varnames[: code.co_argcount]
+    with_default = set(positional[len(positional) - len(fn.__defaults__ or ()) :])
+    with_default |= set(fn.__kwdefaults__ or {})
+    if code.co_flags & _CO_VARKEYWORDS:
+        return ()
+    return tuple((a, p) for p, a in NUMPY_ALIASES if p in with_default and a not in names)
+
+
+def _default_of(fn, name: str):
+    code = fn.__code__
+    positional = code.co_varnames[: code.co_argcount]
+    if name in (fn.__kwdefaults__ or {}):
+        return fn.__kwdefaults__[name]
+    return fn.__defaults__[positional.index(name) - (len(positional) - len(fn.__defaults__))]
+
+
+def _alias(public, value, alias_value, default, name: str, alias: str):
+    """``alias_value`` for a parameter also given by its NumPy name (torch's rule)."""
+    if value is not default:
+        raise TypeError(f"{public.__name__}() got an unexpected keyword argument '{alias}'")
+    return alias_value
+
+
+_ALIAS_UNSET = object()  # an alias parameter not given
+
+
+def _parameters(fn, aliases: bool = False) -> tuple | None:
     """How ``fn``'s wrapper is written, or None when ``fn`` is not a Python function (a
     builtin, a class): (signature, the checks and the call with every argument, the keyword-
     only parameters that have defaults, the checks and the call without them, packing of
-    args and kwargs)."""
+    args and kwargs, whether it has positional parameters, the NumPy aliases it accepts)."""
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
         return None
@@ -266,6 +301,10 @@ def _parameters(fn) -> tuple | None:
     elif keyword:
         sig.append("*")
     sig += keyword
+    numpy = _numpy_aliases(fn, list(names[: i + bool(starstar)])) if aliases else ()
+    if numpy and not (star or keyword):
+        sig.append("*")
+    sig += [f"{a}=_ALIAS_UNSET" for a, _ in numpy]
     if starstar:
         sig.append("**" + starstar)
 
@@ -297,6 +336,7 @@ def _parameters(fn) -> tuple | None:
         pack_args,
         pack_kwargs,
         bool(positional),  # its first check tests for modes too (see UNCHECKED)
+        numpy,
     )
 
 
@@ -308,6 +348,8 @@ def _any_not_plain(items) -> bool:
 
 
 _NAMESPACE["_any_not_plain"] = _any_not_plain
+_NAMESPACE["_alias"] = _alias
+_NAMESPACE["_ALIAS_UNSET"] = _ALIAS_UNSET
 # A file name inside the package with no source behind it: tracebacks, anomaly detection's
 # forward stack and ember.compile's user-line search skip the wrappers as ember's frames.
 _WRAPPER_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "<public function>")
@@ -393,7 +435,7 @@ def _fused_code(impl, parts: tuple):
     fn = _function_tree(code)
     if fn is None or fn.name != code.co_name:
         return None
-    sig, call, checks, optional, short_call, short_checks, pack_args, pack_kwargs, _ = parts
+    sig, call, checks, optional, short_call, short_checks, pack_args, pack_kwargs = parts[:8]
     # the keyword-only parameters with defaults: checked only when not at them
     rest = [
         f"({k} is not _tf_DEFAULT_{k} and {c})"
@@ -426,28 +468,35 @@ def _fused_code(impl, parts: tuple):
     return fused if lines(code) <= lines(fused) else None
 
 
-def _generate(impl, name: str):
+def _generate(impl, name: str, aliases: bool = False):
     """The wrapper of ``impl`` (see the module docstring); None if ``impl`` is not a Python
-    function (the caller keeps it unwrapped)."""
-    parts = _parameters(impl)
+    function (the caller keeps it unwrapped). aliases: it also accepts NumPy's names for
+    ``dim`` and ``keepdim`` as torch's parser does (NUMPY_ALIASES)."""
+    parts = _parameters(impl, aliases)
     if parts is None:
         return None
-    if impl.__name__ in FUSED and (impl.__module__ or "").startswith("ember._aten"):
+    fusable = impl.__name__ in FUSED and (impl.__module__ or "").startswith("ember._aten")
+    if fusable and not parts[9]:  # (the fused functions take axis= themselves)
         public = _fuse(impl, name, parts)
         if public is not None:
             return _describe(public, impl, name)
     code = _TEMPLATES.get(parts)
     if code is None:
-        sig, call, checks, optional, short_call, short_checks, pack_args, pack_kwargs, _ = parts
+        sig, call, checks, optional, short_call, short_checks, pack_args, pack_kwargs = parts[:8]
         modes = [] if parts[8] else ["_MODES[0]"]
         dispatch = f"        return _dispatch(_self[0], _impl, {pack_args}, {pack_kwargs})\n"
+        resolve = "".join(
+            f"    if {a} is not _ALIAS_UNSET:\n"
+            f"        {p} = _alias(_self[0], {p}, {a}, _DEFAULT_{p}, {p!r}, {a!r})\n"
+            for a, p in parts[9]
+        )
         if optional:
             # at their defaults (the usual call), the keyword-only parameters are neither
             # checked nor passed; otherwise the full check and call
             at_defaults = " and ".join(f"{k} is _DEFAULT_{k}" for k in optional)
             rest = [c for c in checks if c not in short_checks]
             source = (
-                f"def wrapper({sig}):\n"
+                f"def wrapper({sig}):\n{resolve}"
                 f"    if {' or '.join([*modes, *short_checks])}:\n{dispatch}"
                 f"    if {at_defaults}:\n"
                 f"        return _impl({short_call})\n"
@@ -456,20 +505,25 @@ def _generate(impl, name: str):
             )
         else:
             source = (
-                f"def wrapper({sig}):\n"
+                f"def wrapper({sig}):\n{resolve}"
                 f"    if {' or '.join([*modes, *checks])}:\n{dispatch}"
                 f"    return _impl({call})\n"
             )
-        namespace: dict = {}
+        namespace: dict = {"_ALIAS_UNSET": _ALIAS_UNSET}
         exec(compile(source, _WRAPPER_FILE, "exec"), namespace)  # noqa: S102
         code = _TEMPLATES[parts] = namespace["wrapper"].__code__
     holder: list = [None]
     namespace = dict(_NAMESPACE, _impl=impl, _self=holder)
     for k in parts[3]:
         namespace[f"_DEFAULT_{k}"] = impl.__kwdefaults__[k]
+    for _, p in parts[9]:
+        namespace[f"_DEFAULT_{p}"] = _default_of(impl, p)
     wrapper = types.FunctionType(code.replace(co_name=name), namespace, name)
     wrapper.__defaults__ = impl.__defaults__
     wrapper.__kwdefaults__ = impl.__kwdefaults__
+    if parts[9]:
+        wrapper.__kwdefaults__ = {**(impl.__kwdefaults__ or {})}
+        wrapper.__kwdefaults__.update((a, _ALIAS_UNSET) for a, _ in parts[9])
     wrapper._ember_public = holder  # [what dispatch passes as func]: the wrapper itself
     holder[0] = wrapper
     return _describe(wrapper, impl, name)
@@ -508,7 +562,7 @@ def wrap_function(impl, name: str | None = None, module: str | None = None):
 def wrap_method(impl, name: str, owner_name: str = "Tensor"):
     """A Tensor method for ``impl`` (``self`` first), dispatching with itself as ``func``
     (torch passes ``Tensor.add``, not ``torch.add``)."""
-    wrapper = _generate(getattr(impl, "_ember_impl", impl), _valid_name(name))
+    wrapper = _generate(getattr(impl, "_ember_impl", impl), _valid_name(name), aliases=True)
     if wrapper is None:
         return impl
     wrapper.__name__ = name
@@ -570,6 +624,8 @@ NOT_DISPATCHED_METHODS = frozenset(
 )
 
 _WRAPPERS: dict = {}  # (id(implementation), public name) -> its wrapper
+# The namespaces whose functions torch's C argument parser reads (NumPy's aliases apply)
+_PARSED = frozenset({"torch", "torch.linalg", "torch.special", "torch.fft"})
 NAMESPACES: list = []  # (torch's module name, the namespace dict) as installed
 
 
@@ -597,7 +653,7 @@ def install_namespace(
         # are distinct functions with their own names, as in torch.
         wrapper = _WRAPPERS.get((id(impl), name))
         if wrapper is None:
-            wrapper = _generate(impl, _valid_name(name))
+            wrapper = _generate(impl, _valid_name(name), aliases=module in _PARSED)
             if wrapper is None:
                 continue
             wrapper.__name__ = wrapper.__qualname__ = name

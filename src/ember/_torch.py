@@ -159,6 +159,10 @@ from . import _overrides as _ov  # noqa: E402
 from . import _tensor  # noqa: E402
 
 __all__ = [n for n in globals() if not n.startswith("_")]
+
+from ._foreach import *  # noqa: E402  (torch's _foreach_* functions: per-tensor methods)
+from ._foreach import __all__ as _foreach_names  # noqa: E402
+
 _ov.install_namespace(globals(), __all__, "torch", owner="ember")
 _ov.install_tensor_methods(Tensor)
 _tensor._NOWRAP.update({Tensor.grad.__get__, Tensor._base.__get__})
@@ -166,3 +170,4 @@ for _name in __all__:  # torch.is_tensor's module is torch (pickle finds it ther
     if getattr(globals()[_name], "__module__", None) == __name__:
         globals()[_name].__module__ = "ember"
 del _name
+__all__ += _foreach_names
