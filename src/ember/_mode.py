@@ -16,6 +16,7 @@ class ModeState(threading.local):
 
     enabled = True  # grad mode: operations on tensors that require grad are recorded
     inference = False  # inside inference_mode(): new tensors are inference tensors
+    compiling = 0  # ember.compile'd calls running (torch.compiler.is_compiling())
 
 
 state = ModeState()

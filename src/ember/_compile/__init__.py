@@ -24,6 +24,7 @@ NumPy code on the call's values and on other values; ``explain`` says when they 
 from __future__ import annotations
 
 import functools
+import weakref
 
 import numpy as np
 
@@ -312,10 +313,23 @@ def _parts(module) -> list:
     return out
 
 
+# Every compiled function alive, for torch.compiler.reset() / torch._dynamo.reset()
+_ALL: weakref.WeakSet = weakref.WeakSet()
+
+
+def reset() -> None:
+    """Forget every compiled function's captures (each captures again on its next call)."""
+    for compiled in list(_ALL):
+        compiled.cache.clear()
+        compiled.parts.clear()
+        compiled.n_entries = 0
+
+
 class _CompiledFunction:
     """``fn`` compiled: a cache of captures keyed by call signature."""
 
     def __init__(self, fn, fullgraph: bool, module=None) -> None:
+        _ALL.add(self)
         self.fn = fn
         self.fullgraph = fullgraph
         self.module = module
@@ -338,6 +352,15 @@ class _CompiledFunction:
         return key
 
     def __call__(self, *args, **kwargs):
+        # torch.compiler.is_compiling() is True for the whole call (the capture, the checks
+        # that run the function again, an eager fallback): every call takes one branch
+        _state.compiling += 1
+        try:
+            return self._call(*args, **kwargs)
+        finally:
+            _state.compiling -= 1
+
+    def _call(self, *args, **kwargs):
         if _recording._on:  # forward AD, or an enclosing capture (which inlines this call)
             return self.fn(*args, **kwargs)
         tensors: list = []
