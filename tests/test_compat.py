@@ -484,3 +484,37 @@ def test_devices_behave_like_a_cpu_only_torch_build():
         with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
             make(real)
     assert ember.zeros(2, device="cpu").tolist() == [0.0, 0.0]
+
+
+def test_is_complex_and_is_floating_point_as_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (ember, torch):
+        assert lib.is_complex(lib.ones(1, dtype=lib.complex64))
+        assert not lib.is_complex(lib.ones(1)) and lib.is_floating_point(lib.ones(1))
+    for name in ("is_complex", "is_floating_point"):
+        messages = []
+        for lib in (ember, torch):
+            with pytest.raises(TypeError) as info:
+                getattr(lib, name)(1.0)
+            messages.append(str(info.value))
+        assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "lib.isin(x, lib.tensor([2, 3]))",
+        "lib.isin(x, 2)",
+        "lib.isin(3, x)",
+        "lib.isin(x, lib.tensor([2, 3]), invert=True)",
+        "lib.isin(x.float(), lib.tensor([2]))",
+        "lib.isin(x, lib.tensor([4, 1]), assume_unique=True)",
+    ],
+)
+def test_isin_as_torch(call):
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (ember, torch):
+        r = eval(call, {"lib": lib, "x": lib.tensor([[1, 2], [3, 4]])})
+        results.append((r.tolist(), str(r.dtype), r.requires_grad))
+    assert results[0] == results[1]

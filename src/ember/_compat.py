@@ -34,6 +34,7 @@ __all__ = [
     "are_deterministic_algorithms_enabled",
     "broadcast_shapes",
     "bucketize",
+    "isin",
     "channels_last",
     "channels_last_3d",
     "contiguous_format",
@@ -595,6 +596,30 @@ def _search(boundaries: np.ndarray, values: np.ndarray, side: str) -> np.ndarray
 
 def _index_result(arr: np.ndarray, out_int32: builtins.bool) -> Tensor:
     return _wrap(np.asarray(arr, dtype=np.int32 if out_int32 else np.int64))
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None) -> Tensor:
+    """Whether each of ``elements`` is in ``test_elements`` (a bool tensor of ``elements``'s
+    shape; either may be a number).
+
+    Example:
+        >>> import ember
+        >>> ember.isin(ember.tensor([1, 2, 3]), ember.tensor([2, 3]))
+        tensor([False,  True,  True])
+    """
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError(
+            f"isin() received an invalid combination of arguments - got "
+            f"({type(elements).__name__}, {type(test_elements).__name__}), but expected a "
+            f"Tensor for elements or test_elements"
+        )
+    a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
+    b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    result = _wrap(np.isin(a, b, assume_unique=assume_unique, invert=invert))
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None) -> Tensor:

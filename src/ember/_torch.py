@@ -117,7 +117,20 @@ def is_tensor(obj) -> bool:
 
 
 def is_floating_point(input: Tensor) -> bool:
+    _aten._core.require_tensor(input, "is_floating_point")
     return input.is_floating_point()
+
+
+def is_complex(input: Tensor) -> bool:
+    """True for a complex dtype.
+
+    Example:
+        >>> import ember
+        >>> ember.is_complex(ember.ones(2, dtype=ember.complex64)), ember.is_complex(ember.ones(2))
+        (True, False)
+    """
+    _aten._core.require_tensor(input, "is_complex")
+    return input.is_complex()
 
 
 def numel(input: Tensor) -> int:

@@ -461,3 +461,13 @@ def test_parameter_as_right_operand_gets_gradient():
     (x * p + x / p).sum().backward()
     np.testing.assert_allclose(p.grad.numpy(), 1 - 1 / 4)
     np.testing.assert_allclose(x.grad.numpy(), 2 + 1 / 2)
+
+
+def test_uninitialized_parameters_are_in_nn_parameter_as_in_torch():
+    from ember.nn.modules import lazy
+    from ember.nn.parameter import UninitializedBuffer, UninitializedParameter
+
+    assert UninitializedParameter is lazy.UninitializedParameter
+    assert UninitializedBuffer is lazy.UninitializedBuffer
+    layer = ember.nn.LazyLinear(3)
+    assert isinstance(layer.weight, UninitializedParameter)

@@ -1,13 +1,14 @@
-"""``Parameter``: a Tensor that a Module registers as one of its learnable weights."""
+"""``Parameter``: a Tensor that a Module registers as one of its learnable weights; and the
+lazy modules' ``UninitializedParameter`` / ``UninitializedBuffer``, which hold no data yet."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype, _overrides
+from .. import _creation, _dtype, _overrides
 from .._tensor import Tensor
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "UninitializedBuffer", "UninitializedParameter"]
 
 
 class Parameter(Tensor):
@@ -84,3 +85,101 @@ def _rebuild_parameter(data: np.ndarray, requires_grad: bool) -> Parameter:
 # Parameter.__torch_function__ is _disabled_torch_function_impl).
 Parameter.__torch_function__ = classmethod(_overrides._disabled_torch_function_impl)
 _overrides.plain_type(Parameter)
+
+
+_SHAPE_MSG = (
+    "Can't access the shape of an uninitialized parameter or buffer. This error usually "
+    "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+    "initialized one. Call `forward` to initialize the parameters before accessing their "
+    "attributes."
+)
+
+
+class _UninitializedMixin:
+    """Shape-less until ``materialize(shape)`` gives it data (of its dtype) and turns it into
+    its ``cls_to_become``."""
+
+    __slots__ = ()  # the layout of the class it becomes (``__class__`` is reassigned)
+    cls_to_become: type = Tensor
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Allocate (uninitialised) data of ``shape`` and become ``cls_to_become``."""
+        dt = self._data.dtype if dtype is None else dtype.np
+        if isinstance(shape, int):
+            shape = (shape,)
+        self._data = np.empty(tuple(shape), dtype=dt)
+        self._vc[0] += 1
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(_SHAPE_MSG)
+
+    def size(self, dim=None):
+        raise RuntimeError(_SHAPE_MSG)
+
+    def numel(self):
+        raise ValueError(
+            "Attempted to use an uninitialized parameter in numel. This error happens when "
+            f"you are using a `LazyModule` or explicitly manipulating "
+            f"`torch.nn.parameter.{type(self).__name__}` objects. When using LazyModules Call "
+            "`forward` with a dummy batch to initialize the parameters before calling torch "
+            "functions"
+        )
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+
+class UninitializedParameter(_UninitializedMixin, Parameter):
+    """A parameter with no data yet (see ``LazyLinear``).
+
+    Example:
+        >>> from ember.nn.parameter import UninitializedParameter
+        >>> p = UninitializedParameter()
+        >>> p
+        <UninitializedParameter>
+        >>> p.materialize((2, 3))
+        >>> type(p).__name__, p.shape
+        ('Parameter', torch.Size([2, 3]))
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        return Parameter.__new__(cls, _creation.empty(0, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        pass
+
+
+class UninitializedBuffer(_UninitializedMixin, Tensor):
+    """A buffer with no data yet (the running statistics of the lazy norms).
+
+    Example:
+        >>> from ember.nn.parameter import UninitializedBuffer
+        >>> b = UninitializedBuffer()
+        >>> b.materialize(3)
+        >>> type(b).__name__
+        'Tensor'
+    """
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None):
+        data = _creation.empty(0, dtype=dtype)
+        t = object.__new__(cls)
+        t._data = data._data
+        t._rg = bool(requires_grad)
+        t.grad_fn = None
+        t._output_nr = 0
+        t._vc = [0]
+        t._grad = None
+        t._aux = None
+        return t
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None) -> None:
+        pass
