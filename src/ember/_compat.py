@@ -35,6 +35,7 @@ __all__ = [
     "broadcast_shapes",
     "bucketize",
     "isin",
+    "set_default_tensor_type",
     "channels_last",
     "channels_last_3d",
     "contiguous_format",
@@ -376,6 +377,39 @@ ShortTensor = _legacy("ShortTensor", _dtype.int16)
 CharTensor = _legacy("CharTensor", _dtype.int8)
 ByteTensor = _legacy("ByteTensor", _dtype.uint8)
 BoolTensor = _legacy("BoolTensor", _dtype.bool)
+
+
+def set_default_tensor_type(t) -> None:
+    """Deprecated in torch: the default dtype from a legacy floating type
+    (``torch.DoubleTensor`` or ``"torch.DoubleTensor"``); use ``set_default_dtype``.
+
+    Example:
+        >>> import warnings, ember
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     ember.set_default_tensor_type(ember.DoubleTensor)
+        >>> ember.get_default_dtype()
+        torch.float64
+        >>> ember.set_default_dtype(ember.float32)
+    """
+    _warn(
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+        stacklevel=2,
+    )
+    if isinstance(t, str):
+        found = globals().get(t[len("torch.") :] if t.startswith("torch.") else t)
+        if not isinstance(found, tensortype):
+            raise TypeError(f"invalid type: '{t}'")
+        t = found
+    if not isinstance(t, tensortype):
+        raise TypeError(
+            "invalid type object: only floating-point types are supported as the default type"
+        )
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _dtype.set_default_dtype(t.dtype)
+
 
 _orig_type = Tensor.type
 

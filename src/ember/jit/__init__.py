@@ -65,6 +65,16 @@ def export(fn):
     return fn
 
 
+def _overload(func):
+    """TorchScript's overload declaration: the function itself (no scripting here)."""
+    return func
+
+
+def _overload_method(func):
+    """TorchScript's method overload declaration: the method itself."""
+    return func
+
+
 def is_scripting() -> bool:
     """False: code never runs under TorchScript in ember."""
     return False

@@ -393,6 +393,26 @@ class Optimizer:
 
     # -- gradients and groups ---------------------------------------------------------
 
+    @staticmethod
+    def _group_tensors_by_device_and_dtype(tensorlistlist: list, with_indices: bool = False):
+        """The tensors of parallel lists (params, grads, states...) grouped by the
+        (device, dtype) of the first list's tensors: ``{(device, dtype): (lists, indices)}``
+        (indices into the lists when ``with_indices``), as torch's foreach optimizers use.
+        Inside ``ember.compile``, one group of everything, as torch's under compile."""
+        from .. import compiler  # deferred: torch.compiler loads on first use
+
+        if compiler.is_compiling():
+            return {(None, None): (tensorlistlist, list(range(len(tensorlistlist[0]))))}
+        groups: dict = {}
+        for i, first in enumerate(tensorlistlist[0]):
+            key = (first.device, first.dtype)
+            lists, indices = groups.setdefault(key, ([[] for _ in tensorlistlist], []))
+            for group, tensors in zip(lists, tensorlistlist):
+                group.append(tensors[i])
+            if with_indices:
+                indices.append(i)
+        return groups
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized tensors (to ``None`` by default, else zeros).
 
