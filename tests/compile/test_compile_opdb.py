@@ -35,6 +35,8 @@ EAGER = {
     "median": _NO_FORWARD + " (MedianBackward0)",
     "scatter_reduce_arg": "scatter(reduce=) records a node without forward (torch has no "
     "derivative for it)",
+    "diff_n0": "torch's diff(n=0) is zeros_like(input).copy_(input): an in-place write into a "
+    "tensor made in the compiled region",
     "linalg_lstsq": _NO_FORWARD + " (LinalgLstsqBackward0)",
     "linalg_lstsq_gelsd": _NO_FORWARD + " (LinalgLstsqBackward0)",
     "linalg_lu": _NO_FORWARD + " (LinalgLuBackward0)",

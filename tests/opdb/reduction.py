@@ -4,7 +4,7 @@ Entries avoid ties where the derivative is ill-defined (max/min/median pick one 
 among equal ones); random normal values have none.
 """
 
-from . import Op, S
+from . import Op, P, S
 
 
 def _mask(m, rows):
@@ -86,6 +86,75 @@ OPS = [
     Op("softmax_0d", lambda m, x: x.softmax(0), (S(),)),
     Op("log_softmax", lambda m, x: m.log_softmax(x, 0), (S(3, 4),)),
     Op("log_softmax_3d", lambda m, x: x.log_softmax(-1), (S(2, 3, 4),)),
+    # differences, NaN-aware means, running logsumexp
+    Op("diff", lambda m, x: m.diff(x), (S(3, 4),)),
+    Op("diff_n2_dim0", lambda m, x: x.diff(2, 0), (S(4, 3),)),
+    Op(
+        "diff_prepend_append",
+        lambda m, x, y, z: m.diff(x, dim=0, prepend=y, append=z),
+        (S(3, 4), S(1, 4), S(2, 4)),
+    ),
+    Op("diff_n0", lambda m, x: m.diff(x, n=0), (S(3, 4),)),
+    Op("nanmean", lambda m, x: x.nanmean(1), (S(3, 4),)),
+    Op("nanmean_all", lambda m, x: m.nanmean(x), (S(3, 4),)),
+    Op(
+        "nanmean_nan",
+        lambda m, x: m.nanmean(
+            m.where(m.tensor([[True, False, False], [False, False, True]]), float("nan"), x),
+            0,
+            keepdim=True,
+        ),
+        (S(2, 3),),
+    ),
+    Op("logcumsumexp", lambda m, x: x.logcumsumexp(1), (S(3, 4),)),
+    Op("logcumsumexp_dim0", lambda m, x: m.logcumsumexp(x * 3, 0), (S(4, 3),)),
+    Op("logcumsumexp_0d", lambda m, x: m.logcumsumexp(x, 0), (S(),)),
+    # quantiles (random values: no ties; q chosen so that no rank is a whole number)
+    Op("quantile", lambda m, x: m.quantile(x, 0.3), (S(3, 4),)),
+    Op(
+        "quantile_q_tensor_dim",
+        lambda m, x: x.quantile(m.tensor([0.25, 0.6], dtype=x.dtype), 1, keepdim=True),
+        (S(3, 5),),
+    ),
+    Op("quantile_q_grad", lambda m, x, q: m.quantile(x, q.sigmoid(), dim=0), (S(5, 3), S(2))),
+    Op("quantile_lower", lambda m, x: m.quantile(x, 0.3, 1, interpolation="lower"), (S(3, 5),)),
+    Op("quantile_higher", lambda m, x: x.quantile(0.3, 0, interpolation="higher"), (S(5, 3),)),
+    Op("quantile_midpoint", lambda m, x: m.quantile(x, 0.3, interpolation="midpoint"), (S(7),)),
+    Op(
+        "quantile_nearest",
+        lambda m, x: m.quantile(
+            x, m.tensor([0.3, 0.8], dtype=x.dtype), -1, True, interpolation="nearest"
+        ),
+        (S(2, 6),),
+    ),
+    Op("nanquantile", lambda m, x: m.nanquantile(x, 0.3, dim=1), (S(3, 4),)),
+    Op(
+        "nanquantile_nan",
+        lambda m, x: m.where(
+            m.tensor([[True, False, False, True], [False, False, True, False]]), float("nan"), x
+        ).nanquantile(m.tensor([0.2, 0.7], dtype=x.dtype), 1),
+        (S(2, 4),),
+    ),
+    # covariance and correlation
+    Op("cov", lambda m, x: m.cov(x), (S(3, 5),)),
+    Op("cov_1d", lambda m, x: x.cov(correction=0), (S(6),)),
+    Op(
+        "cov_weights",
+        lambda m, x, w: m.cov(x, correction=2, fweights=m.tensor([1, 2, 1, 3]), aweights=w),
+        (S(3, 4), P(4)),
+    ),
+    Op("cov_fweights", lambda m, x: m.cov(x, fweights=m.tensor([2, 1, 1, 3])), (S(2, 4),)),
+    Op("corrcoef", lambda m, x: m.corrcoef(x), (S(3, 5),)),
+    Op("corrcoef_1d", lambda m, x: x.corrcoef(), (S(5),)),
+    # histograms: not differentiable (their values only)
+    Op(
+        "histc",
+        lambda m, x: m.histc(x, bins=6, min=-2, max=2),
+        (S(40),),
+        grad=False,
+        forward=False,
+        double=False,
+    ),
     # scans
     Op("cumsum", lambda m, x: x.cumsum(1), (S(3, 4),)),
     Op("cumsum_0d", lambda m, x: x.cumsum(0), (S(),)),

@@ -27,7 +27,7 @@ from .. import _dtype
 from .._overrides import warn as _warn
 from .._tensor import Tensor
 from ..autograd.opdef import cconj
-from ..autograd.recording import cast_operand
+from ..autograd.recording import cast_operand, check_values, untracked_call
 from ._core import (
     LINEAR,
     QUIET,
@@ -46,8 +46,10 @@ from ._core import (
     run,
     write_out,
 )
-from .elementwise import maximum, minimum, sgn, where
+from .complex import complex as _complex
+from .elementwise import clamp, lerp, maximum, minimum, sgn, where
 from .indexing import gather
+from .shape import cat, narrow
 
 _wrap = Tensor._wrap
 
@@ -114,6 +116,7 @@ for _name in (
 ):
     make_return_type(_name, ("values", "indices"))
 make_return_type("aminmax", ("min", "max"))
+make_return_type("histogram", ("hist", "bin_edges"))
 
 
 # -- shared helpers ----------------------------------------------------------------------
@@ -400,6 +403,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=No
         tensor(3.)
     """
     require_tensor(input, "nansum")
+    if input._data.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
     a = _accumulated(input, dtype)
     axes = _axes(a.ndim, dim)
@@ -1919,6 +1924,722 @@ def bincount(input, weights=None, minlength=0):
         raise RuntimeError("weights should be 1-d and have the same length as input")
     out_dtype = np.float32 if w.dtype == np.float32 else np.float64
     return _wrap(np.bincount(a, weights=w, minlength=minlength).astype(out_dtype))
+
+
+# -- diff, nanmean ----------------------------------------------------------------------------
+
+
+def _int_arg(x, fname: str, arg: str) -> int:
+    """An int argument, with torch's message for keyword-style arguments (no position)."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"{fname}(): argument '{arg}' must be int, not {type(x).__name__}")
+    return int(x)
+
+
+def _diff_other(input: Tensor, other, dim, arg: str) -> None:
+    """torch's checks of ``prepend``/``append`` against the input."""
+    if other is None:
+        return
+    if not isinstance(other, Tensor):
+        raise TypeError(f"diff(): argument '{arg}' must be Tensor, not {type(other).__name__}")
+    ax = normalize_dim(dim, input.ndim)
+    if other.ndim != input.ndim:
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    for i in range(other.ndim):
+        if i != ax and other.shape[i] != input.shape[i]:
+            raise RuntimeError(
+                "diff expects the shape of tensor to prepend or append to match that of input "
+                f"except along the differencing dimension; input.size({i}) = {input.shape[i]}, "
+                f"but got tensor.size({i}) = {other.shape[i]}"
+            )
+
+
+@register("diff", method=True)
+def diff(
+    input: Tensor,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Tensor | None = None,
+    append: Tensor | None = None,
+) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``x[i + 1] - x[i]``, repeated), after
+    concatenating ``prepend`` before and ``append`` after the input along ``dim``; bools
+    give ``logical_xor``.
+
+    Example:
+        >>> import ember
+        >>> ember.diff(ember.tensor([1.0, 4.0, 9.0, 16.0]))
+        tensor([3., 5., 7.])
+        >>> ember.tensor([1.0, 4.0, 9.0]).diff(prepend=ember.tensor([0.0]))
+        tensor([1., 3., 5.])
+    """
+    require_tensor(input, "diff")
+    n = _int_arg(n, "diff", "n")
+    dim = _int_arg(dim, "diff", "dim")
+    if input.ndim < 1:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    _diff_other(input, prepend, dim, "prepend")
+    _diff_other(input, append, dim, "append")
+    if n == 0:  # torch: zeros_like(input).copy_(input), whatever prepend and append
+        res = input.new_zeros(tuple(input.shape))
+        res.copy_(input)
+        return res
+    x = input
+    if prepend is not None or append is not None:
+        parts = [t for t in (prepend, input, append) if t is not None]
+        x = cat(parts, dim)
+    ax = normalize_dim(dim, x.ndim)
+    size = x.shape[ax]
+    out_len = size - 1
+    is_bool = x._data.dtype == np.bool_
+    for _ in range(_b.min(n, size)):
+        hi, lo = narrow(x, ax, 1, out_len), narrow(x, ax, 0, out_len)
+        x = hi.logical_xor(lo) if is_bool else hi - lo
+        out_len -= 1
+    return x
+
+
+def _float_or_complex(dtype) -> bool:
+    return np.dtype(dtype).kind in "fcV"
+
+
+def _count_not_nan(t: Tensor, axes, keepdim: bool) -> Tensor:
+    """How many elements over ``axes`` are not NaN (int64; made from values, no gradient)."""
+    a = t._data
+    return _wrap(_arr(np.sum(a == a, axis=axes, keepdims=keepdim, dtype=np.int64), np.int64))
+
+
+def _any_nan(t: Tensor) -> Tensor:
+    """Whether a NaN is along the last dim (kept, of size one)."""
+    return _wrap(np.isnan(t._data).any(-1, keepdims=True))
+
+
+@register("nanmean", method=True)
+def nanmean(
+    input: Tensor,
+    dim=None,
+    keepdim: bool = False,
+    *,
+    dtype=None,
+    out: Tensor | None = None,
+) -> Tensor:
+    """The mean over ``dim`` of the elements that are not NaN (NaN where all are).
+
+    Example:
+        >>> import ember
+        >>> ember.nanmean(ember.tensor([1.0, float("nan"), 3.0]))
+        tensor(2.)
+    """
+    require_tensor(input, "nanmean")
+    a = input._data
+    if not _float_or_complex(a.dtype):
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{_scalar_name(a.dtype)}"
+        )
+    if dtype is not None and not _float_or_complex(_np_dtype(dtype)):
+        raise RuntimeError(
+            "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {_scalar_name(_np_dtype(dtype))}"
+        )
+    keepdim = _b.bool(keepdim)
+    axes = _axes(a.ndim, dim) or None
+    count = untracked_call(_count_not_nan, input, axes, keepdim)
+    t = nansum(input, dim, keepdim, dtype=dtype) / count
+    return write_out("nanmean", t, out)
+
+
+# -- logcumsumexp -------------------------------------------------------------------------------
+
+
+def _log_add_exp_complex(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """torch's ``_log_add_exp_helper`` for complex values (ordered by real part)."""
+    y_first = np.isnan(y.real) | (y.real < x.real)
+    lo = np.where(y_first, y, x)
+    hi = np.where(y_first, x, y)
+    finite = (lo.real != hi.real) | np.isfinite(lo.real)
+    return np.where(finite, np.log1p(np.exp(lo - hi)) + hi, x)
+
+
+def _logcumsumexp_array(a: np.ndarray, dim: int) -> np.ndarray:
+    if a.ndim == 0 or a.size == 0:
+        return a.copy()
+    if a.dtype.kind == "c":
+        m = np.moveaxis(a, dim, 0).copy()
+        for i in range(1, m.shape[0]):
+            m[i] = _log_add_exp_complex(m[i - 1], m[i])
+        return np.moveaxis(m, 0, dim).astype(a.dtype, copy=False)
+    if _half(a.dtype):  # float16/bfloat16 accumulate in float32, rounded once
+        return np.logaddexp.accumulate(a.astype(np.float32), axis=dim).astype(a.dtype)
+    return np.logaddexp.accumulate(a, axis=dim)
+
+
+def _flip_logcumsumexp(x, dim: int):
+    """``flip(logcumsumexp(flip(x)))``: the log of a reverse running sum of ``exp(x)``."""
+    if is_raw(x):
+        return np.flip(_logcumsumexp_array(np.flip(x, dim), dim), dim)
+    return logcumsumexp(x.flip(dim), dim).flip(dim)
+
+
+def _logcumsumexp_vjp(g, self, result, dim):
+    # torch's rule: gradients split by sign so that every term is a logcumsumexp
+    if g.ndim == 0 or g.size == 0 if is_raw(g) else g.numel() == 0:
+        return g
+    if (g.dtype.kind == "c") if is_raw(g) else g.is_complex():
+        log_g = np.log(cconj(g))
+        return cconj(np.exp(_flip_logcumsumexp(log_g - result, dim) + self))
+    lowest = float(np.finfo(_raw(g).dtype).min)
+    log_abs = np.log(np.abs(g))
+    pos = _where(g > 0, log_abs, lowest)
+    neg = _where(g < 0, log_abs, lowest)
+    out_pos = np.exp(_flip_logcumsumexp(pos - result, dim) + self)
+    out_neg = np.exp(_flip_logcumsumexp(neg - result, dim) + self)
+    return out_pos - out_neg
+
+
+def _logcumsumexp_jvp(t_self, self, dim):
+    if self.ndim == 0 or _raw(self).size == 0:
+        return t_self
+    s = _raw(self)
+    if s.dtype.kind == "c":
+        e = np.exp(self)
+    else:  # shifted by the (constant) max: the shift cancels in the ratio
+        e = np.exp(self - _wrap(np.max(s, axis=dim, keepdims=True)))
+    return cumsum(e * t_self, dim) / cumsum(e, dim)
+
+
+LogcumsumexpBackward0 = defop(
+    "LogcumsumexpBackward0",
+    params=("dim",),
+    forward=_logcumsumexp_array,
+    vjp={"self": _logcumsumexp_vjp},
+    jvp=_logcumsumexp_jvp,
+)
+
+
+@register("logcumsumexp", method=True)
+def logcumsumexp(input: Tensor, dim=_UNSET, *, out: Tensor | None = None) -> Tensor:
+    """``log(cumsum(exp(input)))`` along ``dim``, computed stably.
+
+    Example:
+        >>> import ember
+        >>> ember.logcumsumexp(ember.tensor([0.0, 0.0, 0.0]), 0)
+        tensor([0.0000, 0.6931, 1.0986])
+    """
+    require_tensor(input, "logcumsumexp")
+    if dim is _UNSET:
+        raise _missing_dim("logcumsumexp")
+    a = input._data
+    ax = _single_axis(a.ndim, dim, "logcumsumexp")
+    if a.dtype.kind not in "fcV":
+        raise NotImplementedError(
+            f"\"logcumsumexp_out_cpu\" not implemented for '{_scalar_name(a.dtype)}'"
+        )
+    t = run(LogcumsumexpBackward0, (input,), (a,), (0 if ax is None else ax,))
+    return write_out("logcumsumexp", t, out)
+
+
+# -- cov, corrcoef ---------------------------------------------------------------------------------
+
+
+def _check_weights(w, kind: str, n_obs: int) -> None:
+    if w.ndim > 1:
+        raise RuntimeError(
+            f"cov(): expected {kind} to have one or fewer dimensions but got {kind} with "
+            f"{w.ndim} dimensions"
+        )
+    k = w._data.dtype.kind
+    ok = k in "iu" if kind == "fweights" else k in "fV"
+    if not ok:
+        want = "integral" if kind == "fweights" else "floating point"
+        raise RuntimeError(
+            f"cov(): expected {kind} to have {want} dtype but got {kind} with "
+            f"{_scalar_name(w._data.dtype)} dtype"
+        )
+    if w.numel() != n_obs:
+        raise RuntimeError(
+            f"cov(): expected {kind} to have the same numel as there are observations in the "
+            f"input but got {w.numel()} != {n_obs}"
+        )
+    if n_obs:
+        check_values(_weights_nonnegative, w._data, kind)
+
+
+def _weights_nonnegative(w: np.ndarray, kind: str) -> None:
+    if not (w.min() >= 0):
+        raise RuntimeError(f"cov(): {kind} cannot be negative")
+
+
+def _weights_sum_nonzero(w_sum: np.ndarray) -> None:
+    if not (w_sum != 0):
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+
+
+def _cov_dof_warning() -> None:
+    _warn(
+        "cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
+        "number of observations. (Triggered internally at "
+        "/__w/pytorch/pytorch/aten/src/ATen/native/Correlation.cpp:129.)",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _cov_dof_check(norm_factor: np.ndarray) -> None:
+    if norm_factor <= 0:
+        _cov_dof_warning()
+
+
+@register("cov", method=True)
+def cov(
+    input: Tensor,
+    *,
+    correction: int = 1,
+    fweights: Tensor | None = None,
+    aweights: Tensor | None = None,
+) -> Tensor:
+    """The covariance matrix of the variables in the rows of ``input`` (observations in
+    its columns), with frequency and observation weights and ``correction``.
+
+    Example:
+        >>> import ember
+        >>> ember.cov(ember.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+        tensor([[ 1., -1.],
+                [-1.,  1.]])
+    """
+    require_tensor(input, "cov")
+    correction = _int_arg(correction, "cov", "correction")
+    if input.ndim > 2:
+        raise RuntimeError(
+            "cov(): expected input to have two or fewer dimensions but got an input with "
+            f"{input.ndim} dimensions"
+        )
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input.view(1, -1) if input.ndim < 2 else input
+    n_obs = x.shape[1]
+    w = None
+    if fweights is not None:
+        require_tensor(fweights, "cov", "fweights")
+        _check_weights(fweights, "fweights", n_obs)
+        w = fweights
+    if aweights is not None:
+        require_tensor(aweights, "cov", "aweights")
+        _check_weights(aweights, "aweights", n_obs)
+        w = aweights if w is None else w * aweights
+    if w is None:  # every number below depends on shapes only
+        w_sum = input.new_full((), n_obs, dtype=_dtype.int64)
+        dof = n_obs - correction
+        if dof <= 0:
+            _cov_dof_warning()
+            dof = 0
+        norm_factor = input.new_full((), dof, dtype=_dtype.int64)
+    else:
+        w_sum = w.sum()
+        check_values(_weights_sum_nonzero, w_sum._data)
+        if correction != 0 and aweights is not None:
+            norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+        else:
+            norm_factor = w_sum - correction
+        check_values(_cov_dof_check, norm_factor._data)
+        norm_factor = clamp(norm_factor, 0)  # torch zeroes it when not positive
+    avg = (x * w if w is not None else x).sum(1) / w_sum
+    x = x - avg.unsqueeze(1)
+    c = x.mm((x * w if w is not None else x).t().conj())
+    return (c / norm_factor).squeeze()
+
+
+@register("corrcoef", method=True)
+def corrcoef(input: Tensor) -> Tensor:
+    """Pearson's correlation coefficients of the variables in the rows of ``input``.
+
+    Example:
+        >>> import ember
+        >>> ember.corrcoef(ember.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+        tensor([[ 1., -1.],
+                [-1.,  1.]])
+    """
+    require_tensor(input, "corrcoef")
+    if input.ndim > 2:
+        raise RuntimeError(
+            "corrcoef(): expected input to have two or fewer dimensions but got an input with "
+            f"{input.ndim} dimensions"
+        )
+    c = cov(input)
+    if c.ndim == 0:  # one variable: NaN where c is NaN, inf or 0, else 1
+        return c / c
+    d = c.diagonal()
+    stddev = (d.real if d.is_complex() else d).sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    if c.is_complex():
+        return _complex(clamp(c.real, -1, 1), clamp(c.imag, -1, 1))
+    return clamp(c, -1, 1)
+
+
+# -- histc, histogram (not differentiable) ------------------------------------------------------
+
+
+def _linspace_edges(lo: float, hi: float, steps: int, dt: np.dtype) -> np.ndarray:
+    """torch's CPU linspace in ``dt``, bit for bit: ``start + step * i`` up to the middle,
+    ``end - step * (steps - 1 - i)`` after it, each a fused multiply-add (one rounding,
+    emulated in long double)."""
+    start, end = dt.type(lo), dt.type(hi)
+    if steps == 1:
+        return np.asarray([start], dt)
+    step = dt.type((end - start) / dt.type(steps - 1))
+    idx = np.arange(steps)
+    wide = np.longdouble
+    low = wide(start) + wide(step) * idx.astype(wide)
+    high = wide(end) - wide(step) * (steps - 1 - idx).astype(wide)
+    return np.where(idx < steps // 2, low, high).astype(dt)
+
+
+def _bin_counts(a, edges, weight, dt, linear: bool, local_search: bool) -> np.ndarray:
+    """torch's histogramdd kernel in one dimension: each element's bin (the last bin holds
+    its right edge), weighted, elements outside the edges (and NaN) left out."""
+    nbins = edges.size - 1
+    flat = a.reshape(-1)
+    lo, hi = edges[0], edges[-1]
+    keep = (flat >= lo) & (flat <= hi)
+    vals = flat[keep]
+    if linear:
+        pos = ((vals - lo) * dt.type(nbins) / (hi - lo)).astype(np.int64)
+        if local_search:  # the first edge above the element, among three around ``pos``
+            pmin = np.maximum(pos - 1, 0)
+            pmax = np.minimum(pos + 2, nbins + 1)
+            found = pmax
+            for k in (2, 1, 0):
+                i = pmin + k
+                hit = (i < pmax) & (edges[np.minimum(i, nbins)] > vals)
+                found = np.where(hit, i, found)
+            pos = found - 1
+    else:
+        pos = np.searchsorted(edges, vals, side="right") - 1
+    pos = np.where(pos == nbins, nbins - 1, pos)
+    w = None if weight is None else weight.reshape(-1)[keep]
+    hist = np.bincount(pos, weights=w, minlength=nbins)[:nbins]
+    return hist.astype(dt)
+
+
+@register("histc", method=True)
+def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """A histogram of ``input`` in ``bins`` equal bins between ``min`` and ``max`` (the data's
+    range when they are equal); elements outside are ignored. Not differentiable.
+
+    Example:
+        >>> import ember
+        >>> ember.histc(ember.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)
+        tensor([0., 2., 1., 0.])
+    """
+    require_tensor(input, "histc")
+    if isinstance(bins, (bool, np.bool_)) or not isinstance(bins, (int, np.integer)):
+        raise TypeError(
+            f"histc(): argument 'bins' (position 2) must be int, not {type(bins).__name__}"
+        )
+    a = input._data
+    if a.dtype.kind not in "fV":
+        raise NotImplementedError(
+            f"\"histogram_cpu\" not implemented for '{_scalar_name(a.dtype)}'"
+        )
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and a.size:
+        lo, hi = float(np.min(a)), float(np.max(a))
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(
+            f"torch.histc: range of [{_fmt_edge(lo)}, {_fmt_edge(hi)}] is not finite"
+        )
+    if not lo < hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    # float16/bfloat16 counted in float32 (torch works in the half type: ties may differ)
+    dt = np.dtype(np.float32) if _half(a.dtype) else a.dtype
+    edges = _linspace_edges(lo, hi, bins + 1, dt)
+    hist = _bin_counts(a.astype(dt), edges, None, dt, True, False)
+    return write_out("histc", _wrap(hist.astype(a.dtype)), out)
+
+
+def _fmt_edge(v: float) -> str:
+    """A range edge as torch's message prints it (C++ stream formatting)."""
+    if math.isnan(v):
+        return "-nan" if math.copysign(1, v) < 0 else "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:g}"
+
+
+@register("histogram", method=True)
+def histogram(
+    input: Tensor,
+    bins=100,
+    *,
+    range=None,  # noqa: A002
+    weight: Tensor | None = None,
+    density: bool = False,
+    out=None,
+):
+    """A histogram of ``input``: ``bins`` equal bins over ``range`` (the data's range by
+    default), or the bins whose edges the 1-d tensor ``bins`` gives; optionally weighted,
+    or normalized to a density. Returns ``(hist, bin_edges)``; not differentiable.
+
+    Example:
+        >>> import ember
+        >>> ember.histogram(ember.tensor([1.0, 2.0, 1.0]), bins=4, range=(0.0, 3.0))
+        torch.return_types.histogram(
+        hist=tensor([0., 2., 1., 0.]),
+        bin_edges=tensor([0.0000, 0.7500, 1.5000, 2.2500, 3.0000]))
+    """
+    require_tensor(input, "histogram")
+    a = input._data
+    tensor_bins = isinstance(bins, Tensor)
+    if not tensor_bins and (
+        isinstance(bins, (bool, np.bool_)) or not isinstance(bins, (int, np.integer))
+    ):
+        raise TypeError(
+            "histogram() received an invalid combination of arguments - got (Tensor, "
+            f"bins={type(bins).__name__})"
+        )
+    if a.dtype.kind != "f" or a.dtype == np.float16:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_scalar_name(a.dtype)}'")
+    dt = a.dtype
+    if tensor_bins:
+        if range is not None:
+            raise TypeError(
+                "histogram() received an invalid combination of arguments - got (Tensor, "
+                "Tensor, range=tuple)"
+            )
+        e = bins._data
+        if e.dtype != dt:
+            raise RuntimeError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, "
+                f"but got input with dtype {_dtype.cpp_name(dt)} and bins for dimension 0 with "
+                f"dtype {_dtype.cpp_name(e.dtype)}"
+            )
+        if e.ndim != 1:
+            raise RuntimeError(
+                "torch.histogramdd: bins tensor should have one dimension, but got "
+                f"{e.ndim} dimensions in the bins tensor for dimension 0"
+            )
+        if e.size == 0:
+            raise RuntimeError(
+                "torch.histogramdd: bins tensor should have at least 1 element, but got 0 "
+                "elements in the bins tensor for dimension 0"
+            )
+        if e.size == 1:
+            raise RuntimeError("torch.histogram(): bins must be > 0, but got 0 for dimension 0")
+        edges = e.copy()
+    else:
+        nbins = int(bins)
+        if nbins <= 0:
+            raise RuntimeError(
+                f"torch.histogram(): bins must be > 0, but got {nbins} for dimension 0"
+            )
+        if range is not None:
+            rng = tuple(range)
+            if len(rng) != 2:
+                raise RuntimeError(
+                    "torch.histogramdd: for a 1-dimensional histogram range should have 2 "
+                    f"elements, but got {len(rng)}"
+                )
+            lo, hi = float(rng[0]), float(rng[1])
+        elif a.size:
+            lo, hi = float(np.min(a)), float(np.max(a))
+        else:  # torch's default range without data
+            lo, hi = 0.0, 1.0
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(
+                f"torch.histogramdd: dimension 0's range [{_fmt_edge(lo)}, {_fmt_edge(hi)}] "
+                "is not finite"
+            )
+        if lo > hi:
+            raise RuntimeError(
+                "torch.histogramdd: min should not exceed max, but got min "
+                f"{_fmt_edge(lo)} max {_fmt_edge(hi)} for dimension 0"
+            )
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = _linspace_edges(lo, hi, nbins + 1, dt)
+    w = None
+    if weight is not None:
+        require_tensor(weight, "histogram", "weight")
+        w = weight._data
+        if w.dtype != dt:
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided, input tensor and weight "
+                f"tensor should have the same dtype, but got input({_dtype.cpp_name(dt)}), "
+                f"and weight({_dtype.cpp_name(w.dtype)})"
+            )
+        if w.shape != a.shape:
+            shape = f"{a.size}, 1"  # torch sees the input as (numel, 1)
+            wshape = ", ".join(str(s) for s in w.shape)
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided it should have the same shape "
+                "as the input tensor excluding its innermost dimension, but got input with "
+                f"shape [{shape}] and weight with shape [{wshape}]"
+            )
+    if edges[0] > edges[-1]:  # torch counts nothing between edges that decrease
+        hist = np.zeros(edges.size - 1, dt)
+    else:
+        hist = _bin_counts(a, edges, w, dt, not tensor_bins, True)
+    if density:
+        with np.errstate(all="ignore"):
+            hist = (hist / hist.sum()).astype(dt) / np.diff(edges)
+    res = return_types.histogram((_wrap(hist.astype(dt)), _wrap(edges)))
+    if out is not None:
+        write_out("histogram", res[0], out[0])
+        write_out("histogram", res[1], out[1])
+        return return_types.histogram((out[0], out[1]))
+    return res
+
+
+# -- quantile, nanquantile ------------------------------------------------------------------
+
+
+def _squeeze_back(g, dim, self_sym_sizes):
+    return _reshape(g, tuple(self_sym_sizes))
+
+
+SqueezeBackward4 = defop(  # squeeze_(dim) ending quantile, on a result nobody else sees
+    "SqueezeBackward4",
+    params=("dim", "self_sym_sizes"),
+    forward=lambda a, dim, self_sym_sizes: a.squeeze(dim),
+    vjp={"self": _squeeze_back},
+    jvp=LINEAR,
+)
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _q_within(q: np.ndarray) -> None:
+    if not ((q >= 0) & (q <= 1)).all():
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, out, ignore_nan: bool):
+    fname = "nanquantile" if ignore_nan else "quantile"
+    require_tensor(input, fname)
+    a = input._data
+    scalar_q = not isinstance(q, Tensor)
+    if scalar_q:
+        if not isinstance(q, (int, float, np.integer, np.floating)):
+            raise TypeError(
+                f"{fname}(): argument 'q' must be Tensor or float, not {type(q).__name__}"
+            )
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {float(q):g}")
+    if dim is not None:
+        dim = _int_arg(dim, fname, "dim")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(
+            "quantile() interpolation must be one of linear, lower, higher, midpoint or "
+            f"nearest, but got {interpolation}"
+        )
+    if a.size == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    qt = input.new_full((), float(q)) if scalar_q else q
+    if qt.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if a.dtype not in (np.float32, np.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if qt._data.dtype != a.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    if not scalar_q:
+        check_values(_q_within, qt._data)
+    ax = None if dim is None else normalize_dim(dim, a.ndim)
+    # the output's shape: (q's size,) + the reduced shape
+    if ax is not None and a.ndim > 0:
+        out_shape = list(a.shape)
+        if keepdim:
+            out_shape[ax] = 1
+        else:
+            del out_shape[ax]
+    else:
+        out_shape = [1] * a.ndim if keepdim else []
+    # sorted along the last dim (NaN last), as torch's quantile_compute
+    if ax is None or a.ndim == 0:
+        x = input.reshape(-1)
+    else:
+        x = input.unsqueeze(-1).transpose(ax, -1)
+    x = x.sort(-1)[0]
+    n = x.shape[-1]
+    x = x.reshape(*out_shape, n)
+    if ignore_nan:
+        # ranks among the values that are not NaN (all NaN: rank 0, a NaN)
+        ranks = clamp(qt * (untracked_call(_count_not_nan, x, -1, True) - 1), 0)
+    else:  # with a NaN, the last rank (a NaN)
+        ranks = where(untracked_call(_any_nan, x), n - 1, qt * (n - 1))
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    below = ranks.long()
+    values = gather(x, -1, below)
+    if interpolation in ("linear", "midpoint"):
+        if interpolation == "midpoint":
+            weights = ranks.new_full(tuple(ranks.shape), 0.5)
+        else:
+            weights = ranks - below
+        values = lerp(values, gather(x, -1, ranks.ceil().long()), weights)
+    if qt.ndim == 0:
+        res = record(SqueezeBackward4, values._data.squeeze(-1), (values,), (-1, values.shape))
+    else:
+        values = values.unsqueeze(0).transpose(0, -1)
+        shape = tuple(values.shape)
+        res = record(SqueezeBackward4, values._data.squeeze(-1), (values,), (-1, shape))
+    return write_out(fname, res, out)
+
+
+@register("quantile", method=True)
+def quantile(
+    input: Tensor,
+    q,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+    out: Tensor | None = None,
+) -> Tensor:
+    """The ``q``-th quantiles of ``input`` over ``dim`` (all elements when None), ``q`` a
+    number or a 1-d tensor in [0, 1] (its values along a new first dim); between two
+    elements, ``interpolation`` picks linear, lower, higher, midpoint or nearest. NaN
+    where the reduced elements hold one.
+
+    Example:
+        >>> import ember
+        >>> ember.quantile(ember.tensor([0.0, 1.0, 2.0, 4.0]), 0.5)
+        tensor(1.5000)
+        >>> ember.tensor([[0.0, 1.0, 3.0]]).quantile(ember.tensor([0.25, 1.0]), dim=1)
+        tensor([[0.5000],
+                [3.0000]])
+    """
+    return _quantile(input, q, dim, keepdim, interpolation, out, False)
+
+
+@register("nanquantile", method=True)
+def nanquantile(
+    input: Tensor,
+    q,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+    out: Tensor | None = None,
+) -> Tensor:
+    """``quantile`` ignoring NaN values (NaN where every reduced element is NaN).
+
+    Example:
+        >>> import ember
+        >>> ember.nanquantile(ember.tensor([1.0, float("nan"), 3.0]), 0.5)
+        tensor(2.)
+    """
+    return _quantile(input, q, dim, keepdim, interpolation, out, True)
 
 
 # ``torch.return_types`` (the ops above are registered where they are defined).
