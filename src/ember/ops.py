@@ -576,6 +576,7 @@ def _rule(node_name: str) -> str:
 # (``Backward<N>``) by the order of its op's overloads with a derivative, so the node name
 # alone does not tell which; each is torch's pairing (its derivatives.yaml).
 _OVERLOAD = {
+    "ScatterReduceBackward0": "two",
     "AddBackward0": "Tensor",
     "AddBackward1": "Scalar",
     "ClampBackward0": "Tensor",
@@ -968,6 +969,20 @@ def _correction(name: str):
 
     adapter.__name__ = name
     return adapter
+
+
+def _block_diag(tensors):
+    return _call("ember._torch:block_diag", *tensors)
+
+
+def _unfold(self, dimension, size, step):
+    return self.unfold(dimension, size, step)  # Tensor.unfold (F.unfold is im2col)
+
+
+def _unfold_backward(grad_in, input_sizes, dim, size, step):
+    from ._aten.shape import _unfold_backward as unfold_backward  # deferred: rarely used
+
+    return unfold_backward(grad_in, tuple(input_sizes), dim, size, step)
 
 
 def _einsum(equation, tensors, *, path=None):
@@ -1430,6 +1445,9 @@ _ADAPTERS: dict = {
     "var_mean.correction": _correction("var_mean"),
     "std_mean.correction": _correction("std_mean"),
     "einsum.default": _einsum,
+    "block_diag.default": _block_diag,
+    "unfold.default": _unfold,
+    "unfold_backward.default": _unfold_backward,
     "expand.default": _expand,
     "slice.Tensor": _slice,
     "index.Tensor": _index,
@@ -1657,6 +1675,7 @@ aten::binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor targ
 aten::binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
     Tensor? pos_weight=None, int reduction=1) -> Tensor
 aten::bitwise_not(Tensor self) -> Tensor
+aten::block_diag(Tensor[] tensors) -> Tensor
 aten::bmm(Tensor self, Tensor mat2) -> Tensor
 aten::cat(Tensor[] tensors, int dim=0) -> Tensor
 aten::ceil(Tensor self) -> Tensor
@@ -1760,6 +1779,7 @@ aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding,
     int[2] stride) -> Tensor
 aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+aten::index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
 aten::index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
 aten::index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
@@ -1807,6 +1827,7 @@ aten::log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
 aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 aten::logaddexp(Tensor self, Tensor other) -> Tensor
 aten::logaddexp2(Tensor self, Tensor other) -> Tensor
+aten::logcumsumexp(Tensor self, int dim) -> Tensor
 aten::logical_and(Tensor self, Tensor other) -> Tensor
 aten::logical_not(Tensor self) -> Tensor
 aten::logical_or(Tensor self, Tensor other) -> Tensor
@@ -1816,6 +1837,7 @@ aten::lt.Tensor(Tensor self, Tensor other) -> Tensor
 aten::lt.Scalar(Tensor self, Scalar other) -> Tensor
 aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
 aten::masked_select(Tensor self, Tensor mask) -> Tensor
 aten::matmul(Tensor self, Tensor other) -> Tensor
 aten::max(Tensor self) -> Tensor
@@ -1910,6 +1932,7 @@ aten::replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
 aten::replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
 aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+aten::rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor
 aten::round(Tensor self) -> Tensor
 aten::rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125,
     Scalar upper=0.33333333333333331, bool training=False, Generator? generator=None) -> Tensor
@@ -1925,6 +1948,8 @@ aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
 aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src,
+    str reduce, *, bool include_self=True) -> Tensor
 aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
 aten::sigmoid(Tensor self) -> Tensor
@@ -1991,6 +2016,9 @@ aten::tril(Tensor self, SymInt diagonal=0) -> Tensor
 aten::triu(Tensor self, SymInt diagonal=0) -> Tensor
 aten::trunc(Tensor self) -> Tensor
 aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
+aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
+aten::unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size,
+    int step) -> Tensor
 aten::uniform_(Tensor(a!) self, float from=0., float to=1., *,
     Generator? generator=None) -> Tensor(a!)
 aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False,

@@ -631,3 +631,199 @@ def test_hyp_masks_and_diagonals(shape, data):
         tc.compare(lambda M, x: x.diagonal(off, d1, d2), [arr], rng)
         tc.compare(lambda M, x: x.tril(off), [arr], rng)
         tc.compare(lambda M, x: x.triu(off), [arr], rng)
+
+
+# -- scatter_reduce, masked_scatter, index_copy, tril/triu_indices ------------------------------
+
+
+def _same_error(fn):
+    """``fn(lib)`` raises the same exception type and message in ember and torch."""
+    errors = []
+    for lib in (ember, torch):
+        with pytest.raises(Exception) as info:
+            fn(lib)
+        errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[0] == errors[1]
+
+
+_X = lambda M: M.zeros(2, 3)  # noqa: E731
+_I = lambda M: M.tensor([[0, 1], [2, 2]])  # noqa: E731
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda M: _X(M).scatter_reduce(1, _I(M), M.ones(2, 2), "foo"),
+        lambda M: _X(M).scatter_reduce(1, _I(M), M.ones(2, 2), "add"),
+        lambda M: _X(M).scatter_reduce(1, _I(M).float(), M.ones(2, 2), "sum"),
+        lambda M: _X(M).scatter_reduce(1, _I(M), M.ones(2, 2, dtype=M.float64), "sum"),
+        lambda M: _X(M).scatter_reduce(1, M.tensor([[0, 5]]), M.ones(2, 2), "sum"),
+        lambda M: _X(M).scatter_reduce(1, M.tensor([0, 1]), M.ones(2, 2), "sum"),
+        lambda M: _X(M).scatter_reduce(1, M.tensor([[0, 1, 0, 0]]), M.ones(2, 2), "sum"),
+        lambda M: _X(M).masked_scatter(M.tensor([True, False, True]), M.ones(3)),
+        lambda M: _X(M).masked_scatter(M.tensor([1, 0, 1]), M.ones(6)),
+        lambda M: _X(M).masked_scatter(M.tensor([True, False, True]), M.ones(6).double()),
+        lambda M: _X(M).masked_scatter(M.ones(4, dtype=M.bool), M.ones(8)),
+        lambda M: M.zeros(3).masked_scatter_(M.ones(2, 3, dtype=M.bool), M.ones(6)),
+        lambda M: M.zeros(2, 3).masked_scatter_(M.ones(4, dtype=M.bool), M.ones(6)),
+        lambda M: M.zeros(2, 3).masked_scatter_(M.tensor([1, 0, 1]), M.ones(6)),
+        lambda M: M.zeros(2, 3).masked_scatter_(M.tensor([True, False, True]), M.ones(3)),
+        lambda M: _X(M).index_copy(0, M.tensor([1, 0]), M.ones(2, 4)),
+        lambda M: _X(M).index_copy(0, M.tensor([1, 0]), M.ones(3, 3)),
+        lambda M: _X(M).index_copy(0, M.tensor([1, 0], dtype=M.int32), M.ones(2, 3)),
+        lambda M: _X(M).index_copy(0, M.tensor([1.0, 0.0]), M.ones(2, 3)),
+        lambda M: _X(M).index_copy(0, M.tensor([1, 0]), M.ones(2, 3).double()),
+        lambda M: _X(M).index_copy(0, M.tensor([[1, 0]]), M.ones(2, 3)),
+        lambda M: _X(M).index_copy(0, M.tensor([5, 0]), M.ones(2, 3)),
+        lambda M: _X(M).index_copy(2, M.tensor([1, 0]), M.ones(2, 3)),
+        lambda M: _X(M).index_copy(0, M.tensor(1), M.ones(3)),
+        lambda M: M.tril_indices(3, 3, dtype=M.float32),
+        lambda M: M.triu_indices(3, 3, dtype=M.bool),
+        lambda M: M.tril_indices(3, 3, dtype=M.int16),
+        lambda M: M.tril_indices(-1, 3),
+        lambda M: M.triu_indices(3, -2),
+        lambda M: M.tril_indices(3.0, 3),
+        lambda M: M.tril_indices(3, 3, requires_grad=True),
+        lambda M: M.tril_indices(3, 3, 0, M.int32),
+    ],
+)
+def test_new_indexing_ops_errors_match_torch(call):
+    _same_error(call)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda M: M.tensor([1, 2, 3]).scatter_reduce(0, M.tensor([0, 0]), M.tensor([4, 6]), "mean"),
+        lambda M: M.tensor([1, 2, 3]).scatter_reduce(
+            0, M.tensor([0, 0]), M.tensor([4, 6]), "mean", include_self=False
+        ),
+        lambda M: M.tensor([1, 2, 3]).scatter_reduce(
+            0, M.tensor([2, 2]), M.tensor([4, 9]), "amin", include_self=False
+        ),
+        lambda M: M.tensor([1, 2, 3]).scatter_reduce(
+            0, M.tensor([1, 1]), M.tensor([-4, -9]), "amax", include_self=False
+        ),
+        lambda M: M.tensor([1.0, 5.0, 3.0]).scatter_reduce(
+            0, M.tensor([0, 1]), M.tensor([3.0, 2.0]), "max"
+        ),
+        lambda M: M.tensor([1.0, 5.0, 3.0]).scatter_reduce(
+            0, M.tensor([0, 1]), M.tensor([3.0, 2.0]), "min"
+        ),
+        lambda M: M.tensor([2.0, 5.0]).scatter_reduce(
+            0, M.tensor([0, 0, 1]), M.tensor([3.0, 2.0, 7.0]), "prod", include_self=False
+        ),
+        lambda M: M.tensor([True, False]).scatter_reduce(
+            0, M.tensor([1]), M.tensor([True]), "amax"
+        ),
+        lambda M: M.tensor(2.0).scatter_reduce(0, M.tensor(0), M.tensor(5.0), "sum"),
+        lambda M: M.zeros(2, 3).masked_scatter(M.tensor([True, False, True]), M.arange(8.0)),
+        lambda M: M.zeros(3, dtype=M.int64).masked_scatter(
+            M.tensor([[True, False, True], [False, False, True]]), M.tensor([[1, 2], [3, 4]])
+        ),
+        lambda M: M.zeros(3, 2).index_copy(0, M.tensor([2, 0]), M.ones(2, 2)),
+        lambda M: M.zeros(2, 3).masked_scatter_(M.tensor([True, False, True]), M.arange(6.0)),
+        lambda M: M.zeros(3, 2).index_copy_(1, M.tensor([1]), M.ones(3, 1)),
+        lambda M: M.zeros(3, 2).index_copy(0, M.tensor(1), M.ones(1, 2)),
+        lambda M: M.tensor(1.0).index_copy(0, M.tensor([0]), M.tensor([5.0])),
+        lambda M: M.tril_indices(3, 4, 1),
+        lambda M: M.tril_indices(0, 4),
+        lambda M: M.triu_indices(3, 3, -5, dtype=M.int32),
+        lambda M: M.triu_indices(3, 3, 7),
+        lambda M: M.triu_indices(3, 2, device="cpu", pin_memory=False),
+    ],
+)
+def test_new_indexing_ops_values_and_dtypes_match_torch(call):
+    got, want = call(ember), call(torch)
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype) == str(want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_inplace_matches_torch(reduce, include_self):
+    rng = np.random.default_rng(1)
+    a, s, w = rng.standard_normal((3, 4)), rng.standard_normal((2, 4)), rng.standard_normal((3, 4))
+    index = [[0, 2, 2, 1], [2, 0, 2, 1]]
+    out = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        src = lib.tensor(s, requires_grad=True)
+        y = x * 1
+        r = y.scatter_reduce_(0, lib.tensor(index), src, reduce, include_self=include_self)
+        assert r is y
+        gx, gs = lib.autograd.grad(y, (x, src), lib.tensor(w))
+        out.append((y.detach().numpy(), gx.numpy(), gs.numpy(), type(y.grad_fn).__name__))
+    for p, q in zip(out[0][:3], out[1][:3]):
+        np.testing.assert_allclose(p, q, rtol=1e-12, atol=1e-12)
+    assert out[0][3] == out[1][3] == "ScatterReduceBackward0"
+
+
+@pytest.mark.parametrize(
+    "src",
+    [[2.0, 0.0, 3.0, 4.0], [0.0, 0.0, 3.0, 4.0], [0.0, 5.0, 0.0, 4.0]],
+    ids=["one_zero", "two_zeros_same_slot", "zeros_apart"],
+)
+def test_scatter_reduce_prod_gradients_with_zeros_match_torch(src):
+    a = np.array([1.5, 0.0, -2.0])
+    out = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        s = lib.tensor(src, dtype=lib.float64, requires_grad=True)
+        y = x.scatter_reduce(0, lib.tensor([0, 0, 1, 2]), s, "prod")
+        gx, gs = lib.autograd.grad(y, (x, s), lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64))
+        out.append((y.detach().numpy(), gx.numpy(), gs.numpy()))
+    for p, q in zip(*out):
+        np.testing.assert_allclose(p, q)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("src", [[2.0, 0.5, 3.0, 4.0], [2.0, 0.0, 3.0, 4.0], [0.0, 0.0, 3.0, 4.0]])
+def test_scatter_reduce_prod_tangent_is_the_reverse_modes_transpose(src, include_self):
+    """torch leaves scatter_reduce(prod)'s tangent undefined; ember's is exact: <u, J v>
+    equals <J^T u, v> from the backward torch defines."""
+    import ember.autograd.forward_ad as fwAD
+
+    rng = np.random.default_rng(3)
+    a, src = np.array([1.5, 0.0, -2.0]), np.array(src)
+    v_self, v_src, u = rng.standard_normal(3), rng.standard_normal(4), rng.standard_normal(3)
+    index = ember.tensor([0, 0, 1, 2])
+    with fwAD.dual_level():
+        x = fwAD.make_dual(ember.tensor(a), ember.tensor(v_self))
+        s = fwAD.make_dual(ember.tensor(src), ember.tensor(v_src))
+        y = x.scatter_reduce(0, index, s, "prod", include_self=include_self)
+        jv = float((fwAD.unpack_dual(y).tangent.numpy() * u).sum())
+    x = ember.tensor(a, requires_grad=True)
+    s = ember.tensor(src, requires_grad=True)
+    y = x.scatter_reduce(0, index, s, "prod", include_self=include_self)
+    gx, gs = ember.autograd.grad(y, (x, s), ember.tensor(u))
+    assert jv == pytest.approx(float(gx.numpy() @ v_self + gs.numpy() @ v_src), rel=1e-12)
+
+
+def test_masked_scatter_and_index_copy_in_place_match_torch():
+    rng = np.random.default_rng(2)
+    a, s, w = rng.standard_normal((3, 4)), rng.standard_normal((3, 2)), rng.standard_normal((3, 4))
+    out = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        src = lib.tensor(s, requires_grad=True)
+        y = x * 1
+        y[:, 1:3].index_copy_(1, lib.tensor([1, 0]), src)  # through a view: CopySlices
+        m = lib.tensor([[True, False, False, True]] * 3)
+        y.masked_scatter_(m, src * 2)
+        gx, gs = lib.autograd.grad(y, (x, src), lib.tensor(w))
+        out.append((y.detach().numpy(), gx.numpy(), gs.numpy(), type(y.grad_fn).__name__))
+    for p, q in zip(out[0][:3], out[1][:3]):
+        np.testing.assert_allclose(p, q, rtol=1e-12)
+    assert out[0][3] == out[1][3]
+
+
+def test_tril_triu_indices_match_numpy_and_take_no_gradient():
+    for r, c, k in [(4, 4, 0), (3, 5, 1), (5, 3, -2), (1, 1, 0)]:
+        t = ember.tril_indices(r, c, k)
+        assert t.dtype == ember.int64 and not t.requires_grad
+        np.testing.assert_array_equal(t.numpy(), np.stack(np.tril_indices(r, k, c)))
+        np.testing.assert_array_equal(
+            ember.triu_indices(r, c, k).numpy(), np.stack(np.triu_indices(r, k, c))
+        )

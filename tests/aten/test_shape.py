@@ -720,3 +720,118 @@ def test_hyp_squeeze_unsqueeze_stack(shape, data):
     tc.compare(lambda M, x: x.squeeze(), arrs[:1], rng)
     tc.compare(lambda M, *xs: M.stack(xs, d), arrs, rng)
     tc.compare(lambda M, x: x.unbind(sq), arrs[:1], rng)
+
+
+# -- rot90, unfold, block_diag, cartesian_prod -------------------------------------------------
+
+
+def _same_error(fn):
+    """``fn(lib)`` raises the same exception type and message in ember and torch."""
+    errors = []
+    for lib in (ember, torch):
+        with pytest.raises(Exception) as info:
+            fn(lib)
+        errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda M: M.rot90(M.zeros(2, 3), 1, [0, 1, 2]),
+        lambda M: M.rot90(M.zeros(3), 1, [0, 1]),
+        lambda M: M.rot90(M.zeros(2, 3), 1, [0, 0]),
+        lambda M: M.rot90(M.zeros(2, 3), 1, [0, -2]),
+        lambda M: M.rot90(M.zeros(2, 3), 1, [0, 3]),
+        lambda M: M.rot90(M.zeros(2, 3), 1.5),
+        lambda M: M.rot90(M.zeros(2, 3), 1, 0),
+        lambda M: M.rot90(M.zeros(2, 3), 1, [0.0, 1]),
+        lambda M: M.zeros(3).unfold(0, 2.0, 1),
+        lambda M: M.zeros(3).unfold(0, 2, 1.0),
+        lambda M: M.zeros(3).unfold(0.0, 2, 1),
+        lambda M: M.block_diag(M.zeros(2), 3),
+        lambda M: M.zeros(3, 5).unfold(1, 6, 1),
+        lambda M: M.zeros(3, 5).unfold(1, 2, 0),
+        lambda M: M.zeros(3, 5).unfold(1, -1, 1),
+        lambda M: M.zeros(3, 5).unfold(2, 1, 1),
+        lambda M: M.tensor(3.0).unfold(0, 2, 1),
+        lambda M: M.block_diag(M.zeros(2, 2, 2)),
+        lambda M: M.block_diag([1, 2]),
+        lambda M: M.cartesian_prod(),
+        lambda M: M.cartesian_prod(M.zeros(2, 3)),
+        lambda M: M.cartesian_prod(M.tensor(1.0), M.zeros(2)),
+        lambda M: M.cartesian_prod(M.tensor([1, 2]), M.tensor([1.0, 2.0])),
+    ],
+)
+def test_new_shape_ops_errors_match_torch(call):
+    _same_error(call)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda M, x: M.rot90(x, 0),
+        lambda M, x: M.rot90(x, 5, (1, 0)),
+        lambda M, x: x.rot90(-1, (-1, 0)),
+        lambda M, x: x.unfold(0, 0, 1),
+        lambda M, x: x.unfold(-1, 4, 4),
+        lambda M, x: x[0, 0].unfold(0, 1, 5),
+        lambda M, x: M.block_diag(),
+        lambda M, x: M.block_diag(x[0], M.tensor([1, 2], dtype=M.int32), M.tensor(7)),
+        lambda M, x: M.block_diag(M.zeros(0, 2), M.ones(1, 0, dtype=M.int64)),
+        lambda M, x: M.cartesian_prod(x[0, 0], x[1, 1, :2]),
+        lambda M, x: M.cartesian_prod(M.arange(2), M.arange(3), M.arange(0)),
+    ],
+)
+def test_new_shape_ops_values_and_dtypes_match_torch(call):
+    a = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    got = call(ember, ember.tensor(a))
+    want = call(torch, torch.tensor(a))
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype) == str(want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    if got.numel():  # (ember gives an empty tensor zero strides)
+        assert got.stride() == want.stride()
+
+
+def test_cartesian_prod_of_one_tensor_is_that_tensor():
+    x = ember.tensor([1.0, 2.0])
+    assert ember.cartesian_prod(x) is x
+
+
+def test_unfold_is_a_view_sharing_memory_and_version():
+    x = ember.tensor(np.arange(10.0).reshape(2, 5))
+    u = x.unfold(1, 3, 2)
+    assert u._base is x and u.stride() == (5, 2, 1)
+    assert u.shape == (2, 2, 3)
+    x[0, 2] = 100.0  # read by two windows
+    assert u[0, 0, 2].item() == 100.0 and u[0, 1, 0].item() == 100.0
+    assert u._version == x._version
+
+
+def test_unfold_gradient_adds_overlapping_windows_and_flows_through_the_view():
+    for lib in (ember, torch):
+        x = lib.arange(5.0, requires_grad=True)
+        w = x * 1
+        u = w.unfold(0, 3, 1)
+        (g,) = lib.autograd.grad((u * u).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        if lib is ember:
+            mine = (g.detach().numpy(), gg.numpy(), type(g.grad_fn).__name__)
+        else:
+            theirs = (g.detach().numpy(), gg.numpy(), type(g.grad_fn).__name__)
+    np.testing.assert_allclose(mine[0], theirs[0])
+    np.testing.assert_allclose(mine[1], theirs[1])
+    assert mine[2] == theirs[2]
+
+
+def test_rot90_and_block_diag_grad_fn_names_and_saved_params():
+    x = ember.zeros(2, 3, requires_grad=True)
+    r = ember.rot90(x, 3, [1, 0])
+    assert type(r.grad_fn).__name__ == "Rot90Backward0"
+    assert r.grad_fn._saved_k == 3 and r.grad_fn._saved_dims == (1, 0)
+    b = ember.block_diag(x, ember.ones(2, dtype=ember.float64, requires_grad=True))
+    assert type(b.grad_fn).__name__ == "BlockDiagBackward0"
+    assert b.dtype == ember.float64
+    gx, gy = ember.autograd.grad(b.sum(), [x, b.grad_fn.next_functions[1][0].variable])
+    assert gx.dtype == ember.float32 and gy.dtype == ember.float64

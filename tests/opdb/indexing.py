@@ -11,6 +11,9 @@ def _mask(m, values):
     return m.tensor(values, dtype=m.bool)
 
 
+_SR_IDX = [[0, 1, 0], [3, 3, 2], [1, 0, 1]]  # scatter_reduce's index: repeats, none for some
+
+
 OPS = [
     # __getitem__: basic keys are views (select, slice, unsqueeze, alias), advanced copy
     Op("getitem_int", lambda m, x: x[1], (S(3, 4),)),
@@ -163,5 +166,89 @@ OPS = [
         "diagonal_scatter_offset",
         lambda m, x, s: x.diagonal_scatter(s, -1),
         (S(3, 4), S(2)),
+    ),
+    # tril_indices / triu_indices (integer results), used to index a tensor
+    Op("tril_indices", lambda m, x: x[m.tril_indices(3, 4, -1).unbind(0)], (S(3, 4),)),
+    Op(
+        "triu_indices",
+        lambda m, x: x[m.triu_indices(4, 3, 1, dtype=m.int32).unbind()],
+        (S(4, 3),),
+    ),
+    # scatter_reduce: no ties (amax/amin, prod) in these values; repeated indices reduce
+    Op(
+        "scatter_reduce_sum",
+        lambda m, x, s: x.scatter_reduce(1, _idx(m, _SR_IDX), s, "sum"),
+        (S(3, 4), S(3, 3)),
+    ),
+    # torch leaves scatter_reduce(prod)'s tangent undefined (ember's is exact: tests/aten)
+    Op(
+        "scatter_reduce_prod",
+        lambda m, x, s: m.scatter_reduce(x, 1, _idx(m, _SR_IDX), s, "prod"),
+        (S(3, 4), S(3, 3)),
+        forward=False,
+    ),
+    Op(
+        "scatter_reduce_prod_exclude_self",
+        lambda m, x, s: x.scatter_reduce(
+            0, _idx(m, [[1, 0], [1, 2]]), s, "prod", include_self=False
+        ),
+        (S(3, 2), S(2, 2)),
+        forward=False,
+    ),
+    Op(
+        "scatter_reduce_mean",
+        lambda m, x, s: x.scatter_reduce(1, _idx(m, _SR_IDX), s, "mean"),
+        (S(3, 4), S(3, 3)),
+    ),
+    Op(
+        "scatter_reduce_mean_exclude_self",
+        lambda m, x, s: m.scatter_reduce(x, 1, _idx(m, _SR_IDX), s, "mean", include_self=False),
+        (S(3, 4), S(3, 3)),
+    ),
+    Op(
+        "scatter_reduce_amax",
+        lambda m, x, s: x.scatter_reduce(1, _idx(m, _SR_IDX), s, "amax"),
+        (S(3, 4), S(3, 3)),
+    ),
+    Op(
+        "scatter_reduce_amin_exclude_self",
+        lambda m, x, s: x.scatter_reduce(1, _idx(m, _SR_IDX), s, "amin", include_self=False),
+        (S(3, 4), S(3, 3)),
+    ),
+    Op(
+        "scatter_reduce_",
+        lambda m, x, s: (x * 1).scatter_reduce_(0, _idx(m, [[2, 0, 2]]), s, "sum"),
+        (S(3, 3), S(1, 3)),
+    ),
+    # masked_scatter / index_copy
+    Op(
+        "masked_scatter",
+        lambda m, x, s: x.masked_scatter(_mask(m, [[True, False, True], [False, True, True]]), s),
+        (S(2, 3), S(6)),
+    ),
+    Op(
+        "masked_scatter_broadcast",
+        lambda m, x, s: m.masked_scatter(x, _mask(m, [[True, False, True], [False] * 3]), s),
+        (S(3), S(2, 2)),
+    ),
+    Op(
+        "masked_scatter_",
+        lambda m, x, s: (x * 1).masked_scatter_(x > 0, s),
+        (S(3, 4), S(12)),
+    ),
+    Op(
+        "index_copy",
+        lambda m, x, s: x.index_copy(0, _idx(m, [2, 0]), s),
+        (S(3, 4), S(2, 4)),
+    ),
+    Op(
+        "index_copy_dim1",
+        lambda m, x, s: m.index_copy(x, -1, _idx(m, [3, 1, 0]), s),
+        (S(2, 4), S(2, 3)),
+    ),
+    Op(
+        "index_copy_",
+        lambda m, x, s: (x * 1).index_copy_(1, _idx(m, [1]), s),
+        (S(3, 2), S(3, 1)),
     ),
 ]

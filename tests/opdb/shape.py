@@ -50,4 +50,18 @@ OPS = [
     # ToCopyBackward0. Not a round trip through float32, which rounds: no float64 central
     # difference can check it. The float32 test runs this entry as a float32 -> float64 cast.
     Op("to_copy", lambda m, x: x.to(m.float64, copy=True), (S(3),)),
+    # rot90 (a copy), unfold (a view of overlapping windows), block_diag, cartesian_prod
+    Op("rot90", lambda m, x: x.rot90(), (S(3, 4),)),
+    Op("rot90_k3_dims", lambda m, x: m.rot90(x, 3, (2, 0)), (S(2, 3, 4),)),
+    Op("rot90_neg_k", lambda m, x: m.rot90(x, -2, [1, -1]), (S(2, 3, 4),)),
+    Op("tensor_unfold", lambda m, x: x.unfold(1, 2, 1), (S(3, 5),)),
+    Op("tensor_unfold_step", lambda m, x: x.unfold(0, 2, 3), (S(7, 2),)),
+    Op("tensor_unfold_0d", lambda m, x: x.unfold(0, 1, 1), (S(),)),
+    # the gradient reaching unfold depends on x: its recorded backward (UnfoldBackwardBackward0)
+    Op("tensor_unfold_squared", lambda m, x: x.unfold(1, 3, 1) ** 2, (S(2, 5),)),
+    Op("tensor_unfold_chained", lambda m, x: x.unfold(-1, 3, 2).unfold(0, 2, 1), (S(3, 7),)),
+    Op("block_diag", lambda m, x, y, z: m.block_diag(x, y, z), (S(2, 3), S(2), S())),
+    Op("block_diag_one", lambda m, x: m.block_diag(x), (S(3, 2),)),
+    Op("cartesian_prod", lambda m, x, y: m.cartesian_prod(x, y), (S(3), S(2))),
+    Op("cartesian_prod_3", lambda m, x, y, z: m.cartesian_prod(x, y, z), (S(2), S(3), S(2))),
 ]

@@ -24,15 +24,16 @@ import operator
 
 import numpy as np
 
-from .._dtype import cpp_name, scalar_name
+from .._dtype import cpp_name, scalar_name, to_numpy_dtype
 from .._overrides import warn as _warn
-from .._tensor import Tensor
+from .._tensor import Tensor, check_device
 from ..autograd.graph import SavedValue
 from ..autograd.recording import _on, check_values, shape_constant, tangent_of
-from ..autograd.views import AliasBackward0
+from ..autograd.views import AliasBackward0, apply_inplace
 from ._core import (
     LINEAR,
     QUIET,
+    as_int,
     broadcast_shapes,
     defop,
     is_raw,
@@ -43,7 +44,7 @@ from ._core import (
     register,
     register_methods,
 )
-from .shape import SliceBackward0, UnsqueezeBackward0, _check_src
+from .shape import SliceBackward0, UnsqueezeBackward0, _check_src, expanded_size
 
 _wrap = Tensor._wrap
 
@@ -1152,6 +1153,495 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     d = normalize_dim(dim, a.ndim)
     _scatter_checks(a, idx, d, s)
     return _scatter_add(input, d, idx, src, index)
+
+
+# -- scatter_reduce ------------------------------------------------------------------------
+
+_SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin", "max", "min")
+
+
+def _reduce_kind(reduce: str) -> str:
+    """torch also takes the legacy names "max"/"min" for "amax"/"amin"."""
+    return {"max": "amax", "min": "amin"}.get(reduce, reduce)
+
+
+def _scatter_reduce_forward(a, s, dim, idx, reduce, include_self):
+    at = _scatter_at(a, dim, idx)
+    vals = s[_region(idx.shape)]
+    kind = _reduce_kind(reduce)
+    out = a.copy()
+    if kind == "mean":
+        count = np.zeros(a.shape, np.int64)
+        np.add.at(count, at, 1)
+        if not include_self:
+            out[at] = 0
+        else:
+            count += 1
+        np.add.at(out, at, vals)
+        count[count == 0] = 1  # (where nothing was scattered with include_self=False)
+        if out.dtype.kind in "iub":
+            return np.floor_divide(out, count).astype(out.dtype, copy=False)
+        return (out / count).astype(out.dtype, copy=False)
+    ufunc = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[kind]
+    if not include_self:
+        out[at] = _identity(kind, out.dtype)
+    ufunc.at(out, at, vals)
+    return out
+
+
+def _identity(kind: str, dt: np.dtype):
+    """The value a reduction starts from where ``include_self=False``."""
+    if kind in ("sum", "prod"):
+        return 0 if kind == "sum" else 1
+    if dt.kind == "b":
+        return kind == "amin"
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return info.min if kind == "amax" else info.max
+    return -np.inf if kind == "amax" else np.inf
+
+
+def _scatter_reduce_grads(g, self, src, result, dim, idx, reduce, include_self):
+    """torch's ``scatter_reduce_backward``, with ember ops: recorded when ``g`` is a Tensor
+    (a differentiable backward), on raw arrays otherwise."""
+    raw = is_raw(g)
+    if raw:
+        g, self, src, result = (_wrap(np.asarray(v)) for v in (g, self, src, result))
+    a, s = self._data, src._data
+    at = _scatter_at(a, dim, idx)
+    region = s[_region(idx.shape)]
+    kind = _reduce_kind(reduce)
+    dt = g._data.dtype
+
+    def const(v):
+        return _wrap(np.asarray(v, dtype=dt))
+
+    if kind == "sum":
+        grad_self, grad_src = g, _gather(g, dim, idx)
+    elif kind == "mean":
+        n = np.full(a.shape, 1 if include_self else 0, dtype=dt)
+        np.add.at(n, at, 1)
+        n[n == 0] = 1
+        grad_self = g / const(n)
+        grad_src = _gather(g, dim, idx) / const(n[at] if a.ndim else n)
+    elif kind == "prod":
+        zero = a == 0
+        masked_self = _masked_fill(self, zero, np.ones((), a.dtype)) if zero.any() else self
+        masked_self_result = (
+            _scatter_reduce_op(masked_self, dim, idx, src, reduce, include_self)
+            if zero.any()
+            else result
+        )
+        grad_self = g * masked_self_result / masked_self
+        src_zero = region == 0
+        n_zeros = np.zeros(a.shape, np.int64)
+        np.add.at(n_zeros, at, src_zero)
+        single = src_zero & (n_zeros[at] == 1) if a.ndim else src_zero & (n_zeros == 1)
+        gathered = _gather(g * result, dim, idx)
+        if src_zero.any():
+            src_region = _gather_region(src, idx)
+            grad_src = gathered / _masked_fill(src_region, src_zero, np.ones((), s.dtype))
+        else:
+            grad_src = gathered / _gather_region(src, idx)
+        if single.any():
+            masked_src = _masked_fill(src, _pad_mask(single, s.shape), np.ones((), s.dtype))
+            masked_src_result = _scatter_reduce_op(self, dim, idx, masked_src, reduce, include_self)
+            alt = _gather(g * masked_src_result, dim, idx)
+            zero_v = np.zeros((), dt)
+            grad_src = _masked_fill(grad_src, single, zero_v) + _masked_fill(alt, ~single, zero_v)
+    else:  # amax / amin: the gradient shared evenly between the elements equal to the result
+        r = result._data
+        value = r[at] if a.ndim else r
+        self_is = (a == r).astype(dt)
+        src_is = (region == value).astype(dt)
+        n = self_is.copy()
+        np.add.at(n, at, src_is)
+        shared = g / const(n)
+        grad_self = shared * const(self_is)
+        grad_src = _gather(shared, dim, idx) * const(src_is)
+    if not include_self:
+        grad_self = _scatter_value(grad_self, dim, idx, 0)
+    grad_src = _pad_to(grad_src, s.shape)
+    if raw:
+        return grad_self._data, grad_src._data
+    return grad_self, grad_src
+
+
+def _gather_region(x: Tensor, idx: np.ndarray) -> Tensor:
+    """``x``'s leading corner of ``idx``'s shape (what a scatter reads of ``src``)."""
+    if tuple(x._data.shape) == idx.shape:
+        return x
+    return _index(x, _region(idx.shape))
+
+
+def _pad_mask(m: np.ndarray, shape: tuple) -> np.ndarray:
+    if m.shape == tuple(shape):
+        return m
+    out = np.zeros(shape, np.bool_)
+    out[_region(m.shape)] = m
+    return out
+
+
+def _scatter_reduce_jvp(t_self, t_src, self, src, result, dim, idx, reduce, include_self):
+    """torch's ``scatter_reduce_jvp``. torch has none for "prod" (its tangent is left
+    undefined); ember gives the exact one: each element's tangent times the product of the
+    others reduced with it (the backward's factors for a gradient of ones)."""
+    kind = _reduce_kind(reduce)
+    a = self._data
+    if t_self is None:
+        t_self = _wrap(np.zeros(a.shape, a.dtype))
+    if t_src is None:
+        t_src = _wrap(np.zeros(src._data.shape, a.dtype))
+    if kind == "prod":
+        ones = _wrap(np.ones(a.shape, a.dtype))
+        d_self, d_src = _scatter_reduce_grads(
+            ones, self, src, result, dim, idx, reduce, include_self
+        )
+        return _scatter_add(t_self * d_self, dim, idx, _gather_region(t_src * d_src, idx))
+    if kind in ("sum", "mean"):
+        return _scatter_reduce_op(t_self, dim, idx, t_src, reduce, include_self)
+    at = _scatter_at(a, dim, idx)
+    r = result._data
+    value = r[at] if a.ndim else r
+    self_is = (a == r).astype(a.dtype)
+    if not include_self:
+        self_is[at] = 0
+    src_is = (src._data[_region(idx.shape)] == value).astype(a.dtype)
+    n = self_is.copy()
+    np.add.at(n, at, src_is)
+    n[n == 0] = 1
+    picked = _scatter_add(
+        t_self * _wrap(self_is), dim, idx, _gather_region(t_src, idx) * _wrap(src_is)
+    )
+    return picked / _wrap(n)
+
+
+ScatterReduceBackward0 = defop(
+    "ScatterReduceBackward0",
+    inputs=("self", "src"),
+    params=("dim", "idx", "reduce", "include_self"),
+    forward=_scatter_reduce_forward,
+    vjp=_scatter_reduce_grads,
+    jvp=_scatter_reduce_jvp,
+)
+
+
+def _scatter_reduce_op(
+    x: Tensor, d: int, idx: np.ndarray, src: Tensor, reduce: str, include_self: bool
+) -> Tensor:
+    token = quiet_set(QUIET)
+    try:
+        out = _scatter_reduce_forward(x._data, src._data, d, idx, reduce, include_self)
+    finally:
+        quiet_reset(token)
+    return record(ScatterReduceBackward0, out, (x, src), (d, idx, reduce, include_self))
+
+
+@register("scatter_reduce", method=True, inplace=True)
+def scatter_reduce(
+    input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    """Out-of-place ``scatter_reduce_``: reduce ``src``'s elements into ``input`` at
+    ``index`` along ``dim`` with ``reduce`` ("sum", "prod", "mean", "amax" or "amin"),
+    counting ``input``'s own values unless ``include_self=False``.
+
+    Example:
+        >>> import ember
+        >>> x = ember.tensor([1.0, 2.0, 3.0])
+        >>> x.scatter_reduce(0, ember.tensor([0, 0, 2]), ember.tensor([5.0, 7.0, 1.0]), "amax")
+        tensor([7., 2., 3.])
+    """
+    a = input._data
+    idx = index._data
+    s = src._data
+    if reduce not in _SCATTER_REDUCES:
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
+    _check_index_dtype(idx, "scatter(): Expected dtype int32/int64 for index")
+    if s.dtype != a.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = normalize_dim(dim, a.ndim)
+    _scatter_checks(a, idx, d, s)
+    return _scatter_reduce_op(input, d, idx, src, reduce, bool(include_self))
+
+
+# -- masked_scatter / index_copy -------------------------------------------------------------
+
+
+def _masked_scatter_forward(a, s, m, source_sym_sizes):
+    out = np.array(np.broadcast_to(a, m.shape))
+    out[m] = s.reshape(-1)[: int(np.count_nonzero(m))]
+    return out
+
+
+def _masked_scatter_source(g, m, source_sym_sizes):
+    """``g`` where the mask holds, in order, then zeros: in the source's shape."""
+    n = 1
+    for k in source_sym_sizes:
+        n *= k
+    if is_raw(g):
+        flat = np.zeros(n, dtype=g.dtype)
+        picked = np.broadcast_to(g, m.shape)[m]
+        flat[: picked.size] = picked
+        return flat.reshape(source_sym_sizes)
+    picked = _masked_select(g, m)
+    flat = _index_put(_zeros((n,), g), (slice(0, picked._data.size),), picked, False)
+    return flat.reshape(source_sym_sizes)
+
+
+MaskedScatterBackward0 = _keeps_index_tensors(
+    defop(
+        "MaskedScatterBackward0",
+        inputs=("self", "source"),
+        params=("m", "source_sym_sizes"),  # m: the mask's array, broadcast to the result's
+        saves=("mask",),
+        forward=lambda a, s, m, source_sym_sizes: (
+            _masked_scatter_forward(a, s, m, source_sym_sizes),
+            None,
+        ),
+        vjp={"self": lambda g, m: _masked_zero(g, m), "source": _masked_scatter_source},
+        jvp=LINEAR,
+    )
+)
+
+
+@register("masked_scatter", method=True, inplace=True)
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """``input`` with the positions where ``mask`` (broadcast) holds filled, in order, with
+    the first elements of ``source``.
+
+    Example:
+        >>> import ember
+        >>> x = ember.zeros(4)
+        >>> x.masked_scatter(ember.tensor([True, False, True, False]), ember.tensor([1.0, 2.0]))
+        tensor([1., 0., 2., 0.])
+    """
+    a = input._data
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    s = source._data
+    if m.dtype != np.bool_:
+        raise RuntimeError(
+            "masked_scatter_ only supports boolean masks, but got mask with dtype "
+            + scalar_name(m.dtype)
+        )
+    if s.dtype != a.dtype:
+        raise RuntimeError(
+            "masked_scatter: expected self and source to have same dtypes but got"
+            f"{scalar_name(a.dtype)} and {scalar_name(s.dtype)}"
+        )
+    shape = broadcast_shapes(m.shape, a.shape)
+    m = np.broadcast_to(m, shape)
+    if np.count_nonzero(m) > s.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out = _masked_scatter_forward(a, s, m, s.shape)
+    saved = mask if isinstance(mask, Tensor) else None
+    return record(MaskedScatterBackward0, out, (input, source), (m, s.shape), (saved,))
+
+
+@register("masked_scatter_", method=True, function=False)
+def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """In-place ``masked_scatter``: the mask is expanded to this tensor's shape (never the
+    other way round).
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(3).masked_scatter_(ember.tensor([False, True, True]), ember.ones(2))
+        tensor([0., 1., 1.])
+    """
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype == np.bool_ and m.shape != self._data.shape:
+        try:
+            expanded_size(m.shape, self._data.shape, m.dtype)
+        except RuntimeError as e:  # torch's error, from its C++ expand (named as such)
+            raise RuntimeError(str(e).replace("torch.BoolTensor{", "CPUBoolType{")) from None
+    return apply_inplace(self, masked_scatter, mask, source)
+
+
+def _index_at(ndim: int, dim: int, idx: np.ndarray) -> tuple:
+    return (slice(None),) * dim + (idx,) if ndim else (Ellipsis,)
+
+
+def _index_copy_forward(a, s, dim, idx):
+    out = a.copy()
+    if a.ndim:
+        out[_index_at(a.ndim, dim, idx)] = s.reshape(
+            s.shape[:dim] + (idx.size,) + s.shape[dim + 1 :] if s.ndim else (idx.size,)
+        )
+    elif idx.size:
+        out[...] = s.reshape(-1)[-1]
+    return out
+
+
+def _index_copy_self(g, dim, idx):
+    """``g.index_fill(dim, index, 0)``."""
+    if is_raw(g):
+        g = g.copy()
+        g[_index_at(g.ndim, dim, idx)] = 0
+        return g
+    zero = _wrap(np.zeros((), g._data.dtype))
+    return _index_put(g, _index_at(g._data.ndim, dim, idx), zero, False)
+
+
+def _index_copy_source(g, dim, idx, source_sym_sizes):
+    """``g.index_select(dim, index)``, in the source's shape."""
+    if is_raw(g):
+        gs = g.take(idx, axis=dim) if g.ndim else g.reshape(1)[idx]
+    else:
+        gs = _index_select(g, dim, idx) if g._data.ndim else g.reshape(1)
+    return gs.reshape(source_sym_sizes)
+
+
+IndexCopyBackward0 = _keeps_index_tensors(
+    defop(
+        "IndexCopyBackward0",
+        inputs=("self", "source"),
+        params=("dim", "idx", "source_sym_sizes"),  # idx: the index, flat
+        saves=("index",),
+        forward=lambda a, s, dim, idx, source_sym_sizes: (
+            _index_copy_forward(a, s, dim, idx),
+            None,
+        ),
+        vjp={"self": _index_copy_self, "source": _index_copy_source},
+        jvp=LINEAR,
+    )
+)
+
+
+@register("index_copy", method=True, inplace=True)
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """Out-of-place ``index_copy_``: ``input`` with its slices at ``index`` along ``dim``
+    replaced by ``source``'s slices, in order.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(3, 2).index_copy(0, ember.tensor([2, 0]), ember.ones(2, 2))
+        tensor([[1., 1.],
+                [0., 0.],
+                [1., 1.]])
+    """
+    a = input._data
+    s = source._data
+    idx = index._data
+    d = normalize_dim(dim, a.ndim)
+    if idx.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
+    n_idx = idx.size
+    if a.ndim != s.ndim and a.ndim and s.ndim:
+        raise IndexError(
+            "index_copy_(): When source and destination are not scalars, their dimensionality "
+            f"must match. Source dimensionality ({s.ndim}), destination dimensionality "
+            f"({a.ndim})"
+        )
+    n_src = s.shape[d] if s.ndim else 1
+    if n_idx != n_src:
+        raise IndexError(
+            f"index_copy_(): Number of indices ({n_idx}) should be equal to source.size(dim) "
+            f"({n_src})"
+        )
+    if idx.dtype != np.int64:
+        raise RuntimeError(
+            f"index_copy_(): Expected a long tensor for index, but got {scalar_name(idx.dtype)}"
+        )
+    if s.dtype != a.dtype:
+        raise RuntimeError(
+            "index_copy_(): self and source expected to have the same dtype, but got (self) "
+            f"{scalar_name(a.dtype)} and (source) {scalar_name(s.dtype)}"
+        )
+    if a.ndim and s.ndim:
+        for k in range(a.ndim):
+            if k != d and a.shape[k] != s.shape[k]:
+                raise RuntimeError(
+                    "index_copy_(): Source/destination tensor must have same slice shapes. "
+                    f"Destination slice shape: {_slice_shape(a.shape, d)} at dimension {d} and "
+                    f"source slice shape: {_slice_shape(s.shape, d)} at dimension {d}."
+                )
+    flat = idx.reshape(-1)
+    n = a.shape[d] if a.ndim else 1
+    bad = _outside(flat, n) if flat.size else np.zeros(0, np.bool_)
+    if bad.any():
+        raise IndexError(
+            f"index_copy_(): index {flat[bad][0]} is out of bounds for dimension {d} with size {n}"
+        )
+    out = _index_copy_forward(a, s, d, flat)
+    return record(IndexCopyBackward0, out, (input, source), (d, flat, s.shape), (index,))
+
+
+def _slice_shape(shape: tuple, d: int) -> str:
+    return ", ".join(str(n) for k, n in enumerate(shape) if k != d)
+
+
+# -- tril_indices / triu_indices -------------------------------------------------------------
+
+
+def _tri_indices(fn, name: str, row, col, offset, dtype, device, requires_grad) -> Tensor:
+    row = as_int(row, name, "row", 1)
+    col = as_int(col, name, "col", 2)
+    offset = as_int(offset, name, "offset", 3)
+    check_device(device)
+    nd = np.dtype(np.int64) if dtype is None else to_numpy_dtype(dtype)
+    if nd != np.int64 and nd != np.int32:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{scalar_name(nd)}'")
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    if requires_grad:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    rows, cols = fn(row, offset, col)
+    return _wrap(np.stack([rows, cols]).astype(nd).reshape(2, -1))
+
+
+@register("tril_indices")
+def tril_indices(
+    row: int,
+    col: int,
+    offset: int = 0,
+    *,
+    dtype=None,
+    device=None,
+    layout=None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The coordinates of the lower triangle (at and below diagonal ``offset``) of a
+    ``row`` x ``col`` matrix, as a ``(2, N)`` tensor ordered by rows, then columns.
+
+    Example:
+        >>> import ember
+        >>> ember.tril_indices(3, 3)
+        tensor([[0, 1, 1, 2, 2, 2],
+                [0, 0, 1, 0, 1, 2]])
+    """
+    return _tri_indices(
+        np.tril_indices, "tril_indices", row, col, offset, dtype, device, requires_grad
+    )
+
+
+@register("triu_indices")
+def triu_indices(
+    row: int,
+    col: int,
+    offset: int = 0,
+    *,
+    dtype=None,
+    device=None,
+    layout=None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The coordinates of the upper triangle (at and above diagonal ``offset``) of a
+    ``row`` x ``col`` matrix, as a ``(2, N)`` tensor ordered by rows, then columns.
+
+    Example:
+        >>> import ember
+        >>> ember.triu_indices(3, 3, 1)
+        tensor([[0, 0, 1],
+                [1, 2, 2]])
+    """
+    return _tri_indices(
+        np.triu_indices, "triu_indices", row, col, offset, dtype, device, requires_grad
+    )
 
 
 # -- masks ---------------------------------------------------------------------------------

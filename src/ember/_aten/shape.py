@@ -32,6 +32,7 @@ from ..autograd.graph import Node
 from ..autograd.views import ViewBackward0
 from ._core import (
     LINEAR,
+    as_int,
     as_view,
     defop,
     is_raw,
@@ -1492,6 +1493,278 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
             raise IndexError(f"Dimension specified as {dl[0]} but tensor has no dimensions")
         nd = tuple(normalize_dim(d, a.ndim) for d in dl)
     return record(RollBackward0, _roll_array(a, sh, nd), (input,), (sh, nd))
+
+
+# -- rot90 ---------------------------------------------------------------------------------
+
+
+def _int_list(values, fname: str, arg: str, pos: int) -> tuple:
+    """An ``int[]`` argument, with torch's TypeErrors."""
+    if not isinstance(values, (tuple, list)):
+        raise TypeError(
+            f"{fname}(): argument '{arg}' (position {pos}) must be tuple of ints, not "
+            f"{type(values).__name__}"
+        )
+    out = []
+    for i, v in enumerate(values):
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise TypeError(
+                f"{fname}(): argument '{arg}' (position {pos}) must be tuple of ints, but found "
+                f"element of type {type(v).__name__} at pos {i}"
+            ) from None
+    return tuple(out)
+
+
+def _rot90_array(a: np.ndarray, k: int, dims: tuple) -> np.ndarray:
+    """torch's rot90: a flip, then a transposed view of it (a contiguous copy for k % 4 == 0)."""
+    k %= 4
+    d0, d1 = dims
+    if k == 1:
+        return np.flip(a, d1).copy().swapaxes(d0, d1)
+    if k == 2:
+        return np.flip(a, dims).copy()
+    if k == 3:
+        return np.flip(a, d0).copy().swapaxes(d0, d1)
+    return a.copy()
+
+
+def _rot90_backward(g, k, dims):
+    return _rot90_array(g, -k, dims) if is_raw(g) else _rot90(g, -k, dims)
+
+
+Rot90Backward0 = defop(
+    "Rot90Backward0",
+    params=("k", "dims"),
+    forward=_rot90_array,
+    vjp={"self": _rot90_backward},
+    jvp=LINEAR,
+)
+
+
+def _rot90(x: Tensor, k: int, dims: tuple) -> Tensor:
+    return record(Rot90Backward0, _rot90_array(x._data, k, dims), (x,), (k, dims))
+
+
+@register("rot90", method=True)
+def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first dim
+    towards the second (a copy).
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([[1, 2], [3, 4]]).rot90()
+        tensor([[2, 4],
+                [1, 3]])
+    """
+    require_tensor(input, "rot90")
+    k = as_int(k, "rot90", "k", 2)
+    dims = _int_list(dims, "rot90", "dims", 3)
+    a = input._data
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if a.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {a.ndim}")
+    if dims[0] == dims[1] or abs(dims[0] - dims[1]) == a.ndim:
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}"
+        )
+    d = (normalize_dim(dims[0], a.ndim), normalize_dim(dims[1], a.ndim))
+    return _rot90(input, k, d)
+
+
+# -- unfold: the sliding windows of a dim, as a view -----------------------------------------
+
+
+def _unfold_array(a: np.ndarray, dimension: int, size: int, step: int) -> np.ndarray:
+    """The (writable) strided view of the windows of ``a`` along ``dimension``."""
+    if a.ndim == 0:
+        return a.reshape(1)[:size]
+    n = a.shape[dimension]
+    count = (n - size) // step + 1
+    shape = a.shape[:dimension] + (count,) + a.shape[dimension + 1 :] + (size,)
+    st = a.strides
+    strides = st[:dimension] + (st[dimension] * step,) + st[dimension + 1 :] + (st[dimension],)
+    return np.lib.stride_tricks.as_strided(a, shape, strides)
+
+
+def _unfold_backward_array(g, input_sizes, dim, size, step):
+    """The gradient of a tensor of ``input_sizes`` from its windows' gradient ``g``: each
+    window's values added back where they were read (windows overlap when step < size)."""
+    if not input_sizes:
+        return np.asarray(g.sum(), dtype=g.dtype)
+    z = np.zeros(input_sizes, dtype=g.dtype)
+    count = g.shape[dim]
+    lead = (slice(None),) * dim
+    for j in range(size):
+        z[lead + (slice(j, j + step * (count - 1) + 1, step),)] += g[..., j]
+    return z
+
+
+def _unfold_backward(g, self_sym_sizes, dimension, size, step):
+    if is_raw(g):
+        return _unfold_backward_array(g, self_sym_sizes, dimension, size, step)
+    out = _unfold_backward_array(g._data, self_sym_sizes, dimension, size, step)
+    return record(UnfoldBackwardBackward0, out, (g,), (self_sym_sizes, dimension, size, step))
+
+
+def _unfold_backward_backward(g, dim, size, step):
+    if is_raw(g):
+        return _unfold_array(g, dim, size, step).copy()
+    return _unfold(g, dim, size, step)
+
+
+UnfoldBackward0 = defop(
+    "UnfoldBackward0",
+    params=("self_sym_sizes", "dimension", "size", "step"),
+    forward=lambda a, self_sym_sizes, dimension, size, step: _unfold_array(
+        a, dimension, size, step
+    ),
+    vjp={"self": _unfold_backward},
+    jvp=LINEAR,
+    view=True,
+)
+
+UnfoldBackwardBackward0 = defop(  # unfold's backward, recorded: differentiable again
+    "UnfoldBackwardBackward0",
+    inputs=("grad_in",),
+    params=("input_sizes", "dim", "size", "step"),
+    forward=_unfold_backward_array,
+    vjp={"grad_in": _unfold_backward_backward},
+    jvp=LINEAR,
+)
+
+
+def _unfold(x: Tensor, d: int, size: int, step: int) -> Tensor:
+    a = x._data
+    return record(UnfoldBackward0, _unfold_array(a, d, size, step), (x,), (a.shape, d, size, step))
+
+
+@register("unfold", method=True, function=False)
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """The view of all windows of ``size`` elements, ``step`` apart, along ``dimension``:
+    that dim counts the windows and a last dim of ``size`` holds each window.
+
+    Example:
+        >>> import ember
+        >>> ember.arange(5).unfold(0, 2, 2)
+        tensor([[0, 1],
+                [2, 3]])
+    """
+    a = self._data
+    d = normalize_dim(as_int(dimension, "unfold", "dimension", 1), a.ndim)
+    size = as_int(size, "unfold", "size", 2)
+    step = as_int(step, "unfold", "step", 3)
+    n = a.shape[d] if a.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return _unfold(self, d, size, step)
+
+
+# -- block_diag / cartesian_prod -------------------------------------------------------------
+
+
+def _block_diag_forward(arrays: list, blocks: tuple) -> np.ndarray:
+    """``blocks``: each input's (rows, cols, shape)."""
+    rows = sum(b[0] for b in blocks)
+    cols = sum(b[1] for b in blocks)
+    out = np.zeros((rows, cols), dtype=result_type(*arrays))
+    r = c = 0
+    for a, (nr, nc, _) in zip(arrays, blocks):
+        out[r : r + nr, c : c + nc] = a.reshape(nr, nc)
+        r += nr
+        c += nc
+    return out
+
+
+def _block_diag_backward(g, blocks):
+    """Each input's block of ``g``, in the input's shape."""
+    grads = []
+    r = c = 0
+    for nr, nc, shape in blocks:
+        grads.append(g[r : r + nr, c : c + nc].reshape(shape))
+        r += nr
+        c += nc
+    return tuple(grads)
+
+
+BlockDiagBackward0 = defop(
+    "BlockDiagBackward0",
+    inputs=("*tensors",),
+    params=("blocks",),
+    forward=_block_diag_forward,
+    vjp=_block_diag_backward,
+    jvp=LINEAR,
+)
+
+
+@register("block_diag")
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The block-diagonal matrix of the tensors (0-d: 1x1, 1-d: one row), with torch's type
+    promotion.
+
+    Example:
+        >>> import ember
+        >>> ember.block_diag(ember.tensor([[1, 2]]), ember.tensor(3))
+        tensor([[1, 2, 0],
+                [0, 0, 3]])
+    """
+    tensors = _tensor_list(tensors, "block_diag")
+    blocks = []
+    for i, t in enumerate(tensors):
+        a = t._data
+        if a.ndim > 2:
+            raise RuntimeError(
+                "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input "
+                f"{i} has {a.ndim} dimensions"
+            )
+        rows, cols = (1, 1) if a.ndim == 0 else (1, a.shape[0]) if a.ndim == 1 else a.shape
+        blocks.append((rows, cols, a.shape))
+    if not tensors:
+        return _wrap(np.zeros((1, 0), dtype=_dtype._default[0].np))
+    blocks = tuple(blocks)
+    out = _block_diag_forward([t._data for t in tensors], blocks)
+    return record(BlockDiagBackward0, out, tuple(tensors), (blocks,))
+
+
+@register("cartesian_prod")
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """The Cartesian product of 1-D tensors: one row per combination (``itertools.product``
+    order); a single tensor is returned as is.
+
+    Example:
+        >>> import ember
+        >>> ember.cartesian_prod(ember.tensor([1, 2]), ember.tensor([3, 4]))
+        tensor([[1, 3],
+                [1, 4],
+                [2, 3],
+                [2, 4]])
+    """
+    tensors = _tensor_list(tensors, "cartesian_prod")
+    for t in tensors:
+        if t._data.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._data.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if any(t._data.dtype != tensors[0]._data.dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    shape = tuple(t._data.shape[0] for t in tensors)
+    numel = 1
+    for n in shape:
+        numel *= n
+    cols = []
+    for i, t in enumerate(tensors):
+        view = (1,) * i + (shape[i],) + (1,) * (len(shape) - i - 1)
+        grid = expand(_view(t, view), shape)
+        cols.append(_reshape(grid, (numel,)))
+    return stack(cols, 1)
 
 
 # -- copies and casts ----------------------------------------------------------------------
