@@ -835,3 +835,26 @@ def test_rot90_and_block_diag_grad_fn_names_and_saved_params():
     assert b.dtype == ember.float64
     gx, gy = ember.autograd.grad(b.sum(), [x, b.grad_fn.next_functions[1][0].variable])
     assert gx.dtype == ember.float32 and gy.dtype == ember.float64
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "lib.flip(x, dims=[0])",
+        "x.flip(dims=(1,))",
+        "x.flip(0, 1)",
+        "x.flip([0])",
+        "lib.flip(x, [0], dims=[1])",
+        "x.flip(0, dims=[1])",
+        "lib.flip(x)",
+    ],
+)
+def test_flip_dims_positional_or_by_keyword_as_torch(call):
+    torch = pytest.importorskip("torch")
+    out = []
+    for lib in (ember, torch):
+        try:
+            out.append(eval(call, {"lib": lib, "x": lib.arange(6).reshape(2, 3)}).tolist())
+        except TypeError as e:
+            out.append(str(e))
+    assert out[0] == out[1]

@@ -1411,8 +1411,9 @@ FlipBackward0 = defop(
 
 
 @register("flip", method=True)
-def flip(input: Tensor, *dims) -> Tensor:
-    """Reverse the order of elements along ``dims`` (a copy).
+def flip(input: Tensor, *args, dims=None) -> Tensor:
+    """Reverse the order of elements along ``dims`` (a copy), given positionally or by
+    keyword (``flip(x, dims=[0])``).
 
     Example:
         >>> import ember
@@ -1420,7 +1421,11 @@ def flip(input: Tensor, *dims) -> Tensor:
         tensor([3, 2, 1])
     """
     require_tensor(input, "flip")
-    dims = _dims_args(dims)
+    if dims is not None and args:
+        raise TypeError("flip() got multiple values for argument 'dims'")
+    if dims is None and not args:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    dims = _dims_args(args) if dims is None else _dims_args((dims,))
     a = input._data
     nd = normalize_dims(dims, a.ndim)
     return record(FlipBackward0, _flip_array(a, nd), (input,), (nd,))
