@@ -1606,3 +1606,42 @@ register_methods(
         "__ixor__": lambda self, other: self.bitwise_xor_(other),
     }
 )
+
+
+# -- arithmetic with a number, as torch's C++ composites record it --------------------------
+
+# torch's C++ composites (losses, trapezoid) multiply, divide and add numbers through the
+# Scalar overloads, whose nodes differ from the Tensor ones a Python expression records.
+MulBackward1 = defop(
+    "MulBackward1",
+    params=("other",),
+    forward=lambda a, other: a * other,
+    vjp={"self": lambda g, other: g * other},
+    jvp=ELEMENTWISE,
+)
+
+DivBackward1 = defop(
+    "DivBackward1",
+    params=("other",),
+    forward=lambda a, other: a / other,
+    vjp={"self": lambda g, other: g / other},
+    jvp=ELEMENTWISE,
+)
+
+AddBackward1 = defop(
+    "AddBackward1",
+    params=("other",),
+    forward=lambda a, other: a + other,
+    vjp={"self": lambda g: g},
+    jvp=ELEMENTWISE,
+)
+
+
+def _scalar_op(cls, t: Tensor, number) -> Tensor:
+    a = t._data
+    token = quiet_set(QUIET)
+    try:
+        out = cls.forward(a, number)
+    finally:
+        quiet_reset(token)
+    return record(cls, np.asarray(out, dtype=a.dtype), (t,), (number,))

@@ -29,7 +29,6 @@ from ..autograd.grad_mode import no_grad
 from ..autograd.recording import check_values
 from ._core import (
     COMPOSITE,
-    ELEMENTWISE,
     LINEAR,
     QUIET,
     apply,
@@ -43,8 +42,18 @@ from ._core import (
     record_result,
     require_tensor,
 )
+from .elementwise import (
+    AddBackward1,
+    DivBackward1,
+    MulBackward1,
+    _scalar_op,
+    exp,
+    log1p,
+    minimum,
+    relu,
+    where,
+)
 from .elementwise import abs as _abs
-from .elementwise import exp, log1p, minimum, relu, where
 from .indexing import masked_fill
 from .nn_activation import logsigmoid
 from .nn_layers import pairwise_distance
@@ -122,45 +131,6 @@ def _no_grad_argument(t, fname: str, arg: str) -> None:
             f"The function '{fname}' is not differentiable with respect to argument '{arg}'. "
             "This input cannot have requires_grad True."
         )
-
-
-# -- arithmetic with a number, as torch's composite losses record it --------------------------
-
-# torch's C++ losses multiply, divide and add Python numbers through the Scalar overloads,
-# whose nodes differ from the Tensor ones a Python expression records.
-MulBackward1 = defop(
-    "MulBackward1",
-    params=("other",),
-    forward=lambda a, other: a * other,
-    vjp={"self": lambda g, other: g * other},
-    jvp=ELEMENTWISE,
-)
-
-DivBackward1 = defop(
-    "DivBackward1",
-    params=("other",),
-    forward=lambda a, other: a / other,
-    vjp={"self": lambda g, other: g / other},
-    jvp=ELEMENTWISE,
-)
-
-AddBackward1 = defop(
-    "AddBackward1",
-    params=("other",),
-    forward=lambda a, other: a + other,
-    vjp={"self": lambda g: g},
-    jvp=ELEMENTWISE,
-)
-
-
-def _scalar_op(cls, t: Tensor, number) -> Tensor:
-    a = t._data
-    token = quiet_set(QUIET)
-    try:
-        out = cls.forward(a, number)
-    finally:
-        quiet_reset(token)
-    return record(cls, np.asarray(out, dtype=a.dtype), (t,), (number,))
 
 
 # -- nll_loss ------------------------------------------------------------------------------

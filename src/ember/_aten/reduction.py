@@ -47,8 +47,18 @@ from ._core import (
     write_out,
 )
 from .complex import complex as _complex
-from .elementwise import clamp, lerp, maximum, minimum, sgn, where
-from .indexing import gather
+from .elementwise import (
+    DivBackward1,
+    MulBackward1,
+    _scalar_op,
+    clamp,
+    lerp,
+    maximum,
+    minimum,
+    sgn,
+    where,
+)
+from .indexing import gather, select
 from .shape import cat, narrow
 
 _wrap = Tensor._wrap
@@ -2643,3 +2653,82 @@ def nanquantile(
 
 
 # ``torch.return_types`` (the ops above are registered where they are defined).
+
+
+# -- trapezoid -----------------------------------------------------------------------------------
+
+_TRAPEZOID_ARGS = (
+    "{name}() received an invalid combination of arguments - got (Tensor, Tensor, dx=float), "
+    "but expected one of:\n * (Tensor y, Tensor x, *, int dim = -1)\n"
+    " * (Tensor y, *, Number dx = 1, int dim = -1)\n"
+)
+
+
+def _trapezoid_parts(name: str, y, x, dx, dim):
+    """(``y`` as a float tensor, the axis, the spacing: a number or a tensor broadcastable
+    to the intervals, the left and right ends of each interval; None for no samples)."""
+    require_tensor(y, name)
+    if x is not None and dx is not None:
+        raise TypeError(_TRAPEZOID_ARGS.format(name=name))
+    if y._data.dtype.kind not in "fcV":  # (torch's products by 0.5 promote to float)
+        y = _wrap(y._data.astype(default_float()))
+    ax = normalize_dim(dim, y.ndim)
+    n = y.shape[ax]
+    if n == 0:
+        return y, ax, None, None, None
+    left, right = narrow(y, ax, 0, n - 1), narrow(y, ax, 1, n - 1)
+    if x is None:
+        return y, ax, 1 if dx is None else dx, left, right
+    require_tensor(x, name, "x", 2)
+    if (x.shape[0] if x.ndim == 1 else x.shape[normalize_dim(dim, x.ndim)]) != n:
+        raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+    if x.ndim == 1:  # spacing along dim, broadcast over the other dims
+        spacing = diff(x)
+        shape = [1] * y.ndim
+        shape[ax] = -1
+        spacing = spacing.reshape(shape)
+    else:
+        spacing = diff(x, dim=dim)
+    return y, ax, spacing, left, right
+
+
+@register("trapezoid", "trapz")
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule along ``dim``: the area under ``y`` sampled at ``x`` (or at
+    points ``dx`` apart, 1 by default), as torch computes it.
+
+    Example:
+        >>> import ember
+        >>> ember.trapezoid(ember.tensor([1.0, 2.0, 4.0]))
+        tensor(4.5000)
+        >>> ember.trapezoid(ember.tensor([1.0, 2.0, 4.0]), ember.tensor([0.0, 1.0, 3.0]))
+        tensor(7.5000)
+    """
+    y, ax, spacing, left, right = _trapezoid_parts("trapezoid", y, x, dx, dim)
+    if left is None:  # no samples: zeros
+        shape = tuple(s for i, s in enumerate(y.shape) if i != ax)
+        kind = y._data.dtype
+        return _wrap(np.zeros(shape, dtype=kind if kind.kind in "fcV" else default_float()))
+    if isinstance(spacing, Tensor):  # torch: (dx * (left + right)).sum(dim) / 2
+        return _scalar_op(DivBackward1, sum(spacing * (left + right), ax), 2.0)
+    # torch: (y.sum(dim) - (y[0] + y[-1]) * 0.5) * dx
+    ends = select(y, ax, 0) + select(y, ax, -1)
+    return _scalar_op(MulBackward1, sum(y, ax) - _scalar_op(MulBackward1, ends, 0.5), spacing)
+
+
+@register("cumulative_trapezoid")
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running trapezoidal rule along ``dim`` (one fewer element than ``y`` there).
+
+    Example:
+        >>> import ember
+        >>> ember.cumulative_trapezoid(ember.tensor([1.0, 2.0, 4.0]))
+        tensor([1.5000, 4.5000])
+    """
+    y, ax, spacing, left, right = _trapezoid_parts("cumulative_trapezoid", y, x, dx, dim)
+    if left is None:  # no samples: an empty result
+        return _wrap(np.zeros(y.shape, dtype=np.result_type(y._data.dtype, default_float())))
+    if isinstance(spacing, Tensor):  # torch: (dx * (left + right)).cumsum(dim) / 2
+        return _scalar_op(DivBackward1, cumsum(spacing * (left + right), ax), 2.0)
+    # torch: (dx / 2 * (left + right)).cumsum(dim)
+    return cumsum(_scalar_op(MulBackward1, left + right, spacing / 2), ax)
