@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import collections.abc as _collections_abc
 import math
+import operator as _operator
 
 import numpy as np
 
 from . import _dtype
 from ._alloc import raise_alloc_error
 from ._overrides import warn as _warn
-from ._tensor import Tensor, broadcast_shapes, check_device
+from ._tensor import Tensor, check_device
 
 _wrap = Tensor._wrap
 _INT64_MAX = 2**63 - 1
@@ -144,6 +146,12 @@ def _size(size, size_kw=None, negative: str | None = None, fname: str = "empty")
     return tuple(out)
 
 
+def _check_sampled_dtype(dt: np.dtype, kernel: str) -> None:
+    """torch's refusal to draw uniform or normal samples of an integer dtype."""
+    if dt.kind not in "fcV":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_name(dt)}'")
+
+
 def _float_dtype(dtype) -> np.dtype:
     return _dtype._default[0].np if dtype is None else _dtype.to_numpy_dtype(dtype)
 
@@ -201,48 +209,6 @@ def _no_grad_dtype():
     raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
 
 
-def _infer_dtype(data) -> np.dtype | None:
-    """torch.tensor's inference for Python data: floats -> default, ints -> int64, bools."""
-    kinds = set()
-    stack = [data]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (list, tuple)):
-            if not x:  # torch: an empty sequence is of the default dtype
-                kinds.add("f")
-            stack.extend(x)
-        elif isinstance(x, (np.ndarray, np.generic)):
-            kinds.add("np")
-        elif isinstance(x, bool):
-            kinds.add("b")
-        elif isinstance(x, int):
-            kinds.add("i")
-        elif isinstance(x, float):
-            kinds.add("f")
-        elif isinstance(x, complex):
-            kinds.add("c")
-        elif isinstance(x, Tensor):
-            kinds.add(
-                x._data.dtype.kind if x._data.dtype.kind not in "fV" else "tf" + x._data.dtype.name
-            )
-        elif not isinstance(x, str):  # strings fail later, with torch's sizes error
-            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
-    if not kinds or kinds == {"np"}:
-        return None if kinds else _dtype._default[0].np
-    if "c" in kinds:
-        return np.dtype(np.complex64 if _dtype._default[0].np == np.float32 else np.complex128)
-    if "f" in kinds:
-        return _dtype._default[0].np
-    tf = [k for k in kinds if k.startswith("tf")]
-    if tf:
-        return np.dtype(max(tf)[2:])
-    if "i" in kinds or "u" in kinds:
-        return np.dtype(np.int64)
-    if kinds == {"b"}:
-        return np.dtype(np.bool_)
-    return None
-
-
 # -- from data --------------------------------------------------------------------------
 
 
@@ -273,82 +239,241 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         if arr.dtype not in _dtype._FROM_NP:
             _dtype.from_numpy_dtype(arr.dtype)
     else:
-        # With an explicit dtype, convert Python numbers straight to it (0.3 stays exact
-        # in float64 instead of passing through float32).
-        inferred = _infer_dtype(data) if dtype is None else _dtype.to_numpy_dtype(dtype)
-        try:
-            arr = np.array(_unwrap_nested(data), dtype=inferred)
-        except (ValueError, TypeError):
-            # NumPy's message names its own internals: walk the data as torch does instead.
-            arr = _from_irregular(data, inferred)
-        if arr.dtype == object:
-            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-        if arr.dtype.kind == "U" or arr.dtype.kind == "S":
-            raise TypeError("new(): invalid data type 'str'")
+        arr = _from_python(data, None if dtype is None else _dtype.to_numpy_dtype(dtype))
     if dtype is not None:
         arr = arr.astype(_dtype.to_numpy_dtype(dtype), copy=False)
     return _finish(arr, requires_grad)
 
 
 _MAX_DIMS = 64
+_SCALARS = (float, int, bool)
+_SCALAR_SET = frozenset(_SCALARS)
 
 
-def _is_sequence(x) -> bool:
-    return isinstance(x, (list, tuple, str, Tensor, np.ndarray))
+def _is_py_sequence(x) -> bool:
+    """CPython's ``PySequence_Check``, which torch reads data with: lists, tuples, ranges,
+    deques, strings, bytes, arrays, memoryviews, ndarrays (not dicts, sets, iterators,
+    NumPy scalars or tensors)."""
+    if isinstance(x, (list, tuple)):
+        return True
+    if isinstance(x, (dict, Tensor, np.generic)):
+        return False
+    return (
+        isinstance(x, np.ndarray)
+        or _collections_abc.Sequence in type(x).__mro__
+        or (hasattr(type(x), "__getitem__") and hasattr(type(x), "__len__"))
+    )
 
 
-def _from_irregular(data, np_dtype) -> np.ndarray:
-    """Data NumPy refused (ragged lists, strings, None): torch's error for it, or, as
-    torch does for data with no elements (``[[], [1]]``), an empty array of the sizes
-    read along the first elements."""
+def _promote(a: np.dtype, b: np.dtype) -> np.dtype:
+    """torch.promote_types for the dtypes data can hold: a floating or complex dtype wins
+    over integers and bool whatever their width (NumPy would widen int64 + float32)."""
+    fa, fb = a.kind in "fcV", b.kind in "fcV"
+    if fa != fb:
+        return a if fa else b
+    if a == b:
+        return a
+    if a.kind == "V" or b.kind == "V":  # bfloat16 with float16: float32, as in torch
+        other = b if a.kind == "V" else a
+        return np.dtype(np.float32) if other.itemsize <= 2 else other
+    return np.promote_types(a, b)
+
+
+def _infer_scalar_type(obj) -> np.dtype:
+    """torch's ``infer_scalar_type``: the dtype of Python data, promoting over sequences."""
+    if isinstance(obj, np.ndarray):
+        return _dtype.from_numpy_dtype(obj.dtype).np
+    if isinstance(obj, np.generic):
+        return _dtype.from_numpy_dtype(np.asarray(obj).dtype).np
+    if isinstance(obj, float):
+        return _dtype._default[0].np
+    if isinstance(obj, bool):
+        return np.dtype(np.bool_)
+    if isinstance(obj, int):
+        return np.dtype(np.int64)
+    if isinstance(obj, complex):
+        return np.dtype(np.complex64 if _dtype._default[0].np == np.float32 else np.complex128)
+    if isinstance(obj, Tensor):
+        return obj._data.dtype
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(obj).__name__}'")
+    if _is_py_sequence(obj):
+        if not len(obj):
+            return _dtype._default[0].np
+        if isinstance(obj, (list, tuple)):
+            types = set(map(type, obj))
+            if types <= _SCALAR_SET:  # (the common case, without a call per element)
+                if float in types:
+                    return _dtype._default[0].np
+                return np.dtype(np.int64 if int in types else np.bool_)
+        out = None
+        for item in obj:
+            if item is obj:
+                raise TypeError("new(): self-referential lists are incompatible")
+            dt = _infer_scalar_type(item)
+            out = dt if out is None else _promote(out, dt)
+        return out
+    raise RuntimeError(f"Could not infer dtype of {type(obj).__name__}")
+
+
+def _compute_sizes(data) -> list:
+    """torch's ``compute_sizes``: the lengths read along the first elements."""
     sizes = []
     x = data
-    while _is_sequence(x) and not isinstance(x, (Tensor, np.ndarray)):
-        if len(sizes) >= _MAX_DIMS:
-            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+    while _is_py_sequence(x):
         sizes.append(len(x))
-        if not len(x):
+        if len(sizes) > _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+        if not sizes[-1]:
             break
         x = x[0]
-    if isinstance(x, (Tensor, np.ndarray)):
-        sizes.extend(np.shape(x._data if isinstance(x, Tensor) else x))
-    if x is None:
-        raise RuntimeError("Could not infer dtype of NoneType")
-    if np_dtype is None:
-        np_dtype = _dtype._default[0].np
-    if int(np.prod(sizes)) == 0:
-        return np.empty(sizes, dtype=np_dtype)
-    _check_nested(data, sizes, 0, np_dtype)
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    return sizes
 
 
-def _check_nested(obj, sizes: list, dim: int, np_dtype) -> None:
-    """Raise torch's error for the first place where ``obj`` departs from ``sizes``."""
+def _int_range(dt: np.dtype):
+    info = np.iinfo(dt)
+    lo = -int(info.max) if info.min == 0 else int(info.min)  # torch wraps -1 into uint8
+    return lo, int(info.max)
+
+
+def _to_float(x) -> float:
+    """``PyFloat_AsDouble``: numbers, and objects with ``__float__`` or ``__index__``."""
+    if type(x) is float:
+        return x
+    t = type(x)
+    if hasattr(t, "__float__") and not isinstance(x, (str, bytes)):
+        return float(x)
+    if hasattr(t, "__index__"):
+        return float(_operator.index(x))
+    raise TypeError(f"must be real number, not {t.__name__}")
+
+
+def _to_complex(x) -> complex:
+    t = type(x)
+    if hasattr(t, "__complex__") or hasattr(t, "__float__") and not isinstance(x, (str, bytes)):
+        return complex(x)
+    if hasattr(t, "__index__"):
+        return complex(_operator.index(x))
+    raise TypeError(f"must be real number, not {t.__name__}")
+
+
+def _float_to_int(x, name: str, lo: int, hi: int) -> int:
+    """torch's checked conversion of a float element to an integer dtype."""
+    x = float(x)
+    if not (lo - 1 < x < hi + 1):  # NaN and infinities fail too
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return int(x)
+
+
+def _to_int64(x) -> int:
+    if isinstance(x, float):  # (PyFloat_Check: np.float64, not np.float32)
+        return _float_to_int(x, "int64", -(2**63), 2**63 - 1)
+    v = _operator.index(x)
+    if not -(2**63) <= v < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    return v
+
+
+def _infer_dtype(x) -> np.dtype | None:
+    """The dtype of a fill value: torch's inference, NumPy scalars keeping their own."""
+    return None if isinstance(x, np.generic) else _infer_scalar_type(x)
+
+
+def _leaf_converter(dt: np.dtype):
+    """torch's ``store_scalar`` for ``dt``: each element as the Python number stored."""
+    kind = dt.kind
+    if kind in "fV":
+        return _to_float
+    if kind == "c":
+        return _to_complex
+    if kind == "b":
+
+        def to_bool(x):
+            if isinstance(x, (float, complex, np.bool_)):  # (np.float32: by __index__)
+                return bool(x)
+            return _operator.index(x) != 0
+
+        return to_bool
+    if dt == np.int64:
+        return _to_int64
+    lo, hi = _int_range(dt)
+    name = dt.name
+
+    def to_int(x):
+        if isinstance(x, float):  # (PyFloat_Check: np.float64, not np.float32)
+            return _float_to_int(x, name, lo, hi)
+        v = _operator.index(x)
+        if not -(2**63) <= v < 2**63:
+            raise ValueError("Overflow when unpacking long long")
+        if not lo <= v <= hi:
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        return v
+
+    return to_int
+
+
+def _block_ok(a: np.ndarray, conv) -> bool:
+    """Whether NumPy's conversion of the block ``a`` stores what torch's element-by-element
+    one does (else each element goes through ``conv``, for torch's errors)."""
+    if conv is _to_float:
+        return a.dtype.kind in "biuf"
+    if conv is _to_complex:
+        return a.dtype.kind in "biufc"
+    return conv is _to_int64 and a.dtype.kind in "bi"
+
+
+def _store(obj, sizes: list, dim: int, conv):
+    """torch's ``recursive_store``: ``obj`` as nested lists of converted numbers, with
+    torch's errors where it departs from ``sizes``."""
     if dim == len(sizes):
-        if _is_sequence(obj) or obj is None:
-            kind = np.dtype(np_dtype).kind
-            what = type(obj).__name__
-            if kind in "iub":
-                raise TypeError(f"'{what}' object cannot be interpreted as an integer")
-            raise TypeError(f"must be real number, not {what}")
-        return
-    if isinstance(obj, (Tensor, np.ndarray)):
-        return
-    if not isinstance(obj, (list, tuple)):
-        raise TypeError("not a sequence")
-    if len(obj) != sizes[dim]:
-        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(obj)})")
-    for item in obj:
-        _check_nested(item, sizes, dim + 1, np_dtype)
+        return conv(obj)
+    if isinstance(obj, np.ndarray) and obj.shape == tuple(sizes[dim:]) and _block_ok(obj, conv):
+        return obj  # (NumPy converts a whole block: same values, no Python loop)
+    try:
+        seq = obj if isinstance(obj, (list, tuple)) else list(obj)
+    except TypeError:
+        raise TypeError("not a sequence") from None
+    if len(seq) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(seq)})")
+    if dim + 1 == len(sizes):
+        types = set(map(type, seq))
+        if types <= _SCALAR_SET and (
+            conv is _to_float or conv is _to_complex or (conv is _to_int64 and float not in types)
+        ):
+            return seq  # NumPy stores these exactly as torch (int64 overflow: caught below)
+    return [_store(item, sizes, dim + 1, conv) for item in seq]
 
 
-def _unwrap_nested(data):
-    if isinstance(data, Tensor):
-        return data._data
-    if isinstance(data, (list, tuple)):
-        if any(isinstance(x, (list, tuple, Tensor)) for x in data):
-            return [_unwrap_nested(x) for x in data]
-    return data
+def _from_python(data, np_dtype) -> np.ndarray:
+    """torch.tensor's ``internal_new_from_data`` for data other than tensors and ndarrays:
+    sizes read along the first elements, the dtype inferred over every element unless
+    given, and each element stored as a number of it, with torch's errors."""
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, np.generic) and np_dtype is None:
+        arr = np.array(data)
+        _dtype.from_numpy_dtype(arr.dtype)
+        return arr
+    sizes = _compute_sizes(data)
+    dt = _infer_scalar_type(data) if np_dtype is None else np_dtype
+    conv = _leaf_converter(dt)
+    if not sizes:
+        value = conv(data)
+    elif 0 in sizes:
+        return np.empty(sizes, dtype=dt)
+    else:
+        value = _store(data, sizes, 0, conv)
+    try:
+        with np.errstate(all="ignore"):
+            if dt.kind in "iu" and dt.itemsize < 8:  # checked above; torch wraps -1 to 255
+                arr = np.array(value, dtype=np.int64).astype(dt)
+            else:
+                arr = np.array(value, dtype=dt)
+    except OverflowError:  # a Python int past int64, left to NumPy above
+        raise ValueError("Overflow when unpacking long long") from None
+    if arr.shape != tuple(sizes):  # a block NumPy kept whole had the wrong shape
+        raise ValueError(f"expected sequence of length {sizes[-1]} at dim {len(sizes) - 1}")
+    return arr
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -509,6 +634,8 @@ def arange(
     else:
         dt = _dtype._default[0].np
     start, end, step = vals
+    if dt.kind in "iub" and isinstance(step, float) and math.isfinite(step) and int(step) == 0:
+        raise ValueError("step must be nonzero")  # (torch: the step cast to the dtype is 0)
     try:
         n = math.ceil((end - start) / step)
     except (OverflowError, ValueError):  # an infinite or NaN bound or step
@@ -550,7 +677,26 @@ def linspace(
     )
 
 
-def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, requires_grad=False):
+def logspace(
+    start,
+    end,
+    steps: int,
+    base: float = 10.0,
+    *,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+) -> Tensor:
+    """``steps`` values from ``base**start`` to ``base**end``, evenly spaced in exponent.
+
+    Example:
+        >>> import ember
+        >>> ember.logspace(0, 2, 3)
+        tensor([  1.,  10., 100.])
+    """
+    check_device(device)
     _check_steps(steps)
     return _new_from(
         lambda: np.logspace(start, end, steps, base=base),
@@ -577,6 +723,7 @@ def rand(
     layout=None,
     device=None,
     requires_grad=False,
+    pin_memory=False,
 ) -> Tensor:
     """Uniform samples on [0, 1).
 
@@ -587,6 +734,7 @@ def rand(
     """
     check_device(device)
     dt, shape = _float_dtype(dtype), _size(shape, size, fname="rand")
+    _check_sampled_dtype(dt, "check_uniform_bounds")
     return _sample(_rng(generator).random, shape, dt, requires_grad)
 
 
@@ -599,6 +747,7 @@ def randn(
     layout=None,
     device=None,
     requires_grad=False,
+    pin_memory=False,
 ) -> Tensor:
     """Standard normal samples.
 
@@ -610,6 +759,7 @@ def randn(
     check_device(device)
     dt = _float_dtype(dtype)
     rng, shape = _rng(generator), _size(shape, size, fname="randn")
+    _check_sampled_dtype(dt, "normal_kernel_cpu")
     return _sample(rng.standard_normal, shape, dt, requires_grad)
 
 
@@ -647,23 +797,67 @@ def randint(
     )
 
 
-def randperm(n: int, *, generator=None, dtype=None, requires_grad=False) -> Tensor:
+def randperm(
+    n: int,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``).
+
+    Example:
+        >>> import ember
+        >>> sorted(ember.randperm(4).tolist())
+        [0, 1, 2, 3]
+    """
+    check_device(device)
     dt = np.dtype(np.int64) if dtype is None else _dtype.to_numpy_dtype(dtype)
     shape, rng = _size((n,)), _rng(generator)
     return _new_from(lambda: rng.permutation(n), shape, dt, requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None) -> Tensor:
-    if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        m = mean._data if isinstance(mean, Tensor) else mean
-        s = std._data if isinstance(std, Tensor) else std
-        shape = broadcast_shapes(np.shape(m), np.shape(s))
-        dt = (mean if isinstance(mean, Tensor) else std)._data.dtype
-        return _wrap((m + s * _rng(generator).standard_normal(shape)).astype(dt))
-    shape, rng = _size((size,)), _rng(generator)
-    return _new_from(
-        lambda: mean + std * rng.standard_normal(shape), shape, _dtype._default[0].np, False
-    )
+def normal(
+    mean: float,
+    std: float,
+    size,
+    *,
+    generator=None,
+    out=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``normal(mean, std, size)`` with numbers: a new tensor of samples from
+    N(``mean``, ``std``**2). (``torch.normal`` itself, ``ember._aten.random.normal``, also
+    takes tensors for ``mean`` and ``std``.)
+
+    Example:
+        >>> import ember
+        >>> ember.normal(2.0, 0.5, (2, 3), dtype=ember.float64).dtype
+        torch.float64
+    """
+    check_device(device)
+    mean, std = float(mean), float(std)
+    dt = _float_dtype(dtype)
+    if dt.kind not in "fcV":
+        raise NotImplementedError(
+            f"\"normal_kernel_cpu\" not implemented for '{_dtype.scalar_name(dt)}'"
+        )
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    shape, rng = _size((size,), fname="normal"), _rng(generator)
+    t = _new_from(lambda: mean + std * rng.standard_normal(shape), shape, dt, requires_grad)
+    if out is not None:
+        out.data = t.to(out.dtype) if out.dtype != t.dtype else t
+        return out
+    return t
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
@@ -725,25 +919,61 @@ def full_like(
 
 
 def rand_like(
-    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
 ) -> Tensor:
     check_device(device)
     dt = _like_dtype(input, dtype)
-    rng = default_generator._rng
+    rng = _rng(generator)
+    _check_sampled_dtype(dt, "check_uniform_bounds")
     return _sample(rng.random, input._data.shape, dt, requires_grad)
 
 
 def randn_like(
-    input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
+    input,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
 ) -> Tensor:
     check_device(device)
     dt = _like_dtype(input, dtype)
-    rng = default_generator._rng
+    rng = _rng(generator)
+    _check_sampled_dtype(dt, "normal_kernel_cpu")
     return _sample(rng.standard_normal, input._data.shape, dt, requires_grad)
 
 
-def randint_like(input, low, high=None, *, dtype=None, requires_grad=False) -> Tensor:
+def randint_like(
+    input,
+    low,
+    high=None,
+    *,
+    generator=None,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+    memory_format=None,
+) -> Tensor:
+    """Random integers in ``[low, high)`` with the shape (and dtype, unless given) of
+    ``input``.
+
+    Example:
+        >>> import ember
+        >>> ember.randint_like(ember.zeros(3), 5).shape
+        torch.Size([3])
+    """
+    check_device(device)
     if high is None:
         low, high = 0, low
-    dt, shape, rng = _like_dtype(input, dtype), input._data.shape, default_generator._rng
+    dt, shape, rng = _like_dtype(input, dtype), input._data.shape, _rng(generator)
     return _new_from(lambda: rng.integers(low, high, size=shape), shape, dt, requires_grad)

@@ -100,6 +100,16 @@ class Size(tuple):
         return n
 
 
+def _false_property(what: str) -> property:
+    """A ``Tensor.is_<what>`` predicate of torch's that no ember tensor satisfies."""
+
+    def get(self) -> bool:
+        return False
+
+    get.__name__ = f"is_{what}"
+    return property(get, doc=f"False: ember tensors are never {what} tensors.")
+
+
 class TensorAux:
     """Rarely used per-tensor state, allocated only for tensors that need it."""
 
@@ -446,6 +456,46 @@ class Tensor:
     @property
     def is_sparse(self) -> bool:
         """False: ember tensors are dense NumPy arrays."""
+        return False
+
+    # torch's other device and layout predicates: properties, all False on a CPU build
+    # but ``is_cpu``; ``is_pinned``, ``is_shared`` and ``is_distributed`` are methods.
+    @property
+    def is_cpu(self) -> bool:
+        """True: ember tensors live in host memory.
+
+        Example:
+            >>> import ember
+            >>> ember.zeros(1).is_cpu, ember.zeros(1).is_meta
+            (True, False)
+        """
+        return True
+
+    is_xpu = _false_property("xpu")
+    is_mps = _false_property("mps")
+    is_meta = _false_property("meta")
+    is_ipu = _false_property("ipu")
+    is_mkldnn = _false_property("mkldnn")
+    is_vulkan = _false_property("vulkan")
+    is_maia = _false_property("maia")
+    is_mtia = _false_property("mtia")
+    is_xla = _false_property("xla")
+    is_nested = _false_property("nested")
+    is_quantized = _false_property("quantized")
+    is_sparse_csr = _false_property("sparse_csr")
+
+    def is_pinned(self, device=None) -> bool:
+        """False: no accelerator, so no page-locked memory.
+
+        Example:
+            >>> import ember
+            >>> ember.zeros(2).is_pinned()
+            False
+        """
+        return False
+
+    def is_distributed(self) -> bool:
+        """False, as for every torch tensor outside the legacy THD backend."""
         return False
 
     @property

@@ -55,3 +55,33 @@ OPS = [
         torch=False,
     ),
 ]
+
+# torch.normal and torch.bernoulli of tensors: the samples' gradient to the parameters is
+# zero (torch's NormalBackward1/2/3, BernoulliBackward0). The parameters are made constant
+# (``* 0``) so that central differences see a fixed function too.
+OPS += [
+    Op(
+        "normal_tensor_tensor",
+        lambda m, x, y: x * 1 + m.normal(x * 0, y * 0 + 0.5, generator=_gen(m)),
+        (S(3, 4), S(4)),
+        torch=False,
+    ),
+    Op(
+        "normal_tensor_float",
+        lambda m, x: x * 1 + m.normal(x * 0 + 1, 2.0, generator=_gen(m)),
+        (S(5),),
+        torch=False,
+    ),
+    Op(
+        "normal_float_tensor",
+        lambda m, x: x * 1 + m.normal(1.0, x * 0 + 2, generator=_gen(m)),
+        (S(5),),
+        torch=False,
+    ),
+    Op(
+        "bernoulli_tensor",
+        lambda m, x: x * 1 + (x * 0 + 0.4).bernoulli(generator=_gen(m)),
+        (S(5),),
+        torch=False,
+    ),
+]

@@ -35,6 +35,8 @@ OPS = [
     Op("sinc", lambda m, x: x.sinc(), (S(3, 4),)),
     Op("logit", lambda m, x: m.logit(_unit(x)), (U(3, 4),)),
     Op("logit_eps", lambda m, x: m.special.logit(x.abs(), eps=0.3), (U(3, 4),)),
+    Op("logit_method", lambda m, x: _unit(x).logit(eps=0.2), (U(3, 4),)),
+    Op("logit_inplace", lambda m, x: _unit(x).clone().logit_(), (U(3, 4),)),
     Op("xlogy", lambda m, x, y: m.xlogy(x, y), (S(3, 4), P(4)), broadcasts=True),
     Op("xlogy_number_other", lambda m, x: m.xlogy(x, 2.5), (S(5),)),
     Op("xlogy_number_self", lambda m, y: m.special.xlogy(2.5, y), (P(5),)),

@@ -1,5 +1,5 @@
 """In-place random fills (``Tensor.uniform_``, ``normal_``, ``random_``, ``bernoulli_``,
-``exponential_``), drawing from ember's generator.
+``exponential_``) and ``torch.normal`` of tensors, drawing from ember's generator.
 
 Like torch, they refuse a leaf that requires grad while grad mode is on (init code runs
 them under no_grad), bump the version counter, and on a tensor in the graph record a node
@@ -12,8 +12,10 @@ import numpy as np
 
 from .. import _dtype
 from .._creation import _rng
-from .._tensor import Tensor
-from ._core import defop, register
+from .._creation import multinomial as _multinomial
+from .._creation import normal as _normal_float
+from .._tensor import Tensor, broadcast_shapes
+from ._core import defop, record, register, write_out
 from .inplace import fill_with
 
 
@@ -29,6 +31,9 @@ RandomBackward2 = _random_node("RandomBackward2")  # random_() up to the dtype's
 BernoulliBackward1 = _random_node("BernoulliBackward1")  # bernoulli_(p tensor)
 BernoulliBackward2 = _random_node("BernoulliBackward2")  # bernoulli_(p number)
 ExponentialBackward0 = _random_node("ExponentialBackward0")
+
+
+_MISSING = object()
 
 
 def _num(x) -> str:
@@ -185,3 +190,175 @@ def exponential_(self: Tensor, lambd=1.0, *, generator=None) -> Tensor:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
     values = _rng(generator).exponential(1.0 / lambd, size=self._data.shape)
     return fill_with(self, values, ExponentialBackward0)
+
+
+# -- torch.normal with tensor arguments ------------------------------------------------------
+# torch declares these non-reparameterized: the gradient to mean and std is zero.
+
+NormalBackward1 = defop(  # normal(Tensor mean, float std)
+    "NormalBackward1", inputs=("mean",), vjp={"mean": lambda g: g * 0}, jvp=lambda t_mean: None
+)
+NormalBackward2 = defop(  # normal(float mean, Tensor std)
+    "NormalBackward2", inputs=("std",), vjp={"std": lambda g: g * 0}, jvp=lambda t_std: None
+)
+NormalBackward3 = defop(  # normal(Tensor mean, Tensor std)
+    "NormalBackward3",
+    inputs=("mean", "std"),
+    vjp={"mean": lambda g: g * 0, "std": lambda g: g * 0},
+    jvp=lambda t_mean, t_std: None,
+)
+
+_NORMAL_SIGNATURES = (
+    " * (Tensor mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (Tensor mean, float std = 1, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, Tensor std, *, torch.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, float std, tuple of ints size, *, torch.Generator generator = None, "
+    "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False)\n"
+)
+
+
+def _arg_type(x) -> str:
+    if isinstance(x, Tensor):
+        return "Tensor"
+    if isinstance(x, _dtype.dtype):
+        return "torch.dtype"
+    if type(x).__name__ == "Generator":
+        return "torch.Generator"
+    if isinstance(x, (tuple, list)):
+        return "tuple of ints" if all(isinstance(v, int) for v in x) else type(x).__name__
+    return type(x).__name__
+
+
+def _normal_signature_error(args: tuple, kwargs: dict) -> TypeError:
+    got = [_arg_type(a) for a in args] + [f"{k}={_arg_type(v)}" for k, v in kwargs.items()]
+    return TypeError(
+        f"normal() received an invalid combination of arguments - got ({', '.join(got)}), "
+        f"but expected one of:\n{_NORMAL_SIGNATURES}"
+    )
+
+
+def _check_float(t: Tensor) -> None:
+    if t._data.dtype.kind not in "fcV":
+        raise NotImplementedError(
+            f"\"normal_kernel_cpu\" not implemented for '{_dtype.scalar_name(t._data.dtype)}'"
+        )
+
+
+@register("normal")
+def normal(
+    mean: Tensor | float = _MISSING,
+    std: Tensor | float = _MISSING,
+    size: tuple = _MISSING,
+    *,
+    generator=None,
+    out: Tensor | None = None,
+    **kwargs,
+) -> Tensor:
+    """Samples from normal distributions: ``normal(mean, std)`` with a tensor mean and/or
+    std (element by element, broadcast), or ``normal(mean, std, size)`` with numbers, which
+    alone takes ``dtype``, ``requires_grad`` and the other factory keywords. The samples'
+    gradient to a tensor mean or std is zero, as in torch.
+
+    Example:
+        >>> import ember
+        >>> ember.normal(ember.zeros(3), ember.ones(3)).shape
+        torch.Size([3])
+        >>> ember.normal(0.0, 1.0, (2, 2), requires_grad=True).requires_grad
+        True
+    """
+    given = tuple(a for a in (mean, std, size) if a is not _MISSING)
+    shown = dict(kwargs, **({} if generator is None else {"generator": generator}))
+    if out is not None:
+        shown["out"] = out
+    tensor_form = isinstance(mean, Tensor) or isinstance(std, Tensor)
+    if not tensor_form:
+        if size is _MISSING or mean is _MISSING or std is _MISSING:
+            raise _normal_signature_error(given, shown)
+        return _normal_float(mean, std, size, generator=generator, out=out, **kwargs)
+    if kwargs or size is not _MISSING:
+        raise _normal_signature_error(given, shown)
+    if std is _MISSING:
+        std = 1.0
+    if isinstance(mean, Tensor) and isinstance(std, Tensor):
+        _check_float(mean)
+        _check_float(std)
+        if (std._data < 0).any():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        shape = broadcast_shapes(mean._data.shape, std._data.shape)
+        dt = mean._data.dtype  # (torch: the mean's dtype, whatever the std's)
+        node, inputs = NormalBackward3, (mean, std)
+        m, s = mean._data, std._data
+    else:
+        t, other = (mean, std) if isinstance(mean, Tensor) else (std, mean)
+        if not isinstance(other, (int, float)) or isinstance(other, bool):
+            raise _normal_signature_error(given, shown)
+        _check_float(t)
+        if isinstance(mean, Tensor):
+            if std < 0:
+                raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+            node = NormalBackward1
+        else:
+            if (std._data < 0).any():
+                raise RuntimeError("normal expects all elements of std >= 0.0")
+            node = NormalBackward2
+        shape, dt, inputs = t._data.shape, t._data.dtype, (t,)
+        m = mean._data if isinstance(mean, Tensor) else mean
+        s = std._data if isinstance(std, Tensor) else std
+    eps = _rng(generator).standard_normal(shape)
+    with np.errstate(all="ignore"):
+        values = np.asarray(m + s * eps).astype(dt, copy=False)
+    return write_out("normal", record(node, values, inputs), out)
+
+
+# -- torch.bernoulli, Tensor.bernoulli, Tensor.multinomial -----------------------------------
+
+BernoulliBackward0 = _random_node("BernoulliBackward0")  # bernoulli(input): zero gradient
+
+
+@register("bernoulli", method=True)
+def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
+    """0/1 samples, 1 with probability ``input`` elementwise (or ``p`` for every element),
+    of ``input``'s dtype.
+
+    Example:
+        >>> import ember
+        >>> ember.bernoulli(ember.tensor([0.0, 1.0]))
+        tensor([0., 1.])
+        >>> ember.ones(2).bernoulli(0.0)
+        tensor([0., 0.])
+    """
+    dt = input._data.dtype
+    if dt.kind not in "fcV":
+        raise NotImplementedError(
+            f"\"bernoulli_tensor_cpu_p_\" not implemented for '{_dtype.scalar_name(dt)}'"
+        )
+    if p is None:
+        probs = input._data
+        if not ((probs >= 0) & (probs <= 1)).all():
+            raise RuntimeError(
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                "message be improved?  If so, please report an enhancement request to PyTorch.)"
+            )
+    else:
+        probs = _scalar(p)
+        if not 0 <= probs <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(probs)}")
+    values = (_rng(generator).random(input._data.shape) < probs).astype(dt)
+    if p is not None:
+        return write_out("bernoulli", Tensor._wrap(values), out)
+    return write_out("bernoulli", record(BernoulliBackward0, values, (input,)), out)
+
+
+@register("multinomial", function=False, method=True)
+def multinomial(
+    self: Tensor, num_samples: int, replacement: bool = False, *, generator=None
+) -> Tensor:
+    """``torch.multinomial(self, ...)``: indices drawn from the rows of ``self``, weighted.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([0.0, 1.0, 0.0]).multinomial(2, replacement=True)
+        tensor([1, 1])
+    """
+    return _multinomial(self, num_samples, replacement, generator=generator)

@@ -291,7 +291,7 @@ LogitBackward0 = defop(
 )
 
 
-@register("logit")
+@register("logit", method=True, inplace=True)
 def logit(input, eps=None, *, out=None):
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given.
 
