@@ -7,7 +7,7 @@ every float input (weights, per-sample weights) is differentiated.
 
 import numpy as np
 
-from . import Op, P, S
+from . import Op, P, S, U
 
 
 def F(m):
@@ -252,5 +252,58 @@ OPS += [
         "adaptive_max_pool3d_unbatched",
         lambda m, x: _P(m, "adaptive_max_pool3d")(x, 2),
         (S(2, 3, 5, 4),),
+    ),
+]
+
+
+# grid_sample and affine_grid. torch has no forward mode for grid_sampler_2d (its
+# NotImplementedError); grids hold coordinates in (-1.35, 1.35): points outside the input
+# exercise the padding modes.
+def _gs(mode, padding, align):
+    def fn(m, x, g):
+        grid = g * 1.5
+        return F(m).grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=align)
+
+    return fn
+
+
+OPS += [
+    Op(
+        f"grid_sample_{mode}_{padding}_{'ac' if align else 'noac'}",
+        _gs(mode, padding, align),
+        (S(2, 3, 4, 5), U(2, 3, 2, 2)),
+        forward=False,
+        double=mode != "nearest",  # nearest: the grid's gradient is zero, not differentiable
+    )
+    for mode in ("bilinear", "nearest", "bicubic")
+    for padding in ("zeros", "border", "reflection")
+    for align in (False, True)
+]
+OPS += [
+    Op(
+        f"grid_sample_3d_{mode}_{padding}",
+        _gs(mode, padding, padding == "border"),
+        (S(2, 2, 3, 2, 3), U(2, 2, 1, 2, 3)),
+        forward=False,
+        double=mode != "nearest",  # as above
+    )
+    for mode in ("bilinear", "nearest")
+    for padding in ("zeros", "border", "reflection")
+]
+OPS += [
+    Op(
+        "affine_grid_3d",
+        lambda m, t: F(m).affine_grid(t, [2, 1, 2, 3, 4], align_corners=False),
+        (S(2, 3, 4),),
+    ),
+    Op(
+        "affine_grid",
+        lambda m, t: F(m).affine_grid(t, [2, 3, 4, 5], align_corners=False),
+        (S(2, 2, 3),),
+    ),
+    Op(
+        "affine_grid_align_corners",
+        lambda m, t: F(m).affine_grid(t, (2, 1, 3, 1), align_corners=True),
+        (S(2, 2, 3),),
     ),
 ]

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .. import _overrides
+from .. import _creation, _overrides
 from .._aten import elementwise as _ew
 from .._aten import nn_activation as _activation
 from .._aten import reduction as _red
@@ -55,7 +55,7 @@ from .._aten.nn_conv import (
 from .._aten.nn_conv import pad as _pad
 from .._aten.nn_ctc import ctc_loss
 from .._aten.nn_embedding import embedding, embedding_bag
-from .._aten.nn_interp import interpolate
+from .._aten.nn_interp import affine_grid, grid_sample, interpolate
 from .._aten.nn_layers import (
     _dropout_impl,
     alpha_dropout,
@@ -169,6 +169,9 @@ __all__ = [
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
     "interpolate",
+    "affine_grid",
+    "grid_sample",
+    "gumbel_softmax",
     "embedding_bag",
     "scaled_dot_product_attention",
     "multi_head_attention_forward",
@@ -698,6 +701,33 @@ def _check_static(t, name: str, n: int, head_dim: int) -> None:
         raise AssertionError(f"expecting {name}.size(0) of {n}, but got {t.shape[0]}")
     if t.shape[2] != head_dim:
         raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {t.shape[2]}")
+
+
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """Samples from the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
+    ``g`` Gumbel noise; with ``hard=True`` the one-hot of its argmax in the forward, the
+    soft sample's gradient in the backward (straight-through). ``eps`` is deprecated and
+    unused, as in torch.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> y = F.gumbel_softmax(ember.zeros(2, 3), hard=True)
+        >>> y.sum(-1)
+        tensor([1., 1.])
+    """
+    if eps != 1e-10:
+        _warn("`eps` parameter is deprecated and has no effect.", UserWarning, stacklevel=2)
+    gumbels = -_ew.log(_creation.empty_like(logits).exponential_())
+    gumbels = (logits + gumbels) / tau
+    y_soft = gumbels.softmax(dim)
+    if hard:
+        index = y_soft.max(dim, keepdim=True)[1]
+        y_hard = _creation.zeros_like(logits).scatter_(dim, index, 1.0)
+        return y_hard - y_soft.detach() + y_soft
+    return y_soft
 
 
 # The public functions dispatch through __torch_function__ (ember._overrides), from here
