@@ -127,6 +127,7 @@ from .pooling import (
     MaxUnpool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .batchnorm import SyncBatchNorm
 from .sparse import Embedding, EmbeddingBag
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .transformer import (
@@ -139,6 +140,7 @@ from .transformer import (
 
 __all__ = [
     "Module",
+    "SyncBatchNorm",
     "AdaptiveAvgPool3d",
     "AdaptiveMaxPool3d",
     "AvgPool3d",

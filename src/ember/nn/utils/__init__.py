@@ -1,7 +1,7 @@
 """``ember.nn.utils``: gradient clipping, parameter/vector conversion, weight and spectral
 normalisation, parametrizations and ``functional_call`` (torch.nn.utils)."""
 
-from . import parametrizations, parametrize, rnn, stateless
+from . import parametrizations, parametrize, prune, rnn, stateless
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -23,6 +23,7 @@ __all__ = [
     "parameters_to_vector",
     "parametrizations",
     "parametrize",
+    "prune",
     "remove_spectral_norm",
     "remove_weight_norm",
     "rnn",
