@@ -27,6 +27,7 @@ _LAZY_MODULES = frozenset(
 )
 _LAZY_NAMES = {
     "as_torch": "._as_torch",
+    "vmap": ".func",  # torch.vmap is torch.func.vmap
     "compile": "._compile",
     "load": ".serialization",
     "save": ".serialization",

@@ -576,6 +576,9 @@ def _rule(node_name: str) -> str:
 # (``Backward<N>``) by the order of its op's overloads with a derivative, so the node name
 # alone does not tell which; each is torch's pairing (its derivatives.yaml).
 _OVERLOAD = {
+    "NormalBackward1": "Tensor_float",
+    "NormalBackward2": "float_Tensor",
+    "NormalBackward3": "Tensor_Tensor",
     "ScatterReduceBackward0": "two",
     "AddBackward0": "Tensor",
     "AddBackward1": "Scalar",
@@ -639,6 +642,8 @@ _OVERLOAD = {
 # Nodes whose op is not named as the node: torch's op name has a leading underscore, is the
 # in-place or ``_forward`` op the node is for, or, where a comment says, ember's choice.
 _OP_NAME = {
+    "GridSampler2DBackward0": "grid_sampler_2d.default",
+    "GridSampler3DBackward0": "grid_sampler_3d.default",
     "AdaptiveAvgPool2DBackward0": "_adaptive_avg_pool2d.default",
     "AdaptiveAvgPool3DBackward0": "_adaptive_avg_pool3d.default",
     "BernoulliBackward1": "bernoulli_.Tensor",
@@ -969,6 +974,26 @@ def _correction(name: str):
 
     adapter.__name__ = name
     return adapter
+
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDINGS = ("zeros", "border", "reflection")
+
+
+def _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    # aten numbers the modes where F.grid_sample names them
+    return _F(
+        "grid_sample",
+        input,
+        grid,
+        _GRID_MODES[interpolation_mode],
+        _GRID_PADDINGS[padding_mode],
+        align_corners,
+    )
+
+
+def _affine_grid_generator(theta, size, align_corners):
+    return _F("affine_grid", theta, list(size), align_corners)
 
 
 def _block_diag(tensors):
@@ -1446,6 +1471,9 @@ _ADAPTERS: dict = {
     "std_mean.correction": _correction("std_mean"),
     "einsum.default": _einsum,
     "block_diag.default": _block_diag,
+    "grid_sampler_2d.default": _grid_sampler,
+    "grid_sampler_3d.default": _grid_sampler,
+    "affine_grid_generator.default": _affine_grid_generator,
     "unfold.default": _unfold,
     "unfold_backward.default": _unfold_backward,
     "expand.default": _expand,
@@ -1636,6 +1664,7 @@ aten::addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) ->
 aten::addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 aten::addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+aten::affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
 aten::alias(Tensor(a) self) -> Tensor(a)
 aten::all(Tensor self) -> Tensor
 aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
@@ -1666,6 +1695,7 @@ aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] paddi
     bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
 aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
     Scalar alpha=1) -> Tensor
+aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
 aten::bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
 aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
 aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
@@ -1761,6 +1791,10 @@ aten::ge.Tensor(Tensor self, Tensor other) -> Tensor
 aten::ge.Scalar(Tensor self, Scalar other) -> Tensor
 aten::gelu(Tensor self, *, str approximate="none") -> Tensor
 aten::glu(Tensor self, int dim=-1) -> Tensor
+aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+    bool align_corners) -> Tensor
+aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+    bool align_corners) -> Tensor
 aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
     float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor
 aten::gt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -1891,6 +1925,9 @@ aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reducti
     SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction,
     SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+aten::normal.Tensor_float(Tensor mean, float std=1., *, Generator? generator=None) -> Tensor
+aten::normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+aten::normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
 aten::normal_(Tensor(a!) self, float mean=0., float std=1., *,
     Generator? generator=None) -> Tensor(a!)
 aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None,

@@ -25,6 +25,7 @@ _BAGS = "embedding_bag's _Bags parameter, an object its forward may change"
 # The entries allowed to run eagerly (both dtypes), with the reason; any other entry that
 # falls back fails test_compiled_equals_eager, and so does a listed entry that now compiles
 # (take it off the list): the list says exactly what ember.compile cannot capture.
+_RANDOM_DRAW = "a random draw whose op declares no forward to replay (as _RANDOM_FILL)"
 EAGER = {
     # value-dependent output shapes
     "unique": _VALUE_SHAPED,
@@ -35,6 +36,10 @@ EAGER = {
     "median": _NO_FORWARD + " (MedianBackward0)",
     "scatter_reduce_arg": "scatter(reduce=) records a node without forward (torch has no "
     "derivative for it)",
+    "normal_tensor_tensor": _RANDOM_DRAW,
+    "normal_tensor_float": _RANDOM_DRAW,
+    "normal_float_tensor": _RANDOM_DRAW,
+    "bernoulli_tensor": _RANDOM_DRAW,
     "diff_n0": "torch's diff(n=0) is zeros_like(input).copy_(input): an in-place write into a "
     "tensor made in the compiled region",
     "linalg_lstsq": _NO_FORWARD + " (LinalgLstsqBackward0)",
