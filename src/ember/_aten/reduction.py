@@ -2183,7 +2183,7 @@ def _weights_nonnegative(w: np.ndarray, kind: str) -> None:
 
 
 def _weights_sum_nonzero(w_sum: np.ndarray) -> None:
-    if not (w_sum != 0):
+    if not np.all(w_sum != 0):  # (a batch of sums under vmap)
         raise RuntimeError("cov(): weights sum to zero, can't be normalized")
 
 
@@ -2198,7 +2198,7 @@ def _cov_dof_warning() -> None:
 
 
 def _cov_dof_check(norm_factor: np.ndarray) -> None:
-    if norm_factor <= 0:
+    if np.any(norm_factor <= 0):  # (a batch under vmap)
         _cov_dof_warning()
 
 

@@ -364,15 +364,18 @@ def _signature(func) -> tuple:
     public wrapper (it has its implementation's signature)."""
     sig = _SIGNATURES.get(func)
     if sig is None:
-        code = func.__code__
+        # the implementation's: a wrapper may also take NumPy's aliases (axis=), which
+        # reach __torch_function__ under torch's names
+        impl = getattr(func, "_ember_impl", func)
+        code = impl.__code__
         n_pos, n_kw = code.co_argcount, code.co_kwonlyargcount
         names = code.co_varnames
         positional = names[:n_pos]
         keyword = names[n_pos : n_pos + n_kw]
         star = bool(code.co_flags & inspect.CO_VARARGS)
         starstar = bool(code.co_flags & inspect.CO_VARKEYWORDS)
-        defaults = dict(zip(positional[::-1], (func.__defaults__ or ())[::-1]))
-        defaults.update(func.__kwdefaults__ or {})
+        defaults = dict(zip(positional[::-1], (impl.__defaults__ or ())[::-1]))
+        defaults.update(impl.__kwdefaults__ or {})
         sig = _SIGNATURES[func] = (positional, star, keyword, starstar, defaults)
     return sig
 
