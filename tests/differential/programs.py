@@ -744,7 +744,35 @@ def _reference(prog: Program) -> Result:
                 f"(scale {scale:.3g})"
             )
     _check_derivatives(prog, ref, plus, minus)
+    _check_tangents(prog, ref)
     return ref
+
+
+def _check_tangents(prog: Program, ref: Result) -> None:
+    """torch's forward-mode tangents are the derivatives of its steps along the leaves'
+    tangents (central differences): not so where a torch formula loses them (its
+    logcumsumexp tangent underflows to 0 where exp(x - max) does, and rounds off by 1e-6
+    elsewhere), a reference not to compare with."""
+    if ref.tangents is None:
+        return
+    h = STEP
+    plus = evaluate_torch(prog, [a + h * t for a, t in zip(prog.leaves, prog.tangents)])
+    minus = evaluate_torch(prog, [a - h * t for a, t in zip(prog.leaves, prog.tangents)])
+    if plus.errors or minus.errors:
+        raise Rejected("torch raised near the point")
+    for k, step in enumerate(ref.tangents):
+        for j, tangent in enumerate(step):
+            if tangent is None or tangent.size == 0 or tangent.dtype.kind != "f":
+                continue
+            fd = (plus.values[k][j].astype(np.float64) - minus.values[k][j]) / (2 * h)
+            # half the comparison's tolerance, plus the differences' rounding (eps |f| / h)
+            value = np.abs(ref.values[k][j]).astype(np.float64)
+            tol = RTOL / 2 * np.abs(tangent) + ATOL * np.max(np.abs(tangent)) + 4e-9 * value
+            if np.any(np.abs(fd - tangent) > tol + TINY):
+                raise Rejected(
+                    f"torch's forward mode is not the derivative at step {k} "
+                    f"({prog.steps[k].op.name})"
+                )
 
 
 def _check_derivatives(prog: Program, ref: Result, plus: Result, minus: Result) -> None:

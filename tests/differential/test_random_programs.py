@@ -51,6 +51,7 @@ def _category(reason: str) -> str:
         ("blown up", "blow-up"),
         ("not finite", "non-finite"),
         ("torch raised", "torch error"),
+        ("forward mode is not the derivative", "torch forward mode != central differences"),
         ("not the derivative", "torch derivative != central differences"),
     ):
         if key in reason:

@@ -2110,14 +2110,52 @@ def _logcumsumexp_vjp(g, self, result, dim):
 
 
 def _logcumsumexp_jvp(t_self, self, dim):
+    # sum_{j<=i} t_j exp(x_j - y_i)
     if self.ndim == 0 or _raw(self).size == 0:
         return t_self
     s = _raw(self)
     if s.dtype.kind == "c":
         e = np.exp(self)
-    else:  # shifted by the (constant) max: the shift cancels in the ratio
-        e = np.exp(self - _wrap(np.max(s, axis=dim, keepdims=True)))
-    return cumsum(e * t_self, dim) / cumsum(e, dim)
+        return cumsum(e * t_self, dim) / cumsum(e, dim)
+    if is_raw(self):
+        # torch's formula, cumsum(t * e) / cumsum(e) with e = exp(x - max), where its
+        # running sums are normal numbers; the sign-split form where exp(x - max) underflows
+        a = s.astype(np.float64)
+        t = np.asarray(t_self, dtype=np.float64)
+        e = np.exp(a - np.max(a, axis=dim, keepdims=True))
+        sums = np.cumsum(e, axis=dim)
+        ok = sums > np.finfo(np.float64).tiny ** 0.9
+        if ok.all():
+            return (np.cumsum(t * e, axis=dim) / sums).astype(s.dtype)
+        split = _logcumsumexp_split(t, a, dim, _logcumsumexp_array)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.cumsum(t * e, axis=dim) / sums
+        return np.where(ok, ratio, split).astype(s.dtype)
+    # on Tensors (higher order): the same choice, with ops; the shift is a constant
+    e = np.exp(self - _wrap(np.max(s, axis=dim, keepdims=True)))
+    sums = cumsum(e, dim)
+    ok = _raw(sums) > np.finfo(np.float64).tiny ** 0.9
+    if ok.all():
+        return cumsum(t_self * e, dim) / sums
+    split = _logcumsumexp_split(t_self, self, dim, lambda x, d: logcumsumexp(x, d))
+    ok = _wrap(ok)
+    return where(ok, cumsum(t_self * e, dim) / where(ok, sums, 1.0), split)
+
+
+def _logcumsumexp_split(t_self, self, dim, running_of):
+    """The tangent as two logcumsumexps: sum_{j<=i} t_j exp(x_j - y_i) with t split by
+    sign (no exp of a large value, nothing that underflows to 0/0)."""
+    s = _raw(self)
+
+    def running(x):
+        return running_of(x, dim)
+
+    result = running(self)
+    lowest = float(np.finfo(s.dtype).min)
+    log_abs = np.log(np.abs(t_self))
+    pos = _where(t_self > 0, log_abs, lowest)
+    neg = _where(t_self < 0, log_abs, lowest)
+    return np.exp(running(self + pos) - result) - np.exp(running(self + neg) - result)
 
 
 LogcumsumexpBackward0 = defop(
