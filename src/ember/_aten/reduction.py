@@ -2101,7 +2101,9 @@ def _logcumsumexp_vjp(g, self, result, dim):
         log_g = np.log(cconj(g))
         return cconj(np.exp(_flip_logcumsumexp(log_g - result, dim) + self))
     lowest = float(np.finfo(_raw(g).dtype).min)
-    log_abs = np.log(np.abs(g))
+    # log|g| of a g that is 1 where g is 0 (that branch is not taken): finite derivatives
+    # there, so double backward has no 0 * inf
+    log_abs = np.log(np.abs(_where(g == 0, 1.0, g)))
     pos = _where(g > 0, log_abs, lowest)
     neg = _where(g < 0, log_abs, lowest)
     out_pos = np.exp(_flip_logcumsumexp(pos - result, dim) + self)
@@ -2152,7 +2154,7 @@ def _logcumsumexp_split(t_self, self, dim, running_of):
 
     result = running(self)
     lowest = float(np.finfo(s.dtype).min)
-    log_abs = np.log(np.abs(t_self))
+    log_abs = np.log(np.abs(_where(t_self == 0, 1.0, t_self)))  # (as in the backward)
     pos = _where(t_self > 0, log_abs, lowest)
     neg = _where(t_self < 0, log_abs, lowest)
     return np.exp(running(self + pos) - result) - np.exp(running(self + neg) - result)
