@@ -20,7 +20,17 @@ import pytest
 import ember
 
 SRC = Path(ember.__file__).parent
-CORE = {"_overrides", "_tensor", "_dtype", "_mode", "_hooks", "_tensor_str", "_creation", "_alloc"}
+CORE = {
+    "_overrides",
+    "_tensor",
+    "_dtype",
+    "_mode",
+    "_hooks",
+    "_tensor_str",
+    "_creation",
+    "_alloc",
+    "_quiet",
+}
 
 
 def _module_name(path: Path) -> str:

@@ -23,7 +23,17 @@ SRC = ROOT / "src" / "ember"
 DOT = ROOT / "docs" / "layers.dot"
 SVG = ROOT / "docs" / "layers.svg"
 
-CORE = {"_overrides", "_tensor", "_dtype", "_mode", "_hooks", "_tensor_str", "_creation", "_alloc"}
+CORE = {
+    "_overrides",
+    "_tensor",
+    "_dtype",
+    "_mode",
+    "_hooks",
+    "_tensor_str",
+    "_creation",
+    "_alloc",
+    "_quiet",
+}
 # The layers, bottom up; a part not listed is in the last one.
 LAYERS = [
     ("core", lambda part: part == "core"),

@@ -11,6 +11,7 @@ import numpy as np
 from . import _dtype
 from ._alloc import raise_alloc_error
 from ._overrides import warn as _warn
+from ._quiet import QUIET, quiet_reset, quiet_set
 from ._tensor import Tensor, check_device
 
 _wrap = Tensor._wrap
@@ -463,14 +464,16 @@ def _from_python(data, np_dtype) -> np.ndarray:
         return np.empty(sizes, dtype=dt)
     else:
         value = _store(data, sizes, 0, conv)
+    token = quiet_set(QUIET)  # (np.errstate would cost a microsecond a tensor)
     try:
-        with np.errstate(all="ignore"):
-            if dt.kind in "iu" and dt.itemsize < 8:  # checked above; torch wraps -1 to 255
-                arr = np.array(value, dtype=np.int64).astype(dt)
-            else:
-                arr = np.array(value, dtype=dt)
+        if dt.kind in "iu" and dt.itemsize < 8:  # checked above; torch wraps -1 to 255
+            arr = np.array(value, dtype=np.int64).astype(dt)
+        else:
+            arr = np.array(value, dtype=dt)
     except OverflowError:  # a Python int past int64, left to NumPy above
         raise ValueError("Overflow when unpacking long long") from None
+    finally:
+        quiet_reset(token)
     if arr.shape != tuple(sizes):  # a block NumPy kept whole had the wrong shape
         raise ValueError(f"expected sequence of length {sizes[-1]} at dim {len(sizes) - 1}")
     return arr

@@ -25,6 +25,7 @@ from .. import _dtype
 from .._alloc import from_numpy_error
 from .._dtype import _BF16
 from .._overrides import warn as _warn
+from .._quiet import QUIET, quiet_reset, quiet_set  # NumPy's warnings off for a block
 from .._tensor import (
     _UFUNCS,
     Tensor,
@@ -219,36 +220,6 @@ def write_out(fname: str, result: Tensor, out: Tensor | None) -> Tensor:
 
 
 # -- NumPy's errors and warnings, kept from users ------------------------------------------
-
-
-def _errstate_var():
-    """NumPy's error-state context variable and its all-ignore value. Setting it directly
-    costs two C calls per op, where ``np.errstate`` costs a microsecond."""
-    try:
-        from numpy._core._ufunc_config import _extobj_contextvar as var
-    except ImportError:  # a NumPy without it: the documented (slower) way
-        return _ErrstateVar(), None
-    with np.errstate(all="ignore"):
-        return var, var.get()
-
-
-class _ErrstateVar:
-    """``set``/``reset`` of a context variable, done with ``np.errstate``."""
-
-    def set(self, _value):
-        state = np.errstate(all="ignore")
-        state.__enter__()
-        return state
-
-    def reset(self, state) -> None:
-        state.__exit__(None, None, None)
-
-
-_QUIET_VAR, QUIET = _errstate_var()
-# NumPy's floating-point warnings off for a block (torch computes 0/0, log(0) and overflow
-# silently):  token = quiet_set(QUIET) ... finally: quiet_reset(token)
-quiet_set = _QUIET_VAR.set
-quiet_reset = _QUIET_VAR.reset
 
 
 class _Quiet(threading.local):
