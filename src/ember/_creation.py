@@ -863,11 +863,6 @@ def normal(
     return t
 
 
-def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
-    probs = input._data if p is None else np.full(input._data.shape, p)
-    return _wrap((_rng(generator).random(input._data.shape) < probs).astype(input._data.dtype))
-
-
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None):
     probs = np.atleast_2d(input._data.astype(np.float64))
     rng = _rng(generator)

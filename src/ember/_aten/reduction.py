@@ -20,6 +20,7 @@ import builtins as _b
 import math
 import sys
 import types
+from functools import partial
 
 import numpy as np
 
@@ -2112,36 +2113,33 @@ def _logcumsumexp_vjp(g, self, result, dim):
 
 
 def _logcumsumexp_jvp(t_self, self, dim):
-    # sum_{j<=i} t_j exp(x_j - y_i)
+    # sum_{j<=i} t_j exp(x_j - y_i): torch's formula, cumsum(t * e) / cumsum(e) with
+    # e = exp(x - max), where its running sums are normal numbers; the sign-split form (as
+    # the backward) where exp(x - max) underflows (torch's tangent is 0 there). On arrays
+    # in float64, rounded once; on Tensors (higher order) with ops, the shift a constant.
     if self.ndim == 0 or _raw(self).size == 0:
         return t_self
     s = _raw(self)
     if s.dtype.kind == "c":
         e = np.exp(self)
         return cumsum(e * t_self, dim) / cumsum(e, dim)
-    if is_raw(self):
-        # torch's formula, cumsum(t * e) / cumsum(e) with e = exp(x - max), where its
-        # running sums are normal numbers; the sign-split form where exp(x - max) underflows
-        a = s.astype(np.float64)
-        t = np.asarray(t_self, dtype=np.float64)
-        e = np.exp(a - np.max(a, axis=dim, keepdims=True))
-        sums = np.cumsum(e, axis=dim)
-        ok = sums > np.finfo(np.float64).tiny ** 0.9
-        if ok.all():
-            return (np.cumsum(t * e, axis=dim) / sums).astype(s.dtype)
-        split = _logcumsumexp_split(t, a, dim, _logcumsumexp_array)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = np.cumsum(t * e, axis=dim) / sums
-        return np.where(ok, ratio, split).astype(s.dtype)
-    # on Tensors (higher order): the same choice, with ops; the shift is a constant
-    e = np.exp(self - _wrap(np.max(s, axis=dim, keepdims=True)))
-    sums = cumsum(e, dim)
+    raw = is_raw(self)
+    if raw:
+        self, t_self = s.astype(np.float64), np.asarray(t_self, dtype=np.float64)
+        running_sum, running_lse = partial(np.cumsum, axis=dim), _logcumsumexp_array
+    else:
+        running_sum, running_lse = partial(cumsum, dim=dim), logcumsumexp
+    shift = np.max(s, axis=dim, keepdims=True)
+    e = np.exp(self - (shift if raw else _wrap(shift)))
+    sums = running_sum(e)
     ok = _raw(sums) > np.finfo(np.float64).tiny ** 0.9
     if ok.all():
-        return cumsum(t_self * e, dim) / sums
-    split = _logcumsumexp_split(t_self, self, dim, lambda x, d: logcumsumexp(x, d))
-    ok = _wrap(ok)
-    return where(ok, cumsum(t_self * e, dim) / where(ok, sums, 1.0), split)
+        out = running_sum(t_self * e) / sums
+    else:
+        split = _logcumsumexp_split(t_self, self, dim, running_lse)
+        ok = ok if raw else _wrap(ok)
+        out = _where(ok, running_sum(t_self * e) / _where(ok, sums, 1.0), split)
+    return out.astype(s.dtype) if raw else out
 
 
 def _logcumsumexp_split(t_self, self, dim, running_of):
