@@ -12,7 +12,7 @@ $(PY):
 
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,oracle,viz,distributed,demo,bench,onnx]"
+	$(PY) -m pip install --quiet -e ".[dev,oracle,viz,distributed,demo,bench,onnx,tensorboard]"
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

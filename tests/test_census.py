@@ -14,25 +14,14 @@ CENSUS = pathlib.Path(__file__).parent / "data" / "api-census.tsv"
 
 # What a CPU/NumPy build cannot have, and why.
 CANNOT_EXIST = {
-    "Tensor.to_sparse": "ember has no sparse tensors (dense NumPy arrays only)",
-    "torch.sparse_coo_tensor": "ember has no sparse tensors (dense NumPy arrays only)",
     "torch.jagged": "nested (jagged) tensors: ragged layouts NumPy arrays cannot hold",
     "torch.nested": "nested (jagged) tensors: ragged layouts NumPy arrays cannot hold",
     "torch.nested.nested_tensor": "nested (jagged) tensors",
 }
 
 # Not built yet: each belongs to an open issue.
-_SPARSE = "sparse tensors (issue 28)"
 _TAIL = "issue 26's long tail, not built yet"
 NOT_YET = {
-    "torch.utils.tensorboard": "TensorBoard writer (issue 28)",
-    "torch.utils.tensorboard.SummaryWriter": "TensorBoard writer (issue 28)",
-    "torch.utils.tensorboard.writer.SummaryWriter": "TensorBoard writer (issue 28)",
-    "torch.sparse_coo": _SPARSE,
-    "torch.sparse_csr": _SPARSE,
-    "torch.sparse_csc": _SPARSE,
-    "Tensor.coalesce": _SPARSE,
-    "Tensor.indices": _SPARSE,
     "Tensor.resize_": _TAIL + " (in-place shape changes)",
     "Tensor.squeeze_": _TAIL + " (in-place shape changes)",
     "Tensor.storage": _TAIL + " (typed storages)",

@@ -336,7 +336,7 @@ def _nodes_reached(op) -> set:
     roots = [o.grad_fn for o in outs]
     if outs and op.grad:
         grads = ember.autograd.grad(
-            outs, xs, [ember.ones_like(o) for o in outs], create_graph=True, allow_unused=True
+            outs, xs, [ember.ones_like(o) for o in outs], create_graph=op.double, allow_unused=True
         )
         roots += [g.grad_fn for g in grads if g is not None]
     seen, names = set(), set()

@@ -499,8 +499,16 @@ class Tensor:
         return False
 
     @property
-    def layout(self) -> str:
-        return "torch.strided"
+    def layout(self) -> layout:
+        """How the elements are stored: ``torch.strided`` for dense tensors, ``torch.sparse_coo``
+        or ``torch.sparse_csr`` for sparse ones.
+
+        Example:
+            >>> import ember
+            >>> ember.zeros(2).layout
+            torch.strided
+        """
+        return strided
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind in "fV"
@@ -782,6 +790,54 @@ class device:
 _CPU = device("cpu")
 
 
+class layout:
+    """A memory layout, as ``torch.layout``: ``torch.strided`` (dense), ``torch.sparse_coo``,
+    ``torch.sparse_csr`` ... (one object per layout, compared by identity).
+
+    Example:
+        >>> import ember
+        >>> ember.sparse_coo, ember.zeros(1).layout is ember.strided
+        (torch.sparse_coo, True)
+    """
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return (_layout_named, (self._name,))
+
+
+def _layout_named(name: str) -> layout:
+    return LAYOUTS[name]
+
+
+LAYOUTS = {
+    n: layout(n)
+    for n in ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
+}
+LAYOUTS["_mkldnn"] = layout("_mkldnn")
+strided = LAYOUTS["strided"]
+
+# Tensor data that is not an ndarray (sparse tensors' index and value arrays), by its type:
+# the Tensor subclass that holds it. Filled by the op families that define such data; the
+# engine and the recorder ask this (autograd knows no op) on their rare non-ndarray paths.
+DATA_CLASSES: dict = {}
+
+
+def wrap_data(data) -> Tensor:
+    """A Tensor of ``data``: an ndarray, or one of ``DATA_CLASSES``' kinds (its subclass)."""
+    t = Tensor._wrap(data)
+    cls = DATA_CLASSES.get(type(data))
+    if cls is not None:
+        t.__class__ = cls
+    return t
+
+
 def check_device(dev) -> None:
     """Accept the CPU; any other device fails as in a CPU-only torch build."""
     if dev is None or dev == "cpu" or dev is _CPU:
@@ -807,5 +863,5 @@ def register_methods(methods: dict, ufuncs: dict | None = None) -> None:
 
 
 # Never overriding: the wrappers' fast path (_overrides) lets these through untouched.
-for _kind in (Tensor, Size, device):
+for _kind in (Tensor, Size, device, layout):
     _overrides.plain_type(_kind)

@@ -293,16 +293,20 @@ def _tensor_body(data: np.ndarray, indent: int) -> str:
     return _layout(cells, shown.shape, cut, edge, indent, element_length)
 
 
-def _add_suffixes(text: str, suffixes: Sequence[str], indent: int) -> str:
-    """Append ``, suffix`` items, moving one to a new line when it would overflow."""
+def _add_suffixes(
+    text: str, suffixes: Sequence[str], indent: int, force_newline: bool = False
+) -> str:
+    """Append ``, suffix`` items, moving one to a new line when it would overflow (the
+    first one always, with ``force_newline``: sparse COO tensors)."""
     linewidth = _options["linewidth"]
     pieces = [text]
     # torch measures the last line with an off-by-two quirk; keep it for identical output.
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > linewidth:
+        if force_newline or last_line_len + len(suffix) + 2 > linewidth:
             pieces.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
+            force_newline = False
         else:
             pieces.append(", " + suffix)
             last_line_len += len(suffix) + 2
@@ -343,3 +347,28 @@ def format_tensor(data: np.ndarray, suffixes: list[str], name: str | None = None
             extra.append("dtype=" + _dtype_name(data.dtype))
         body = _tensor_body(data, indent)
     return _add_suffixes(prefix + body, extra + list(suffixes), indent)
+
+
+def format_sparse(parts: Sequence[tuple[str, np.ndarray]], suffixes: list[str], coo: bool) -> str:
+    """torch's repr of a sparse tensor from its index and value arrays, e.g.
+    ``tensor(indices=tensor([[0, 1]]),\n       values=tensor([1., 2.]),\n       size=(2,),
+    nnz=2, layout=torch.sparse_coo)``.
+
+    Args:
+        parts: ``(label, array)`` pairs in torch's order (``indices``, ``values``, or
+            ``crow_indices``, ``col_indices``, ``values``).
+        suffixes: the items after the arrays (``size=``, ``nnz=``, ``dtype=``, ``layout=``...).
+        coo: a COO tensor, whose suffixes always start on a new line.
+    """
+    indent = len("tensor(")
+    pieces = []
+    for label, arr in parts:
+        prefix = f"{label}=tensor("
+        arr = np.asarray(arr)
+        if arr.size:
+            body = _tensor_body(arr, indent + len(prefix))
+        else:
+            body = "[], size=" + str(tuple(arr.shape))
+        pieces.append(prefix + body + ")")
+    text = "tensor(" + (",\n" + " " * indent).join(pieces)
+    return _add_suffixes(text, suffixes, indent, force_newline=coo)

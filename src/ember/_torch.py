@@ -105,6 +105,15 @@ from ._aten.nn_layers import (  # noqa: E402  (torch exposes these at the top le
     pixel_unshuffle,
 )
 from ._aten.nn_activation import celu, hardshrink, prelu, rrelu, selu, threshold  # noqa: E402
+from ._tensor import LAYOUTS as _LAYOUTS, layout, strided  # noqa: E402
+
+# torch's layouts (``t.layout``; sparse tensors are ``ember._aten.sparse``'s)
+sparse_coo = _LAYOUTS["sparse_coo"]
+sparse_csr = _LAYOUTS["sparse_csr"]
+sparse_csc = _LAYOUTS["sparse_csc"]
+sparse_bsr = _LAYOUTS["sparse_bsr"]
+sparse_bsc = _LAYOUTS["sparse_bsc"]
+_mkldnn = _LAYOUTS["_mkldnn"]
 
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 

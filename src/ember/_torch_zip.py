@@ -38,6 +38,8 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
+from ._aten import sparse as _sparse
+from ._tensor import LAYOUTS as _LAYOUTS
 from ._tensor import Size, Tensor, device
 from .nn.modules.module import Module
 from .nn.parameter import Parameter
@@ -434,6 +436,33 @@ class _TypedStorage:
         self.np_dtype = np_dtype
 
 
+def _rebuild_sparse_tensor(layout, data):
+    """torch's pickled sparse tensor: ``(indices, values, size[, is_coalesced])`` for COO,
+    ``(crow_indices, col_indices, values, size)`` for CSR; checked like any constructor."""
+
+    if not isinstance(data, tuple) or not all(
+        isinstance(t, Tensor) for t in data[: -2 if layout is _LAYOUTS["sparse_coo"] else -1]
+    ):
+        raise _bad("_rebuild_sparse_tensor expects tensors")
+    if layout is _LAYOUTS["sparse_coo"] and len(data) in (3, 4):
+        indices, values, size = data[:3]
+        coalesced = data[3] if len(data) == 4 else None
+        if coalesced is not None and not isinstance(coalesced, bool):
+            raise _bad("is_coalesced must be a bool or None")
+        return _sparse.sparse_coo_tensor(indices, values, tuple(size), is_coalesced=coalesced)
+    if layout is _LAYOUTS["sparse_csr"] and len(data) == 4:
+        crow, col, values, size = data
+        return _sparse.sparse_csr_tensor(crow, col, values, tuple(size))
+    raise _Refused(f"ember.load: rebuilding sparse tensor for layout {layout} is not supported")
+
+
+def _get_layout(name):
+    """torch.serialization._get_layout: a layout by its name (``"torch.sparse_coo"``)."""
+    if not isinstance(name, str) or not name.startswith("torch.") or name[6:] not in _LAYOUTS:
+        raise _bad(f"unknown layout {name!r}")
+    return _LAYOUTS[name[6:]]
+
+
 def _rebuild_tensor_legacy(storage, storage_offset, size, stride):
     return _rebuild_tensor_v2(storage, storage_offset, size, stride)
 
@@ -570,6 +599,8 @@ def _default_globals() -> dict[str, Any]:
         "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
+        "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
+        "torch.serialization._get_layout": _get_layout,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
         "torch.nn.parameter.Parameter": Parameter,
         "torch.Tensor": Tensor,
@@ -584,6 +615,8 @@ def _default_globals() -> dict[str, Any]:
     }
     for name, d in _TORCH_DTYPES.items():
         table[f"torch.{name}"] = d if d is not None else _TorchDtype(name)
+    for name in ("strided", "sparse_coo", "sparse_csr"):
+        table[f"torch.{name}"] = _LAYOUTS[name]
     for cls, dname in _STORAGE_DTYPES.items():
         table[f"torch.{cls}"] = _StorageType(cls, dname)
     return table
@@ -1204,6 +1237,7 @@ class _Pickler:
         self.globals: dict[str, int] = {}
         self.tensors: list[Tensor] = []
         self.tensor_index: dict[int, int] = {}
+        self.sparse_parts: dict[int, tuple] = {}  # a sparse tensor's id -> its index/value tensors
         self.slots: list[_TensorSlot] = []
         self.active: set[int] = set()
 
@@ -1348,6 +1382,17 @@ class _Pickler:
             self._str(str(obj))
         elif isinstance(obj, complex):
             self._reduce_global("__builtin__", "complex", (obj.real, obj.imag), depth)
+        elif isinstance(obj, Tensor) and id(obj) in self.sparse_parts:
+            data = obj._data
+            extra = (data.coalesced,) if data.layout is _LAYOUTS["sparse_coo"] else ()
+            self._global("torch._utils", "_rebuild_sparse_tensor")
+            self.out += b"("
+            self._global("torch.serialization", "_get_layout")  # (torch's way to name one)
+            self._str(repr(data.layout))
+            self.out += b"\x85R"
+            self.save((*self.sparse_parts[id(obj)], Size(data.shape), *extra), depth + 1)
+            self.out += b"tR"
+            self._put(obj)
         elif isinstance(obj, Tensor):
             self._tensor(obj, depth)
             self._put(obj)
@@ -1419,7 +1464,20 @@ class _Pickler:
                 raise ValueError("ember.save: object is nested too deeply")
             if id(o) in seen:
                 continue
-            if isinstance(o, Tensor):
+            if isinstance(o, Tensor) and not isinstance(o._data, np.ndarray):
+                # a sparse tensor: torch pickles its index and value tensors
+                seen.add(id(o))
+                self.keep.append(o)
+                data = o._data
+                arrays = (
+                    (data.indices, data.values)
+                    if data.layout is _LAYOUTS["sparse_coo"]
+                    else (data.crow_indices, data.col_indices, data.values)
+                )
+                parts = tuple(Tensor._wrap(np.ascontiguousarray(a)) for a in arrays)
+                self.sparse_parts[id(o)] = parts
+                stack.extend((t, depth + 1) for t in reversed(parts))
+            elif isinstance(o, Tensor):
                 seen.add(id(o))
                 self.tensor_index[id(o)] = len(self.tensors)
                 self.tensors.append(o)

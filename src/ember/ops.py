@@ -642,6 +642,19 @@ _OVERLOAD = {
 # Nodes whose op is not named as the node: torch's op name has a leading underscore, is the
 # in-place or ``_forward`` op the node is for, or, where a comment says, ember's choice.
 _OP_NAME = {
+    # sparse tensors (ember._aten.sparse)
+    "SparseCooTensorWithDimsAndTensorsBackward0": (
+        "_sparse_coo_tensor_with_dims_and_tensors.default"
+    ),
+    "SparseCompressedTensorBackward0": "sparse_compressed_tensor.comp_plain_value_size",
+    "ToDenseBackward0": "_to_dense.default",
+    "ToSparseBackward0": "_to_sparse.sparse_dim",
+    "ToSparseCsrBackward0": "_to_sparse_csr.default",
+    "CoalesceBackward0": "_coalesce.default",
+    "SparseAddmmBackward0": "_sparse_addmm.default",
+    "SparseSumBackward0": "_sparse_sum.dim",
+    "SparseSoftmaxBackward0": "_sparse_softmax.default",
+    "SparseLogSoftmaxBackward0": "_sparse_log_softmax.default",
     "GridSampler2DBackward0": "grid_sampler_2d.default",
     "GridSampler3DBackward0": "grid_sampler_3d.default",
     "AdaptiveAvgPool2DBackward0": "_adaptive_avg_pool2d.default",
@@ -707,6 +720,8 @@ _OP_NAME = {
 # parameters: "Name(inputs; params)"). torch's op is a composite whose graph ends in the
 # node named; ember declares the whole op as one node of that name.
 _BY_DECLARATION = {
+    # a sparse tensor converted to the other layout
+    "ToSparseBackward0(self; _layout)": "_to_sparse.default",
     # einsum (its plan: terms, output term, shapes) ends in a sum, permute, view or mul
     "SumBackward1(self; terms, out_term, shapes)": "einsum.default",
     "PermuteBackward0(self; terms, out_term, shapes)": "einsum.default",
@@ -1560,7 +1575,19 @@ _ADAPTERS: dict = {
 
 # Overloads ember cannot run with aten's arguments, and why (calling one raises
 # NotImplementedError saying so; the op object, its schema and mapping still exist).
+_SPARSE_ONLY = (
+    "a sparse-tensor overload: ember's sparse tensors run through torch.sparse, the sparse "
+    "constructors and Tensor methods (ember._aten.sparse), not through ember.ops"
+)
 UNIMPLEMENTED = {
+    **dict.fromkeys(
+        """_sparse_coo_tensor_with_dims_and_tensors.default
+        sparse_compressed_tensor.comp_plain_value_size _to_dense.default _to_sparse.sparse_dim
+        _to_sparse.default _to_sparse_csr.default _coalesce.default values.default
+        _sparse_addmm.default _sparse_sum.dim _sparse_softmax.default
+        _sparse_log_softmax.default""".split(),
+        _SPARSE_ONLY,
+    ),
     "as_strided.default": "ember has no as_strided: its views are NumPy's (the node is "
     "recorded when a view is regenerated after an in-place write)",
     "as_strided_scatter.default": "ember has no as_strided_scatter (recorded internally, as "
@@ -1601,6 +1628,24 @@ narrow.default max_pool2d.default
 """.split()
 
 _SCHEMA_TEXT = """
+aten::_sparse_coo_tensor_with_dims_and_tensors(int sparse_dim, int dense_dim, SymInt[] size,
+    Tensor indices, Tensor values, *, ScalarType? dtype=None, Layout? layout=None,
+    Device? device=None, bool? pin_memory=False, bool? is_coalesced=None) -> Tensor
+aten::sparse_compressed_tensor.comp_plain_value_size(Tensor compressed_indices,
+    Tensor plain_indices, Tensor values, SymInt[] size, *, ScalarType? dtype=None,
+    Layout? layout=None, Device? device=None, bool? pin_memory=False) -> Tensor
+aten::_to_dense(Tensor self, ScalarType? dtype=None, bool? masked_grad=None) -> Tensor
+aten::_to_sparse.sparse_dim(Tensor self, int sparse_dim) -> Tensor
+aten::_to_sparse(Tensor self, *, Layout? layout=None, int[2]? blocksize=None,
+    int? dense_dim=None) -> Tensor
+aten::_to_sparse_csr(Tensor self, int? dense_dim=None) -> Tensor
+aten::_coalesce(Tensor self) -> Tensor
+aten::values(Tensor(a) self) -> Tensor(a)
+aten::_sparse_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,
+    Scalar alpha=1) -> Tensor
+aten::_sparse_sum.dim(Tensor self, int[1] dim) -> Tensor
+aten::_sparse_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+aten::_sparse_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
 aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
 aten::_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor

@@ -137,6 +137,7 @@ FAMILIES = (
     "inplace",
     "random",
     "compositions",
+    "sparse",
 )
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._mode import dispatch_count, dispatch_state
 from .._mode import state as _mode
-from .._tensor import Tensor, _legacy_type_name
+from .._tensor import DATA_CLASSES, Tensor, _legacy_type_name, wrap_data
 from . import anomaly_mode
 from .graph import (
     _FREED,
@@ -366,7 +366,9 @@ def _call_node(node: Node, grads: list, as_tensors: bool):
 
 
 def _as_tensor(g):
-    return g if g is None or isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
+    if g is None or isinstance(g, Tensor):
+        return g
+    return wrap_data(g) if type(g) in DATA_CLASSES else Tensor._wrap(np.asarray(g))
 
 
 def _as_raw(g, as_tensors: bool):
@@ -442,7 +444,7 @@ def _run_post_hooks(hooks, results, grads, as_tensors: bool):
 def _add(a, b):
     """``a + b`` for gradients: raw sums stay arrays (NumPy returns a scalar for 0-d ones)."""
     s = a + b
-    if type(s) is not np.ndarray and not isinstance(s, Tensor):
+    if type(s) is not np.ndarray and not isinstance(s, Tensor) and type(s) not in DATA_CLASSES:
         s = np.asarray(s)
     return s
 
@@ -481,10 +483,17 @@ def _accumulate(var, g, create_graph: bool) -> None:
             and g.flags.writeable
         ):
             var._grad = Tensor._wrap(g)
+        elif type(g) in DATA_CLASSES:  # a sparse gradient: its arrays are not shared
+            var._grad = wrap_data(g)
         else:
             var._grad = Tensor._wrap(np.array(g, copy=True))
-    elif old.grad_fn is not None or old._rg:
-        var._grad = Tensor._wrap(_add(old._data, g))
+    elif (
+        old.grad_fn is not None
+        or old._rg
+        or type(old._data) is not np.ndarray
+        or (type(g) is not np.ndarray and type(g) in DATA_CLASSES)
+    ):  # a new tensor (a sparse sum may be dense, a dense plus a sparse one is dense)
+        var._grad = wrap_data(_add(old._data, g))
     else:
         old._data += g
         old._bump()

@@ -522,7 +522,9 @@ class _Declaration:
 
 def _parameter_names(fn) -> list:
     """The parameter names of a rule (from its code object for plain functions: fast at
-    import; ``inspect.signature`` for other callables)."""
+    import; ``inspect.signature`` for other callables). A wrapper made with
+    ``functools.wraps`` reads as the rule it wraps."""
+    fn = getattr(fn, "__wrapped__", fn)
     code = getattr(fn, "__code__", None)
     if isinstance(code, types.CodeType) and not isinstance(fn, functools.partial):
         names = code.co_varnames

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._mode import dispatch_count, dispatch_state
 from .._mode import state as _state
-from .._tensor import INFERENCE_SAVE_MSG, Tensor
+from .._tensor import DATA_CLASSES, INFERENCE_SAVE_MSG, Tensor
 from .graph import (
     UNSAVED,
     SavedOutput,
@@ -183,7 +183,7 @@ def record(
     plain: record as when forward AD and captures are off (their own hooks call it so).
     Returns the result Tensor (a view of ``inputs[0]`` for view ops).
     """
-    if type(out) is not np.ndarray:
+    if type(out) is not np.ndarray and type(out) not in DATA_CLASSES:
         out = np.asarray(out)  # NumPy gives scalars for 0-d results; tensors hold arrays
     if _on and not plain:  # forward AD is on: the usual recording, then the outputs' tangents
         return _record_dual(cls, (out,), inputs, params, extras)[0]
