@@ -18,6 +18,13 @@ Data-parallel over MPI (the ``distributed`` extra), as one would with torch's DD
 Each process trains a ``DistributedDataParallel`` replica on its ``DistributedSampler``
 share of every epoch, with a per-process batch of ``batch_size // world_size`` (the
 same global batch as a single process); rank 0 prints, saves and plots.
+
+TensorBoard logs (the ``tensorboard`` extra), as with ``torch.utils.tensorboard``::
+
+    python examples/digits.py --tensorboard runs/digits-tb && tensorboard --logdir runs/digits-tb
+
+write the model's graph, then per epoch the training loss, the test accuracy and a
+histogram of the first convolution's weights.
 """
 
 from __future__ import annotations
@@ -139,6 +146,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         action="store_true",
         help="data-parallel training over MPI: start with `mpirun -n N python ...`",
     )
+    p.add_argument(
+        "--tensorboard",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write TensorBoard logs (graph, loss, accuracy, weights) to DIR (default: off)",
+    )
     return p.parse_args(argv)
 
 
@@ -177,6 +191,14 @@ def main(argv=None) -> dict:
     test_loader = DataLoader(test_set, batch_size=512)
 
     model = build_model()
+    first_layer = model[0]
+    writer = None
+    if args.tensorboard is not None and rank == 0:
+        # Deferred: TensorBoard is an optional extra, needed only with --tensorboard.
+        from ember.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(args.tensorboard)
+        writer.add_graph(model, train_set.tensors[0][:1])
     if args.distributed:
         from ember.nn.parallel import DistributedDataParallel
 
@@ -216,12 +238,19 @@ def main(argv=None) -> dict:
         test_loss, test_acc = evaluate(forward, test_loader, loss_fn)
         for key, value in zip(history, (train_loss, train_acc, test_loss, test_acc)):
             history[key].append(value)
+        if writer is not None:
+            writer.add_scalar("loss/train", running / seen, epoch)
+            writer.add_scalar("accuracy/test", test_acc, epoch)
+            writer.add_histogram("weights/conv1", first_layer.weight, epoch)
         print(
             f"epoch {epoch:2d}/{args.epochs}  loss {running / seen:.4f}  "
             f"train acc {train_acc * 100:6.2f}%  test loss {test_loss:.4f}  "
             f"test acc {test_acc * 100:6.2f}%  ({time.perf_counter() - start:5.1f} s)"
         )
 
+    if writer is not None:
+        writer.close()
+        print(f"tensorboard: {args.tensorboard} (tensorboard --logdir {args.tensorboard})")
     if args.compile:
         print("compiled signatures:\n" + forward.explain())
     if args.distributed:

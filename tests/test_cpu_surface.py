@@ -103,7 +103,6 @@ NOT_YET = {
     "torch.utils.flop_counter": "profiler (issue 15)",
     "torch.utils.module_tracker": "profiler (issue 15)",
     "torch.utils.viz": "pictures of the graph (issue 15)",
-    "torch.utils.tensorboard": "pictures of the graph (issue 15)",
     "torch.utils.benchmark": "profiler (issue 15)",
     "torch.distributions": "distributions (issue 12)",
     "torch.fft": "fft (issue 12)",
