@@ -394,7 +394,9 @@ def _values_and_grads(op, wrap=None, mode=None):
 # Entries whose results are plain Tensors in torch too, or that ember cannot run on a
 # subclass instance: results of autograd.grad, values written into a plain tensor, t_()
 # on a view of a graph tensor (an alias, as as_subclass makes; ember's known limitation).
-_PLAIN_RESULTS = {"binary_cross_entropy_gradient", "view_plain_base", "t_"}
+# (``sparse.``: a sparse result has ember's sparse class, which dispatches the sparse ops,
+# whatever the class of the dense tensor it was made from; torch keeps the subclass)
+_PLAIN_RESULTS = {"binary_cross_entropy_gradient", "view_plain_base", "t_", "sparse."}
 
 
 def _public(op) -> bool:

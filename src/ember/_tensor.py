@@ -686,6 +686,8 @@ def _convert(ret, cls):
     if cls is Tensor:
         return ret
     if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        if type(ret._data) in DATA_CLASSES:  # sparse data: its own class does the dispatch
+            return ret
         return ret.as_subclass(cls)
     if isinstance(ret, (tuple, list)):
         items = [_convert(r, cls) for r in ret]

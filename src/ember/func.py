@@ -50,7 +50,7 @@ from ._compile.capture import (
     ViewOf,
 )
 from ._creation import get_rng_state, set_rng_state, zeros, zeros_like
-from ._tensor import Tensor
+from ._tensor import DATA_CLASSES, Tensor
 from .autograd import forward_ad as _fwad
 from .autograd.opdef import ELEMENTWISE, apply
 from .autograd.recording import fw as _fw
@@ -906,6 +906,9 @@ def _apply_batched(op, batch_of: dict, size: int) -> bool:
         xs = [x[i] if b else x for x, b in args]
         arrays = [x._data if isinstance(x, Tensor) else x for x in xs]
         rows.append(apply(cls, [xs] if variadic else tuple(xs), arrays, op.params))
+        first = rows[0] if cls._multi_output else [rows[0]]
+        if any(type(r._data) in DATA_CLASSES for r in first if isinstance(r, Tensor)):
+            return False  # sparse results do not stack: the whole function runs per slice
     if cls._multi_output:
         res = [stack([r[j] for r in rows]) for j in range(len(op.outs))]
     else:

@@ -27,6 +27,10 @@ _BAGS = "embedding_bag's _Bags parameter, an object its forward may change"
 # (take it off the list): the list says exactly what ember.compile cannot capture.
 _RANDOM_DRAW = "a random draw whose op declares no forward to replay (as _RANDOM_FILL)"
 EAGER = {
+    # sparse: index_select's indices and a layout conversion are not captured
+    "sparse.index_select": "IndexSelectBackward0 takes an index computed outside the graph",
+    "sparse.index_select_rows": "IndexSelectBackward0 takes an index computed outside the graph",
+    "sparse.csr_to_coo": "ToSparseBackward0 takes a layout parameter",
     # value-dependent output shapes
     "unique": _VALUE_SHAPED,
     "unique_dim": _VALUE_SHAPED,

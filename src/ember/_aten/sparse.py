@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import _dtype, _overrides, _tensor_str
 from .._creation import tensor as _tensor_of
-from .._tensor import DATA_CLASSES, LAYOUTS, Tensor, check_device, wrap_data
+from .._tensor import DATA_CLASSES, LAYOUTS, Tensor, _legacy_type_name, check_device, wrap_data
 from ..autograd.opdef import defop
 from ..autograd.recording import record
 from . import reduction as _red
@@ -92,7 +92,7 @@ class _SparseData:
 class CooData(_SparseData):
     """A COO tensor's arrays: ``indices`` (sparse_dim, nnz) and ``values`` (nnz, *dense)."""
 
-    __slots__ = ("indices", "values", "shape", "coalesced", "_coalesced", "_csr")
+    __slots__ = ("indices", "values", "shape", "coalesced", "_coalesced", "_csr", "_t")
     layout = _COO
 
     def __init__(self, indices, values, shape, coalesced: bool = False) -> None:
@@ -102,6 +102,7 @@ class CooData(_SparseData):
         self.coalesced = coalesced
         self._coalesced = None  # the coalesced copy, made once
         self._csr = None  # SciPy's CSR array of a 2-D tensor of scalars, made once
+        self._t = None  # the transpose (with its CSR array: every backward of a product)
 
     @property
     def nnz(self) -> int:
@@ -194,7 +195,9 @@ class CooData(_SparseData):
 
     @property
     def T(self) -> CooData:  # noqa: N802 (NumPy's name)
-        return self.transpose(0, 1)
+        if self._t is None:
+            self._t = self.transpose(0, 1)
+        return self._t
 
     def __add__(self, other):
         if isinstance(other, CsrData):
@@ -221,7 +224,7 @@ class CooData(_SparseData):
 class CsrData(_SparseData):
     """A CSR matrix's arrays: ``crow_indices`` (rows + 1), ``col_indices`` and ``values``."""
 
-    __slots__ = ("crow_indices", "col_indices", "values", "shape", "_csr")
+    __slots__ = ("crow_indices", "col_indices", "values", "shape", "_csr", "_t")
     layout = _CSR
 
     def __init__(self, crow_indices, col_indices, values, shape) -> None:
@@ -230,6 +233,7 @@ class CsrData(_SparseData):
         self.values = values
         self.shape = tuple(shape)
         self._csr = None
+        self._t = None
 
     @property
     def nnz(self) -> int:
@@ -275,7 +279,9 @@ class CsrData(_SparseData):
 
     @property
     def T(self):  # noqa: N802
-        return self.to_coo().T
+        if self._t is None:
+            self._t = self.to_coo().T
+        return self._t
 
     def __add__(self, other):
         if isinstance(other, _SparseData):
@@ -982,6 +988,19 @@ SparseAddmmBackward0 = _defop(
 )
 
 
+def _scalar_type(t: Tensor) -> str:
+    return _legacy_type_name(t._data.dtype)[len("torch.") : -len("Tensor")]
+
+
+def _check_dtypes(sparse: Tensor, *others: Tensor) -> None:
+    """torch's error when a product's operands differ in dtype (no promotion for sparse)."""
+    for other in others:
+        if other._data.dtype != sparse._data.dtype:
+            raise RuntimeError(
+                f"expected scalar type {_scalar_type(sparse)} but found {_scalar_type(other)}"
+            )
+
+
 def _check_mm(a: Tensor, b: Tensor, name: str) -> None:
     if not _is_sparse(a) or _is_sparse(b):
         left = "sparse" if _is_sparse(a) else "dense"
@@ -996,6 +1015,7 @@ def _check_mm(a: Tensor, b: Tensor, name: str) -> None:
         raise RuntimeError(
             f"{name}: Argument #3 (dense): Expected dim 0 size {a.shape[1]}, got {b.shape[0]}"
         )
+    _check_dtypes(a, b)
 
 
 DenseMmSparseBackward0 = _defop(
@@ -1014,6 +1034,7 @@ DenseMmSparseBackward0 = _defop(
 def _mm(input, mat2, *, out=None) -> Tensor:
     if not _is_sparse(input) and isinstance(input, Tensor) and input.dim() == 2:
         right = mat2._data
+        _check_dtypes(mat2, input)
         if right.sparse_dim != 2 or right.dense_dim or input.shape[1] != mat2.shape[0]:
             raise RuntimeError(
                 f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} "
@@ -1074,6 +1095,7 @@ def sparse_addmm(mat, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
                 [2.]])
     """
     _check_mm(mat1, mat2, "addmm")
+    _check_dtypes(mat1, mat)
     out = _addmm_forward(mat._data, mat1._data, mat2._data, beta, alpha)
     if out.shape != tuple(mat.shape) and np.broadcast_shapes(out.shape, mat.shape) != out.shape:
         raise RuntimeError(f"addmm: cannot broadcast {tuple(mat.shape)} to {out.shape}")

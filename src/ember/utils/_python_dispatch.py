@@ -27,7 +27,7 @@ import contextlib
 import numpy as np
 
 from .. import _mode
-from .._tensor import Tensor
+from .._tensor import DATA_CLASSES, Tensor, wrap_data
 from ..autograd import recording as _recording
 from ..autograd.grad_mode import no_grad
 
@@ -257,12 +257,13 @@ class _DeclaredOp:
         if unchanged or cls.forward is None:
             # the arguments the op ran on (or a node recorded by code of its own): its
             # result as computed (the forward also saw the operands cast as torch casts)
-            outs = [Tensor._wrap(np.asarray(o)) for o in self._outs]
+            outs = [wrap_data(o if type(o) in DATA_CLASSES else np.asarray(o)) for o in self._outs]
             return outs if cls._multi_output else outs[0]
         inputs = tuple(args[0]) if cls._variadic else args[: len(cls._inputs)]
         arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
         with no_grad():
-            return run(cls, tuple(inputs), tuple(arrays), self._params)
+            res = run(cls, tuple(inputs), tuple(arrays), self._params)
+        return [_with_class(r) for r in res] if cls._multi_output else _with_class(res)
 
     def __eq__(self, other) -> bool:
         return other is self._op or (isinstance(other, _DeclaredOp) and other._op is self._op)
@@ -280,11 +281,18 @@ class _DeclaredOp:
         return getattr(self._op, name)
 
 
+def _with_class(t):
+    """A result holding sparse data gets the sparse tensors' class (``run`` makes Tensors)."""
+    if isinstance(t, Tensor) and type(t._data) in DATA_CLASSES:
+        t.__class__ = DATA_CLASSES[type(t._data)]
+    return t
+
+
 def _below_autograd(x, copy: bool = False):
     """A tensor argument as the op sees it: the same data (a copy for an in-place
     overload: ember writes the input itself), outside the graph."""
     if isinstance(x, Tensor):
-        t = Tensor._wrap(x._data.copy() if copy else x._data)
+        t = wrap_data(x._data.copy() if copy else x._data)
         if not copy:
             t._vc = x._vc
         return t
