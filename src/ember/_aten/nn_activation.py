@@ -239,8 +239,11 @@ def _elu_forward(a, alpha, scale, input_scale):
 
 
 def _elu_rule(g, self, alpha, scale, input_scale):
+    # exp of the negative part only: exp(large x) is inf on the branch not taken, and a
+    # recorded backward would differentiate it to 0 * inf = NaN (differential program 1741)
+    negative = _select(self > 0, 0.0, self)
     return _select(
-        self > 0, g * scale, g * (alpha * scale * input_scale) * _exp(self * input_scale)
+        self > 0, g * scale, g * (alpha * scale * input_scale) * _exp(negative * input_scale)
     )
 
 
