@@ -455,7 +455,8 @@ class Tensor:
 
     @property
     def is_sparse(self) -> bool:
-        """False: ember tensors are dense NumPy arrays."""
+        """Whether this is a sparse COO tensor: False for dense tensors (sparse ones are
+        ``ember._aten.sparse.SparseTensor``, which answers True)."""
         return False
 
     # torch's other device and layout predicates: properties, all False on a CPU build
