@@ -144,3 +144,20 @@ def test_version_is_torchs_with_embers_release_as_local_label():
     assert v.release == (2, 13, 0) and v.local == f"ember.{ember.version.release}"
     assert ember.__version__ >= "2.0" and ember.__version__ >= (2, 13) and ember.__version__ < (3,)
     assert ember.version.__version__ is ember.__version__
+
+
+def test_libraries_see_a_torch_distribution_of_embers_version():
+    """transformers, diffusers, accelerate and peft read torch's version from the installed
+    package's metadata: while ember is torch, that is ember's (found before real torch's)."""
+    code = """
+    import importlib.metadata as md
+    import ember
+    before = md.version("torch")
+    ember.as_torch()
+    dist = md.distribution("torch")
+    names = [d.metadata["Name"] for d in md.distributions() if d.metadata["Name"] == "torch"]
+    print(before.startswith("2.13.0+cpu"), md.version("torch") == str(ember.__version__))
+    print(dist.metadata["Name"], names[0] == "torch", dist.read_text("RECORD"))
+    """
+    out = _run("-c", textwrap.dedent(code)).stdout.splitlines()
+    assert out == ["True True", "torch True None"]

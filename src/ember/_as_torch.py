@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import importlib.util
 import sys
 
@@ -52,9 +53,39 @@ class _AliasLoader(importlib.abc.Loader):
         pass  # ember.x ran when it was imported as itself
 
 
+class _TorchDistribution(importlib.metadata.Distribution):
+    """The installed ``torch`` package as ``importlib.metadata`` describes it while ember is
+    torch: torch's version that ember implements (libraries read it there, not from
+    ``torch.__version__``, to decide what torch offers)."""
+
+    def read_text(self, filename: str) -> str | None:
+        if filename != "METADATA":
+            return None
+        from .version import __version__  # deferred: the version module imports nothing
+
+        return (
+            "Metadata-Version: 2.1\n"
+            "Name: torch\n"
+            f"Version: {__version__}\n"
+            "Summary: ember, as torch (automatic differentiation with PyTorch's API on NumPy)\n"
+            "Requires-Dist: numpy\n"
+        )
+
+    def locate_file(self, path):
+        import pathlib  # deferred: only for tools that ask where the files are
+
+        return pathlib.Path(__file__).parent / path
+
+
 class _TorchFinder(importlib.abc.MetaPathFinder):
     """First on ``sys.meta_path``: answers for ``torch``, ``torch.*`` and ``functorch``
-    before any installed torch could."""
+    before any installed torch could, and for the ``torch`` distribution's metadata."""
+
+    def find_distributions(self, context=importlib.metadata.DistributionFinder.Context()):
+        """``torch``'s distribution (ember's), found before an installed torch's."""
+        name = getattr(context, "name", None)
+        if name is None or name.replace("-", "_").lower() == "torch":
+            yield _TorchDistribution()
 
     def find_spec(self, fullname, path=None, target=None):
         real = _ember_name(fullname)
