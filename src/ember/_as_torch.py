@@ -81,7 +81,7 @@ class _TorchFinder(importlib.abc.MetaPathFinder):
     """First on ``sys.meta_path``: answers for ``torch``, ``torch.*`` and ``functorch``
     before any installed torch could, and for the ``torch`` distribution's metadata."""
 
-    def find_distributions(self, context=importlib.metadata.DistributionFinder.Context()):
+    def find_distributions(self, context=None):
         """``torch``'s distribution (ember's), found before an installed torch's."""
         name = getattr(context, "name", None)
         if name is None or name.replace("-", "_").lower() == "torch":
