@@ -465,3 +465,21 @@ def test_testing_helpers_take_bfloat16():
         ember.testing.assert_close(a, a + 0.5)
     t = ember.testing.make_tensor((5,), dtype=ember.bfloat16, exclude_zero=True)
     assert t.dtype == ember.bfloat16 and bool((t != 0).all())
+
+
+def test_bfloat16_without_ml_dtypes_names_the_package():
+    """Where ml_dtypes is missing (WebAssembly has no build of it) the error says so."""
+    code = (
+        "import sys\n"
+        "sys.modules['ml_dtypes'] = None\n"
+        "import ember\n"
+        "try:\n"
+        "    ember.bfloat16\n"
+        "except ModuleNotFoundError as e:\n"
+        "    print(e.name, 'pip install ml_dtypes' in str(e))\n"
+        "print(ember.ones(2).dtype)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["ml_dtypes", "True", "torch.float32"]

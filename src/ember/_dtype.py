@@ -79,7 +79,15 @@ def _bfloat16() -> dtype:
     if _BF16:
         return _BF16[0]
     # deferred: `import ember` must not load ml_dtypes (bfloat16 is made when first asked for)
-    import ml_dtypes
+    try:
+        import ml_dtypes
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "torch.bfloat16 needs the ml_dtypes package (NumPy's bfloat16 type), which is not "
+            "installed: pip install ml_dtypes (it has no WebAssembly build: bfloat16 is not "
+            "available under Pyodide)",
+            name="ml_dtypes",
+        ) from None
 
     d = dtype("bfloat16", ml_dtypes.bfloat16)
     _BF16.append(d)

@@ -147,6 +147,19 @@ def install(make_inplace) -> None:
 # -- arguments -----------------------------------------------------------------------------------
 
 
+def intp(index: np.ndarray) -> np.ndarray:
+    """Index positions in NumPy's index type: ``take`` and ``bincount`` refuse int64 where
+    ``intp`` is 32 bits (WebAssembly); no copy where it is 64 bits.
+
+    Example:
+        >>> import numpy as np
+        >>> from ember._aten._core import intp
+        >>> intp(np.array([1, 2], dtype=np.int64)).dtype == np.intp
+        True
+    """
+    return np.asarray(index).astype(np.intp, copy=False)
+
+
 def require_tensor(x, fname: str, arg: str = "input", pos: int = 1) -> None:
     """torch's TypeError when an argument that must be a Tensor is not."""
     if not isinstance(x, Tensor):

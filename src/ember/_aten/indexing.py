@@ -36,6 +36,7 @@ from ._core import (
     as_int,
     broadcast_shapes,
     defop,
+    intp,
     is_raw,
     normalize_dim,
     quiet_reset,
@@ -673,7 +674,7 @@ def _check_index_dtype(idx: np.ndarray, msg: str) -> None:
 
 def _index_select_forward(a, dim, idx, self_sym_sizes):
     if a.ndim:
-        return a.take(idx, axis=dim)
+        return a.take(intp(idx), axis=dim)
     return a.reshape(1)[idx].reshape(())
 
 
@@ -704,7 +705,7 @@ IndexSelectBackward0 = _keeps_index_tensors(
 
 def _index_select(x: Tensor, d: int, idx: np.ndarray, index=None) -> Tensor:
     a = x._data
-    out = a.take(idx, axis=d) if a.ndim else a.reshape(1)[idx].reshape(())
+    out = a.take(intp(idx), axis=d) if a.ndim else a.reshape(1)[idx].reshape(())
     return record(IndexSelectBackward0, out, (x,), (d, idx, a.shape), (index,))
 
 
@@ -746,7 +747,7 @@ def _index_add_forward(a, s, dim, idx, alpha):
 
 def _index_add_source(g, dim, idx, alpha):
     if is_raw(g):
-        gs = g.take(idx, axis=dim) if g.ndim else g
+        gs = g.take(intp(idx), axis=dim) if g.ndim else g
     else:
         gs = _index_select(g, dim, idx)
     return gs if alpha == 1 else gs * alpha
@@ -1486,7 +1487,7 @@ def _index_copy_self(g, dim, idx):
 def _index_copy_source(g, dim, idx, source_sym_sizes):
     """``g.index_select(dim, index)``, in the source's shape."""
     if is_raw(g):
-        gs = g.take(idx, axis=dim) if g.ndim else g.reshape(1)[idx]
+        gs = g.take(intp(idx), axis=dim) if g.ndim else g.reshape(1)[idx]
     else:
         gs = _index_select(g, dim, idx) if g._data.ndim else g.reshape(1)
     return gs.reshape(source_sym_sizes)

@@ -34,6 +34,7 @@ from ._core import (
     LINEAR,
     QUIET,
     defop,
+    intp,
     is_raw,
     legacy_type_name,
     quiet_reset,
@@ -1141,14 +1142,14 @@ class _Adaptive:
 
 def _window_sum(a, axis: int, idx: np.ndarray, mask: np.ndarray):
     """Sums of ``a`` over the windows ``idx`` (o, kmax) along the negative ``axis``."""
-    v = np.take(a, idx, axis=axis)  # axis -> (o, kmax)
+    v = np.take(a, intp(idx), axis=axis)  # axis -> (o, kmax)
     m = mask.reshape(mask.shape + (1,) * (-axis - 1))
     return np.where(m, v, 0).sum(axis=axis)  # the kmax axis, now at ``axis``
 
 
 def _window_sum_adjoint(g, axis: int, idx: np.ndarray, mask: np.ndarray, n: int):
     rows, taps = np.nonzero(mask)
-    return _scatter_add(np.take(g, rows, axis=axis), idx[rows, taps], n, axis % g.ndim)
+    return _scatter_add(np.take(g, intp(rows), axis=axis), idx[rows, taps], n, axis % g.ndim)
 
 
 def _adaptive_avg_array(x: np.ndarray, ad: _Adaptive) -> np.ndarray:
@@ -1405,7 +1406,7 @@ def _index_pad_array(a: np.ndarray, index: tuple) -> np.ndarray:
     """reflect / replicate padding: ``a`` indexed along each padded axis (``index`` holds
     (axis, positions, input size) per axis)."""
     for axis, idx, _n in index:
-        a = np.take(a, idx, axis=axis)
+        a = np.take(a, intp(idx), axis=axis)
     return a
 
 
@@ -1419,7 +1420,7 @@ def _scatter_add(g: np.ndarray, idx: np.ndarray, n: int, axis: int) -> np.ndarra
     order = np.argsort(idx, kind="stable")
     ordered = idx[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    sums = np.add.reduceat(np.take(g, order, axis=axis), starts, axis=axis)
+    sums = np.add.reduceat(np.take(g, intp(order), axis=axis), starts, axis=axis)
     res[(slice(None),) * axis + (ordered[starts],)] = sums
     return res
 

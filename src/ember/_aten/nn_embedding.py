@@ -15,7 +15,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.recording import check_values
-from ._core import LINEAR, QUIET, defop, quiet_reset, quiet_set, record, require_tensor
+from ._core import LINEAR, QUIET, defop, intp, quiet_reset, quiet_set, record, require_tensor
 
 _wrap = Tensor._wrap
 _MODES = {"sum": 0, "mean": 1, "max": 2}
@@ -62,7 +62,7 @@ def _bag_forward(weight: np.ndarray, psw, bags: _Bags) -> np.ndarray:
 
 
 def _filled(bags: _Bags) -> np.ndarray:
-    return np.bincount(bags.bag, minlength=bags.nbags) > 0
+    return np.bincount(intp(bags.bag), minlength=bags.nbags) > 0
 
 
 def _bag_vjp(g, weight, per_sample_weights, bags, needs_input_grad):
@@ -280,10 +280,10 @@ def embedding_bag(
     if padding_idx is not None:
         keep &= idx != padding_idx
     pos, rows, bag = pos[keep], idx[keep].astype(np.int64), bag[keep]
-    count = np.bincount(bag, minlength=nbags)
+    count = np.bincount(intp(bag), minlength=nbags)
     freq = None
     if scale_grad_by_freq:
-        freq = 1.0 / np.bincount(rows, minlength=num)[rows]
+        freq = 1.0 / np.bincount(intp(rows), minlength=num)[rows]
     psw_shape = None if per_sample_weights is None else tuple(per_sample_weights.shape)
     bags = _Bags(pos, rows, bag, nbags, mode, count, freq, psw_shape)
     psw = None if per_sample_weights is None else per_sample_weights._data
@@ -430,7 +430,7 @@ def embedding(
     out = weight._data[idx]
     scale = None
     if scale_grad_by_freq:
-        counts = np.bincount(idx.reshape(-1), minlength=num)
+        counts = np.bincount(intp(idx.reshape(-1)), minlength=num)
         scale = (1.0 / counts[idx]).astype(weight._data.dtype)
     # The input itself (with its version), not a copy: torch saves the indices tensor and
     # raises if it changes in place before backward; compiled code reads it at each call.

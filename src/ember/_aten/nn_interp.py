@@ -21,7 +21,7 @@ import numpy as np
 from .._dtype import scalar_name
 from .._overrides import warn as _warn
 from .._tensor import Tensor
-from ._core import LINEAR, defop, record, require_tensor, run
+from ._core import LINEAR, defop, intp, record, require_tensor, run
 from .nn_conv import _quietly, _scatter_add, adaptive_avg_pool1d, adaptive_avg_pool2d
 
 _wrap = Tensor._wrap
@@ -49,7 +49,7 @@ def _resample_array(x: np.ndarray, plan: _Plan) -> np.ndarray:
         shape = (-1,) + (1,) * (-axis - 1)
         acc = None
         for idx, w in taps:
-            v = np.take(x, idx, axis=axis)
+            v = np.take(x, intp(idx), axis=axis)
             if w is not None:
                 v = v * w.astype(x.dtype, copy=False).reshape(shape)
             acc = v if acc is None else acc + v
@@ -436,7 +436,7 @@ def _scatter(vals: np.ndarray, idx: np.ndarray, n: int, c: int, hw: int) -> np.n
     """Sum (N, C, P) values into (N, C, HW) at ``idx`` (N, P)."""
     lin = (np.arange(n * c).reshape(n, c, 1) * hw + idx[:, None, :]).ravel()
     real = vals.real if vals.dtype.kind == "c" else vals
-    return np.bincount(lin, weights=real.ravel(), minlength=n * c * hw).reshape(n, c, hw)
+    return np.bincount(intp(lin), weights=real.ravel(), minlength=n * c * hw).reshape(n, c, hw)
 
 
 def _grid_sample_vjp(g, input, grid, mode, padding_mode, align_corners, needs_input_grad):

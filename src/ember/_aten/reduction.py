@@ -34,6 +34,7 @@ from ._core import (
     QUIET,
     default_float,
     defop,
+    intp,
     is_raw,
     needs_grad,
     normalize_dim,
@@ -1929,12 +1930,12 @@ def bincount(input, weights=None, minlength=0):
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if weights is None:
-        return _wrap(np.bincount(a, minlength=minlength).astype(np.int64))
+        return _wrap(np.bincount(intp(a), minlength=minlength).astype(np.int64))
     w = weights._data if isinstance(weights, Tensor) else np.asarray(weights)
     if w.shape != a.shape:
         raise RuntimeError("weights should be 1-d and have the same length as input")
     out_dtype = np.float32 if w.dtype == np.float32 else np.float64
-    return _wrap(np.bincount(a, weights=w, minlength=minlength).astype(out_dtype))
+    return _wrap(np.bincount(intp(a), weights=w, minlength=minlength).astype(out_dtype))
 
 
 # -- diff, nanmean ----------------------------------------------------------------------------
@@ -2368,7 +2369,7 @@ def _bin_counts(a, edges, weight, dt, linear: bool, local_search: bool) -> np.nd
         pos = np.searchsorted(edges, vals, side="right") - 1
     pos = np.where(pos == nbins, nbins - 1, pos)
     w = None if weight is None else weight.reshape(-1)[keep]
-    hist = np.bincount(pos, weights=w, minlength=nbins)[:nbins]
+    hist = np.bincount(intp(pos), weights=w, minlength=nbins)[:nbins]
     return hist.astype(dt)
 
 

@@ -25,6 +25,7 @@ from ._core import (
     ELEMENTWISE,
     LINEAR,
     defop,
+    intp,
     is_raw,
     normalize_dim,
     record,
@@ -317,7 +318,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def _repeat_forward(a, repeats, dim, flat_sizes, self_sym_sizes):
-    return np.repeat(a.reshape(flat_sizes), repeats, axis=dim)
+    reps = repeats if isinstance(repeats, int) else intp(repeats)
+    return np.repeat(a.reshape(flat_sizes), reps, axis=dim)
 
 
 def _repeat_vjp(g, repeats, dim, flat_sizes, self_sym_sizes):
@@ -353,7 +355,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         if r.size and r.min() < 0:
             raise RuntimeError("repeats can not be negative")
-        return _wrap(np.repeat(np.arange(r.size, dtype=np.int64), r.reshape(-1)))
+        return _wrap(np.repeat(np.arange(r.size, dtype=np.int64), intp(r.reshape(-1))))
     a = input._data
     if dim is None:
         ax = 0
@@ -380,7 +382,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if rep.size and rep.min() < 0:
         raise RuntimeError("repeats can not be negative")
     base = input.reshape(-1) if dim is None or a.ndim == 0 else input
-    idx = np.repeat(np.arange(n, dtype=np.int64), rep.astype(np.int64))
+    idx = np.repeat(np.arange(n, dtype=np.int64), intp(rep))
     return index_select(base, ax, _wrap(idx))
 
 

@@ -35,7 +35,7 @@ from .._tensor import DATA_CLASSES, LAYOUTS, Tensor, _legacy_type_name, check_de
 from ..autograd.opdef import defop
 from ..autograd.recording import record
 from . import reduction as _red
-from ._core import as_int, register, require_tensor
+from ._core import as_int, intp, register, require_tensor
 from ._core import quiet as _quiet
 
 _COO = LAYOUTS["sparse_coo"]
@@ -254,7 +254,7 @@ class CsrData(_SparseData):
         )
 
     def rows(self) -> np.ndarray:
-        return np.repeat(np.arange(self.shape[0], dtype=np.int64), np.diff(self.crow_indices))
+        return np.repeat(np.arange(self.shape[0], dtype=np.int64), intp(np.diff(self.crow_indices)))
 
     def to_coo(self) -> CooData:
         idx = np.stack([self.rows(), self.col_indices.astype(np.int64)])
@@ -324,7 +324,7 @@ def _csr_from_coo(c: CooData) -> CsrData:
         raise RuntimeError(
             "to_sparse_csr: ember converts 2-D tensors of scalars (sparse_dim 2, dense_dim 0)"
         )
-    counts = np.bincount(c.indices[0], minlength=c.shape[0])
+    counts = np.bincount(intp(c.indices[0]), minlength=c.shape[0])
     crow = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     return CsrData(crow, c.indices[1].copy(), c.values, c.shape)
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ... import _creation, _overrides
 from ... import _dtype as _dtypes
-from ..._aten._core import record
+from ..._aten._core import intp, record
 from ..._aten.nn_rnn import PackPaddedSequenceBackward0, _long, _pack_forward
 from ..._tensor import Tensor
 
@@ -228,7 +228,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     data = record(
         PackPaddedSequenceBackward0, _pack_forward(input._data, *params), (input,), params
     )
-    batch_sizes = _long(np.bincount(index[0], minlength=int(lens[0]) if lens.size else 0))
+    batch_sizes = _long(np.bincount(intp(index[0]), minlength=int(lens[0]) if lens.size else 0))
     return PackedSequence(data, batch_sizes, sorted_indices, None)
 
 
