@@ -40,9 +40,10 @@ _LAZY_NAMES = {
 
 
 def __getattr__(name: str):
-    # torch.bfloat16 is made on first use so that ``import ember`` never imports ml_dtypes.
-    if name == "bfloat16":
-        return _dtype._bfloat16()
+    # torch.bfloat16 and the float8 types are made on first use so that ``import ember``
+    # never imports ml_dtypes.
+    if name in _dtype.ML_NAMES:
+        return _dtype.ml_dtype(name)
     import importlib  # (a first use only: later lookups find the global)
 
     if name in _LAZY_MODULES:
@@ -56,4 +57,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list:
-    return sorted({*globals(), *_LAZY_MODULES, *_LAZY_NAMES, "bfloat16"})
+    return sorted({*globals(), *_LAZY_MODULES, *_LAZY_NAMES, *_dtype.ML_NAMES})

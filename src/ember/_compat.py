@@ -241,7 +241,7 @@ class finfo:  # noqa: N801 - torch's name
                 "torch.finfo() requires a floating point input type. Use torch.iinfo to "
                 "handle 'torch.finfo'"
             )
-        if d.np.kind == "V":
+        if d.np.name in _dtype.ML_NAMES:
             # deferred: bfloat16's limits (ml_dtypes is loaded already, with the dtype)
             import ml_dtypes
 
@@ -254,7 +254,8 @@ class finfo:  # noqa: N801 - torch's name
         self.min = builtins.float(info.min)
         self.tiny = builtins.float(info.smallest_normal)
         self.smallest_normal = self.tiny
-        self.resolution = 10.0**-info.precision
+        # torch's: 10 ** -floor(-log10(eps)) (ml_dtypes rounds float8's precision up)
+        self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))
         self.dtype = d.name
 
     def __eq__(self, other) -> builtins.bool:

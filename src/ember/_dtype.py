@@ -38,10 +38,17 @@ class dtype:
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
 
+# torch's floating dtypes that NumPy lacks, made from ml_dtypes' types on first use.
+ML_NAMES = frozenset(
+    """bfloat16 float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz
+    float8_e8m0fnu""".split()
+)
+
+
 def kind(np_dtype: np.dtype) -> str:
-    """NumPy's kind letter, with ml_dtypes' bfloat16 (kind "V") counted as a float ("f")."""
+    """NumPy's kind letter, with ml_dtypes' floats (kind "V") counted as floats ("f")."""
     k = np_dtype.kind
-    return "f" if k == "V" and np_dtype.name == "bfloat16" else k
+    return "f" if k == "V" and np_dtype.name in ML_NAMES else k
 
 
 float16 = dtype("float16", np.float16)
@@ -66,28 +73,57 @@ _NAMES = {d.name: d for d in ALL}
 
 
 def _by_name(name: str) -> dtype:
-    if name == "bfloat16":
-        return _bfloat16()
+    if name in ML_NAMES:
+        return ml_dtype(name)
     return _NAMES[name]
 
 
 _BF16 = []
 
 
+def ml_dtype(name: str) -> dtype:
+    """``torch.<name>`` for a float type NumPy lacks (bfloat16, the float8 types), made on
+    first use from ml_dtypes' type (imported then, not at ``import ember``). float8 tensors
+    are for storage and conversion, as in torch (whose CPU ops mostly refuse them).
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([0.3, 448.0]).to(ember.float8_e4m3fn).float()
+        tensor([  0.3125, 448.0000])
+    """
+    if name == "bfloat16":
+        return _bfloat16()
+    made = _NAMES.get(name)
+    if made is not None:
+        return made
+    ml_dtypes = _import_ml_dtypes(name)
+    np_type = getattr(ml_dtypes, name, None)
+    if np_type is None:
+        raise AttributeError(f"torch.{name} needs a newer ml_dtypes (it has no {name})")
+    d = dtype(name, np_type)
+    _FROM_NP[d.np] = d
+    _NAMES[name] = d
+    return d
+
+
+def _import_ml_dtypes(name: str):
+    try:
+        import ml_dtypes  # deferred: `import ember` must not load ml_dtypes
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            f"torch.{name} needs the ml_dtypes package (NumPy's {name} type), which is not "
+            f"installed: pip install ml_dtypes (it has no WebAssembly build: {name} is not "
+            "available under Pyodide)",
+            name="ml_dtypes",
+        ) from None
+    return ml_dtypes
+
+
 def _bfloat16() -> dtype:
     """``torch.bfloat16``, made on first use (ml_dtypes is imported then, not at import)."""
     if _BF16:
         return _BF16[0]
-    # deferred: `import ember` must not load ml_dtypes (bfloat16 is made when first asked for)
-    try:
-        import ml_dtypes
-    except ModuleNotFoundError:
-        raise ModuleNotFoundError(
-            "torch.bfloat16 needs the ml_dtypes package (NumPy's bfloat16 type), which is not "
-            "installed: pip install ml_dtypes (it has no WebAssembly build: bfloat16 is not "
-            "available under Pyodide)",
-            name="ml_dtypes",
-        ) from None
+    ml_dtypes = _import_ml_dtypes("bfloat16")
 
     d = dtype("bfloat16", ml_dtypes.bfloat16)
     _BF16.append(d)
@@ -97,8 +133,8 @@ def _bfloat16() -> dtype:
 
 
 def __getattr__(name: str):
-    if name == "bfloat16":
-        return _bfloat16()
+    if name in ML_NAMES:
+        return ml_dtype(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -113,6 +149,9 @@ def from_numpy_dtype(np_dtype) -> dtype:
     except (KeyError, TypeError):
         if _is_bf16(np_dtype):
             return _bfloat16()
+        name = getattr(np.dtype(np_dtype), "name", "") if not isinstance(np_dtype, str) else ""
+        if name in ML_NAMES:
+            return ml_dtype(name)
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
             "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
@@ -130,8 +169,8 @@ def to_numpy_dtype(d) -> np.dtype:
         return np.dtype(np.int64)
     if d is builtins_bool:
         return np.dtype(np.bool_)
-    if isinstance(d, str) and d == "bfloat16":
-        return _bfloat16().np
+    if isinstance(d, str) and d in ML_NAMES:
+        return ml_dtype(d).np
     return np.dtype(d)
 
 
@@ -183,6 +222,11 @@ SCALAR_NAMES = {
     "complex64": "ComplexFloat",
     "complex128": "ComplexDouble",
     "bfloat16": "BFloat16",
+    "float8_e4m3fn": "Float8_e4m3fn",
+    "float8_e5m2": "Float8_e5m2",
+    "float8_e4m3fnuz": "Float8_e4m3fnuz",
+    "float8_e5m2fnuz": "Float8_e5m2fnuz",
+    "float8_e8m0fnu": "Float8_e8m0fnu",
 }
 CPP_NAMES = {
     "bool": "bool",

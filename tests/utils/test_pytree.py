@@ -77,3 +77,36 @@ def test_a_registered_container_and_errors():
     import ember
 
     assert ember.utils._pytree is ours
+
+
+def test_key_paths_match_torch():
+    """``tree_flatten_with_path``, ``keystr``, ``tree_map_with_path`` and a type registered
+    with ``flatten_with_keys_fn`` (as transformers registers its model outputs)."""
+    import collections
+
+    from ember.utils import _pytree as ep
+
+    tp = pytest.importorskip("torch.utils._pytree")
+    point = collections.namedtuple("point", "x y")
+    tree = {"a": [1, (2, 3)], "b": point(4, {"c": 5}), "d": collections.OrderedDict(e=6)}
+    for lib in (ep, tp):
+        assert [lib.keystr(p) for p, _ in lib.tree_flatten_with_path(tree)[0]] == [
+            "['a'][0]", "['a'][1][0]", "['a'][1][1]", "['b'].x", "['b'].y['c']", "['d']['e']"
+        ]  # fmt: skip
+    assert ep.tree_map_with_path(lambda p, x: ep.keystr(p), tree) == tp.tree_map_with_path(
+        lambda p, x: tp.keystr(p), tree
+    )
+
+    class Output(dict):
+        pass
+
+    ep.register_pytree_node(
+        Output,
+        ep._dict_flatten,
+        lambda values, keys: Output(zip(keys, values)),
+        flatten_with_keys_fn=ep._dict_flatten_with_keys,
+    )
+    pairs = ep.tree_leaves_with_path(Output(loss=1, logits=[2, 3]))
+    assert [(ep.keystr(p), x) for p, x in pairs] == [
+        ("['loss']", 1), ("['logits'][0]", 2), ("['logits'][1]", 3)
+    ]  # fmt: skip

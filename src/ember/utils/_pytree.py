@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 __all__ = [
+    "GetAttrKey",
+    "KeyEntry",
     "LeafSpec",
+    "MappingKey",
+    "SequenceKey",
+    "keystr",
+    "tree_flatten_with_path",
+    "tree_leaves_with_path",
+    "tree_map_with_path",
     "SUPPORTED_NODES",
     "TreeSpec",
     "is_namedtuple",
@@ -55,6 +63,7 @@ class NodeDef(NamedTuple):
     type: type
     flatten_fn: Callable
     unflatten_fn: Callable
+    flatten_with_keys_fn: Callable | None = None  # obj -> ([(key, child)...], context)
 
 
 SUPPORTED_NODES: dict = {}
@@ -85,7 +94,7 @@ def register_pytree_node(
     """
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
-    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn)
+    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
 
 
 def is_namedtuple_class(cls) -> bool:
@@ -355,21 +364,177 @@ def _dict_unflatten(values: list, keys: list) -> dict:
     return dict(zip(keys, values))
 
 
-register_pytree_node(tuple, lambda t: (list(t), None), lambda xs, _: tuple(xs))
-register_pytree_node(list, lambda t: (list(t), None), lambda xs, _: list(xs))
-register_pytree_node(dict, _dict_flatten, _dict_unflatten)
+# -- key paths: where each leaf sits (torch's ``tree_flatten_with_path``) ---------------------
+
+
+@dataclass(frozen=True)
+class SequenceKey:
+    """A position in a list or tuple: prints as ``[0]``."""
+
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+    def get(self, sequence):
+        return sequence[self.idx]
+
+
+@dataclass(frozen=True)
+class MappingKey:
+    """A key of a dict: prints as ``['a']``."""
+
+    key: Any
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+    def get(self, mapping):
+        return mapping[self.key]
+
+
+@dataclass(frozen=True)
+class GetAttrKey:
+    """An attribute (a named tuple's field): prints as ``.name``."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+    def get(self, obj):
+        return getattr(obj, self.name)
+
+
+KeyEntry = Any
+KeyPath = tuple
+
+
+def keystr(kp: KeyPath) -> str:
+    """A key path as text, e.g. ``['a'][1]``.
+
+    Example:
+        >>> from ember.utils import _pytree as pytree
+        >>> [pytree.keystr(p) for p, _ in pytree.tree_flatten_with_path({"a": [1, 2]})[0]]
+        ["['a'][0]", "['a'][1]"]
+    """
+    return "".join(str(k) for k in kp)
+
+
+def _dict_flatten_with_keys(d: dict):
+    values, context = _dict_flatten(d)
+    return [(MappingKey(k), v) for k, v in zip(context, values)], context
+
+
+def _seq_flatten_with_keys(flatten_fn: Callable) -> Callable:
+    def flatten_with_keys(obj):
+        children, context = flatten_fn(obj)
+        return [(SequenceKey(i), c) for i, c in enumerate(children)], context
+
+    return flatten_with_keys
+
+
+def _keyed_children(tree, node: type) -> tuple:
+    """``([(key, child)...], context)`` for one container."""
+    if node is collections.namedtuple:
+        return [(GetAttrKey(f), getattr(tree, f)) for f in tree._fields], type(tree)
+    nodedef = SUPPORTED_NODES[node]
+    if nodedef.flatten_with_keys_fn is None:
+        raise ValueError(
+            f"Did not find a flatten_with_keys_fn for type: {node}. Please pass a "
+            "flatten_with_keys_fn argument to register_pytree_node."
+        )
+    return nodedef.flatten_with_keys_fn(tree)
+
+
+def _flatten_with_path(tree, path: tuple, out: list, is_leaf) -> None:
+    node = None if (is_leaf is not None and is_leaf(tree)) else _node_type(tree)
+    if node is None:
+        out.append((path, tree))
+        return
+    children, _ = _keyed_children(tree, node)
+    for key, child in children:
+        _flatten_with_path(child, (*path, key), out, is_leaf)
+
+
+def tree_flatten_with_path(tree: PyTree, is_leaf: Callable | None = None) -> tuple:
+    """``([(key path, leaf)...], spec)``: each leaf with the keys that lead to it.
+
+    Example:
+        >>> from ember.utils import _pytree as pytree
+        >>> pairs, _ = pytree.tree_flatten_with_path({"a": (1, 2)})
+        >>> [(pytree.keystr(p), leaf) for p, leaf in pairs]
+        [("['a'][0]", 1), ("['a'][1]", 2)]
+    """
+    out: list = []
+    _flatten_with_path(tree, (), out, is_leaf)
+    return out, tree_structure(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree: PyTree, is_leaf: Callable | None = None) -> list:
+    """``[(key path, leaf)...]`` (``tree_flatten_with_path`` without the spec)."""
+    out: list = []
+    _flatten_with_path(tree, (), out, is_leaf)
+    return out
+
+
+def tree_map_with_path(
+    func: Callable, tree: PyTree, *rests: PyTree, is_leaf: Callable | None = None
+) -> PyTree:
+    """``tree`` with each leaf ``x`` replaced by ``func(path, x, *matching leaves of rests)``.
+
+    Example:
+        >>> from ember.utils import _pytree as pytree
+        >>> pytree.tree_map_with_path(lambda p, x: f"{pytree.keystr(p)}={x}", {"a": 1})
+        {'a': "['a']=1"}
+    """
+    pairs, spec = tree_flatten_with_path(tree, is_leaf)
+    others = [spec.flatten_up_to(r) for r in rests]
+    return tree_unflatten(
+        [func(p, x, *(o[i] for o in others)) for i, (p, x) in enumerate(pairs)], spec
+    )
+
+
+_list_like = lambda t: (list(t), None)  # noqa: E731 (the shared flatten of list and tuple)
+register_pytree_node(
+    tuple,
+    _list_like,
+    lambda xs, _: tuple(xs),
+    flatten_with_keys_fn=_seq_flatten_with_keys(_list_like),
+)
+register_pytree_node(
+    list,
+    _list_like,
+    lambda xs, _: list(xs),
+    flatten_with_keys_fn=_seq_flatten_with_keys(_list_like),
+)
+register_pytree_node(
+    dict, _dict_flatten, _dict_unflatten, flatten_with_keys_fn=_dict_flatten_with_keys
+)
 register_pytree_node(
     collections.OrderedDict,
     _dict_flatten,
     lambda values, keys: collections.OrderedDict(zip(keys, values)),
+    flatten_with_keys_fn=_dict_flatten_with_keys,
 )
+
+
+def _defaultdict_flatten(d):
+    return list(d.values()), [d.default_factory, list(d.keys())]
+
+
 register_pytree_node(
     collections.defaultdict,
-    lambda d: (list(d.values()), [d.default_factory, list(d.keys())]),
+    _defaultdict_flatten,
     lambda values, ctx: collections.defaultdict(ctx[0], zip(ctx[1], values)),
+    flatten_with_keys_fn=lambda d: (
+        [(MappingKey(k), v) for k, v in d.items()],
+        [d.default_factory, list(d.keys())],
+    ),
 )
 register_pytree_node(
     collections.deque,
     lambda d: (list(d), d.maxlen),
     lambda values, maxlen: collections.deque(values, maxlen=maxlen),
+    flatten_with_keys_fn=_seq_flatten_with_keys(lambda d: (list(d), d.maxlen)),
 )
