@@ -17,6 +17,14 @@ from collections import OrderedDict
 
 from .._overrides import warn as _warn
 from . import amp  # noqa: F401  (torch.cuda.amp)
+from . import graphs  # noqa: F401  (torch.cuda.graphs)
+from .graphs import (  # noqa: F401  (torch.cuda's names for them)
+    CUDAGraph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
+)
 
 _NO_CUDA = "Torch not compiled with CUDA enabled"
 
@@ -193,9 +201,28 @@ class device:
         return None
 
 
-@contextlib.contextmanager
-def stream(stream):
-    """``torch.cuda.stream(s)``: only ``None`` can be selected without CUDA."""
-    if stream is not None:
-        _lazy_init()
-    yield
+class StreamContext:
+    """``torch.cuda.StreamContext(s)``: selects ``s`` for its block; only ``None`` can be
+    selected without CUDA (a no-op, as in torch).
+
+    Example:
+        >>> import ember
+        >>> with ember.cuda.StreamContext(None):
+        ...     pass
+    """
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+
+    def __enter__(self):
+        if self.stream is not None:
+            _lazy_init()
+        return self.stream
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def stream(stream) -> StreamContext:
+    """``torch.cuda.stream(s)``: a ``StreamContext``; only ``None`` can be selected."""
+    return StreamContext(stream)

@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-from .compiler import allow_in_graph, disable, is_compiling, reset
+from ..compiler import allow_in_graph, disable, is_compiling, reset
 
 __all__ = [
     "allow_in_graph",
@@ -30,14 +30,14 @@ class _Config:
 
     def __getattr__(self, name: str):
         if name in ("cache_size_limit", "recompile_limit"):
-            from . import _compile  # deferred: the compiler loads on first use
+            from .. import _compile  # deferred: the compiler loads on first use
 
             return _compile.CACHE_SIZE_LIMIT
         raise AttributeError(f"torch._dynamo.config has no setting {name!r}")
 
     def __setattr__(self, name: str, value) -> None:
         if name in ("cache_size_limit", "recompile_limit"):
-            from . import _compile  # deferred: the compiler loads on first use
+            from .. import _compile  # deferred: the compiler loads on first use
 
             _compile.CACHE_SIZE_LIMIT = int(value)
         else:
