@@ -60,12 +60,14 @@ print("TIMINGS " + json.dumps(result))
 
 
 def _pyodide_dir() -> Path:
-    for c in [os.environ.get("EMBER_PYODIDE", "")] + [
-        str(p / "shared" / "pyodide") for p in ROOT.parents
-    ]:
-        if c and Path(c, "pyodide.js").is_file():
-            return Path(c)
-    sys.exit("no local Pyodide: set EMBER_PYODIDE or put it in ../shared/pyodide")
+    """tools/build_playground.py's lookup of the local Pyodide folder."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from build_playground import find_pyodide
+
+    found = find_pyodide()
+    if found is None:
+        sys.exit("no local Pyodide: set EMBER_PYODIDE or put it in ../shared/pyodide")
+    return found
 
 
 def _timings(output: str) -> dict:

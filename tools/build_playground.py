@@ -258,11 +258,30 @@ def build(offline: bool = False) -> None:
     (SITE / "cells.json").write_text(json.dumps(content, ensure_ascii=False, indent=1) + "\n")
 
 
+def _origin_checkout() -> Path | None:
+    """The folder this checkout was cloned from, when that is a local path (a clean clone
+    made for CI or a check sits elsewhere; the Pyodide folder sits beside its origin)."""
+    try:
+        url = subprocess.run(
+            ["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"],
+            capture_output=True, text=True, timeout=30,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    path = Path(url.removeprefix("file://")) if url else None
+    return path if path is not None and path.is_dir() else None
+
+
 def find_pyodide() -> Path | None:
-    """The local Pyodide distribution: ``$EMBER_PYODIDE``, else a ``shared/pyodide`` folder
-    in a parent directory of the checkout (where this machine keeps it)."""
+    """The local Pyodide distribution (tests/wasm, tests/browser and the benchmarks use
+    this lookup): ``$EMBER_PYODIDE``, else a ``shared/pyodide`` folder in a parent directory
+    of the checkout, or of the local checkout it was cloned from (where this machine keeps
+    it)."""
     candidates = [os.environ.get("EMBER_PYODIDE", "")]
     candidates += [str(p / "shared" / "pyodide") for p in ROOT.parents]
+    origin = _origin_checkout()
+    if origin is not None:
+        candidates += [str(p / "shared" / "pyodide") for p in origin.resolve().parents]
     for c in candidates:
         if c and Path(c, "pyodide.js").is_file():
             return Path(c)

@@ -4,13 +4,15 @@ engine's and the printing tests run there by pytest, and every op-database entry
 and gradients compared with the same computation under CPython.
 
 Needs Node, the local Pyodide distribution (``$EMBER_PYODIDE``, or a ``shared/pyodide``
-folder above the checkout) and pure-Python wheels of pytest and its dependencies
-(``.venv/wasm-wheels``, which ``make test`` downloads). Without them the test skips, or
+folder above the checkout or above the local checkout it was cloned from) and pure-Python
+wheels of pytest and its dependencies (``.venv/wasm-wheels``, which ``make test``
+downloads). Without them the test skips, or
 fails when ``EMBER_REQUIRE_ORACLE`` is set (``make test``): a green run has run it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -36,12 +38,13 @@ def _missing(what: str):
 
 
 def _pyodide_dir() -> Path | None:
-    candidates = [os.environ.get("EMBER_PYODIDE", "")]
-    candidates += [str(p / "shared" / "pyodide") for p in ROOT.parents]
-    for c in candidates:
-        if c and Path(c, "pyodide.js").is_file():
-            return Path(c)
-    return None
+    """tools/build_playground.py's lookup (shared with the browser test)."""
+    spec = importlib.util.spec_from_file_location(
+        "build_playground", ROOT / "tools" / "build_playground.py"
+    )
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool.find_pyodide()
 
 
 def _wasm_wheels() -> list[Path]:
