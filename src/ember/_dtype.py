@@ -147,10 +147,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
     try:
         return _FROM_NP[np.dtype(np_dtype)]
     except (KeyError, TypeError):
-        if _is_bf16(np_dtype):
-            return _bfloat16()
-        name = getattr(np.dtype(np_dtype), "name", "") if not isinstance(np_dtype, str) else ""
-        if name in ML_NAMES:
+        name = _ml_name(np_dtype)
+        if name is not None:
             return ml_dtype(name)
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
@@ -174,12 +172,11 @@ def to_numpy_dtype(d) -> np.dtype:
     return np.dtype(d)
 
 
-def _is_bf16(x) -> _builtins.bool:
-    if isinstance(x, str):
-        return x == "bfloat16"
-    if getattr(x, "__name__", None) == "bfloat16" or getattr(x, "name", None) == "bfloat16":
-        return True
-    return False
+def _ml_name(x) -> str | None:
+    """The name of the ml_dtypes float type ``x`` names (a string, the type or its NumPy
+    dtype), or None."""
+    name = x if isinstance(x, str) else getattr(x, "__name__", None) or getattr(x, "name", None)
+    return name if name in ML_NAMES else None
 
 
 import builtins as _builtins  # noqa: E402

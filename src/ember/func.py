@@ -907,7 +907,7 @@ def _apply_batched(op, batch_of: dict, size: int) -> bool:
         arrays = [x._data if isinstance(x, Tensor) else x for x in xs]
         rows.append(apply(cls, [xs] if variadic else tuple(xs), arrays, op.params))
         first = rows[0] if cls._multi_output else [rows[0]]
-        if any(type(r._data) in DATA_CLASSES for r in first if isinstance(r, Tensor)):
+        if i == 0 and any(type(r._data) in DATA_CLASSES for r in first if isinstance(r, Tensor)):
             return False  # sparse results do not stack: the whole function runs per slice
     if cls._multi_output:
         res = [stack([r[j] for r in rows]) for j in range(len(op.outs))]

@@ -149,7 +149,7 @@ def install(make_inplace) -> None:
 
 def intp(index: np.ndarray) -> np.ndarray:
     """Index positions in NumPy's index type: ``take`` and ``bincount`` refuse int64 where
-    ``intp`` is 32 bits (WebAssembly); no copy where it is 64 bits.
+    ``intp`` is 32 bits (WebAssembly); returned as they are where it is 64 bits.
 
     Example:
         >>> import numpy as np
@@ -157,7 +157,12 @@ def intp(index: np.ndarray) -> np.ndarray:
         >>> intp(np.array([1, 2], dtype=np.int64)).dtype == np.intp
         True
     """
+    if _INTP_64:  # 64-bit platforms take any integer index as it is: nothing to do
+        return index
     return np.asarray(index).astype(np.intp, copy=False)
+
+
+_INTP_64 = np.dtype(np.intp).itemsize == 8
 
 
 def require_tensor(x, fname: str, arg: str = "input", pos: int = 1) -> None:

@@ -381,11 +381,8 @@ class SparseTensor(Tensor):
     def __repr__(self, *, tensor_contents=None) -> str:
         data = self._data
         suffixes = [f"size={tuple(data.shape)}", f"nnz={data.nnz}"]
-        dt = data.values.dtype
-        default = _dtype._default[0].np
-        shown = (default, np.dtype(np.complex128 if default == np.float64 else np.complex64))
-        if dt not in shown and dt.kind != "b" and dt != np.int64:
-            suffixes.append(f"dtype={_dtype.from_numpy_dtype(dt)}")
+        if _tensor_str._shows_dtype(data.values.dtype):
+            suffixes.append(f"dtype={_dtype.from_numpy_dtype(data.values.dtype)}")
         suffixes.append(f"layout={data.layout}")
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
@@ -593,16 +590,18 @@ def sparse_coo_tensor(
                         f"found index {top}"
                     )
     coalesced = bool(is_coalesced) if is_coalesced is not None else idx.shape[1] <= 1
-    if requires_grad:
-        out = wrap_data(CooData(idx, v._data, size, coalesced))
-        out.requires_grad_(True)
-        return out
-    return _record(
-        SparseCooTensorWithDimsAndTensorsBackward0,
-        CooData(idx, v._data, size, coalesced),
-        (v,),
-        (idx, size, coalesced),
+    data = CooData(idx, v._data, size, coalesced)
+    return _construct(
+        SparseCooTensorWithDimsAndTensorsBackward0, data, v, (idx, size, coalesced), requires_grad
     )
+
+
+def _construct(node_cls, data, values: Tensor, params: tuple, requires_grad: bool) -> Tensor:
+    """A new sparse tensor: a leaf when ``requires_grad``, else recorded as made from
+    ``values`` (gradients reach them, as torch's constructors do)."""
+    if requires_grad:
+        return wrap_data(data).requires_grad_(True)
+    return _record(node_cls, data, (values,), params)
 
 
 @register("sparse_csr_tensor")
@@ -645,11 +644,7 @@ def sparse_csr_tensor(
             f"col_indices and values nnz must be equal, but got {col.shape[0]} and {v.shape[0]}"
         )
     data = CsrData(crow, col, v._data, size)
-    if requires_grad:
-        out = wrap_data(data)
-        out.requires_grad_(True)
-        return out
-    return _record(SparseCsrTensorBackward0, data, (v,), (crow, col, size))
+    return _construct(SparseCsrTensorBackward0, data, v, (crow, col, size), requires_grad)
 
 
 SparseCsrTensorBackward0 = _defop(
@@ -1003,12 +998,10 @@ def _check_dtypes(sparse: Tensor, *others: Tensor) -> None:
 
 def _check_mm(a: Tensor, b: Tensor, name: str) -> None:
     if not _is_sparse(a) or _is_sparse(b):
-        left = "sparse" if _is_sparse(a) else "dense"
-        right = "sparse" if _is_sparse(b) else "dense"
-        if not (left == "sparse" and right == "dense"):
-            raise RuntimeError(
-                f"{name}: ember multiplies a sparse matrix by a dense one (got {left} @ {right})"
-            )
+        kinds = ["sparse" if _is_sparse(t) else "dense" for t in (a, b)]
+        raise RuntimeError(
+            f"{name}: ember multiplies a sparse matrix by a dense one (got {' @ '.join(kinds)})"
+        )
     if a._data.sparse_dim != 2 or a._data.dense_dim:
         raise RuntimeError(f"{name}: expected a 2-D sparse matrix, got {a.dim()}-D")
     if b.dim() not in (1, 2) or a.shape[1] != b.shape[0]:
@@ -1126,8 +1119,8 @@ SparseMulScalarBackward0 = _defop(
 SparseDivScalarBackward0 = _defop(
     "DivBackward0",
     params=("other",),
-    forward=lambda self, other: _scale_forward(self, 1 / other),
-    vjp={"self": lambda g, self, other: self.mask(g) * (1 / other)},
+    forward=lambda self, other: self.with_values(self.values / other),
+    vjp={"self": lambda g, self, other: self.mask(g).with_values(self.mask(g).values / other)},
 )
 
 
@@ -1179,14 +1172,7 @@ SparseMulDenseBackward0 = _defop(
 
 
 def _add_sparse_forward(self, other, alpha):
-    dt = np.result_type(self.values, other.values)
-    vals = other.values if alpha == 1 else other.values * alpha
-    both = CooData(
-        np.concatenate([self.indices, other.indices], axis=1),
-        np.concatenate([self.values, vals]).astype(dt, copy=False),
-        self.shape,
-    )
-    return both.coalesce() if self.coalesced and other.coalesced else both
+    return self + (other if alpha == 1 else other * alpha)
 
 
 SparseAddSparseBackward0 = _defop(
@@ -1279,8 +1265,7 @@ def _div(input, other, *, rounding_mode=None, out=None) -> Tensor:
     if rounding_mode is not None:
         raise _no_backend("div.Tensor_mode")
     value = _scalar(other)
-    data = input._data
-    out_ = data.with_values(data.values / value)
+    out_ = SparseDivScalarBackward0.forward(input._data, value)
     return _record(SparseDivScalarBackward0, out_, (input,), (value,))
 
 
@@ -1334,16 +1319,30 @@ _UNARY = {
 }
 
 
-def _unary_node(name: str, node_name: str, fn, dfn):
+# integer in, integer out (the others compute in the default float dtype, as torch's)
+_INT_KEEPING = frozenset({"neg", "abs", "sign", "square", "relu"})
+
+
+def _unary(name: str, node_name: str, fn, dfn):
+    """The node of a zero-preserving function ``fn`` (derivative ``dfn``) on the stored
+    values of the coalesced tensor, and the function that applies it."""
+
     def forward(self, op):
         c = self.coalesce() if isinstance(self, CooData) else self
+        if c.values.dtype.kind not in "fc" and name not in _INT_KEEPING:
+            c = c.astype(_dtype._default[0].np)
         return c.with_values(fn(c.values))
 
     def rule(g, self):
         c = self.coalesce() if isinstance(self, CooData) else self
         return c.with_values(_values_at(g, _pattern_of(c)) * dfn(c.values))
 
-    return _defop(node_name, params=("_op",), forward=forward, vjp={"self": rule})
+    node = _defop(node_name, params=("_op",), forward=forward, vjp={"self": rule})
+
+    def run(input, *args, **kwargs) -> Tensor:
+        return _record(node, forward(input._data, name), (input,), (name,))
+
+    return node, run
 
 
 def _pattern_of(data) -> np.ndarray:
@@ -1352,27 +1351,10 @@ def _pattern_of(data) -> np.ndarray:
     return data.indices
 
 
-def _make_unary(name: str, node_cls, fn):
-    def run(input, *args, **kwargs) -> Tensor:
-        data = input._data
-        c = data.coalesce() if isinstance(data, CooData) else data
-        if data.values.dtype.kind not in "fc" and name not in (
-            "neg",
-            "abs",
-            "sign",
-            "square",
-            "relu",
-        ):
-            c = c.astype(_dtype._default[0].np)
-        return _record(node_cls, c.with_values(fn(c.values)), (input,), (name,))
-
-    return run
-
-
 _UNARY_NODES = {}
 for _name, (_node_name, _fn, _dfn) in _UNARY.items():
-    _UNARY_NODES[_name] = _unary_node(_name, _node_name, _fn, _dfn)
-    _sparse(f"Tensor.{_name}", f"ember.{_name}")(_make_unary(_name, _UNARY_NODES[_name], _fn))
+    _UNARY_NODES[_name], _run = _unary(_name, _node_name, _fn, _dfn)
+    _sparse(f"Tensor.{_name}", f"ember.{_name}")(_run)
 _sparse("ember.nn.functional.relu")(lambda input, inplace=False: _SPARSE["Tensor.relu"](input))
 _sparse("Tensor.negative", "ember.negative", "Tensor.__neg__")(_SPARSE["Tensor.neg"])
 
