@@ -433,12 +433,38 @@ def test_audio_is_a_wav_of_the_samples(tmp_path):
     assert np.array_equal(samples, (sound * 32767).astype("<i2"))
 
 
-def test_video_and_onnx_graph_say_they_are_missing(tmp_path):
+def test_video_is_a_gif_of_the_frames_in_torchs_grid(tmp_path):
+    """Three 2x3 videos of 4 frames: padded to four and tiled in one row as torch tiles
+    them (its own _prepare_video is the reference); two colour levels, so GIF's palette
+    keeps every pixel."""
+    from PIL import Image, ImageSequence
+    from torch.utils.tensorboard._utils import _prepare_video
+
+    rng = np.random.default_rng(3)
+    clip = (rng.integers(0, 2, size=(3, 4, 3, 2, 3)) * 255).astype(np.uint8)
     with SummaryWriter(tmp_path) as w:
-        with pytest.raises(NotImplementedError, match="moviepy"):
-            w.add_video("v", ember.zeros(1, 2, 3, 4, 4))
-        with pytest.raises(NotImplementedError, match="add_graph"):
-            w.add_onnx_graph("model.onnx")
+        w.add_video("clip", ember.tensor(clip), 0, fps=4)
+    (picture,) = _accumulator(tmp_path).Images("clip")
+    assert (picture.height, picture.width) == (2, 12)
+    gif = Image.open(io.BytesIO(picture.encoded_image_string))
+    frames = [np.asarray(f.convert("RGB")) for f in ImageSequence.Iterator(gif)]
+    want = (_prepare_video(clip) * 255).astype(np.uint8)
+    assert len(frames) == 4 and all(np.array_equal(f, w_) for f, w_ in zip(frames, want))
+    assert gif.info["duration"] == 250
+
+
+def test_onnx_graph_reads_back_as_torchs(tmp_path, capsys):
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.ReLU(), ember.nn.Linear(4, 2))
+    path = tmp_path / "model.onnx"
+    ember.onnx.export(model, (ember.ones(1, 3),), str(path))
+    with SummaryWriter(tmp_path / "ember") as w:
+        w.add_onnx_graph(str(path))
+    with TorchWriter(str(tmp_path / "torch")) as w:
+        w.add_onnx_graph(str(path))
+    capsys.readouterr()  # (torch's reader prints each node's name)
+    ours, theirs = (_accumulator(tmp_path / k).Graph() for k in ("ember", "torch"))
+    assert ours == theirs
+    assert [n.op for n in ours.node if n.op != "Variable"] == ["Gemm", "Relu", "Gemm"]
 
 
 # -- graph --------------------------------------------------------------------------------------

@@ -513,6 +513,57 @@ def figure_to_image(figures: Any, close: bool = True) -> np.ndarray:
 # -- audio, text, layouts -------------------------------------------------------------------
 
 
+def _video_frames(video: np.ndarray) -> np.ndarray:
+    """``(N, T, C, H, W)`` videos as ``(T, H', W', C)`` frames: the batch tiled into a grid
+    (padded with black videos to a power of two; rows a power of two too), as torch does."""
+    n, t, c, h, w = video.shape
+    if video.dtype == np.uint8:
+        video = np.float32(video) / 255.0
+    if n & (n - 1):  # not a power of two
+        padding = np.zeros((2 ** n.bit_length() - n, t, c, h, w))
+        video = np.concatenate((video, padding), axis=0)
+    rows = 2 ** ((n.bit_length() - 1) // 2)
+    cols = video.shape[0] // rows
+    video = video.reshape(rows, cols, t, c, h, w).transpose(2, 0, 4, 1, 5, 3)
+    return video.reshape(t, rows * h, cols * w, c)
+
+
+def video(tag: str, tensor: Any, fps: float = 4) -> Summary:
+    """A ``Summary`` holding ``(N, T, C, H, W)`` videos as one animated GIF (``fps``
+    frames per second, looping), the batch in a grid: uint8 values as they are, others in
+    ``[0, 1]``. torch encodes with moviepy; ember with Pillow (GIF's palette of 256 colours
+    per frame either way). Needs Pillow.
+
+    Example:
+        >>> import ember
+        >>> from ember.utils.tensorboard.summary import video
+        >>> im = video("v", ember.zeros(1, 3, 3, 8, 8)).value[0].image
+        >>> im.height, im.width, im.colorspace, im.encoded_image_string[:3]
+        (8, 8, 3, b'GIF')
+    """
+    # Deferred: Pillow is needed only for images.
+    from PIL import Image
+
+    frames = (_video_frames(make_np(tensor)).astype(np.float32) * 255).clip(0, 255)
+    frames = frames.astype(np.uint8)
+    _t, height, width, channels = frames.shape
+    pictures = [Image.fromarray(f[..., 0] if channels == 1 else f) for f in frames]
+    with io.BytesIO() as out:
+        pictures[0].save(
+            out,
+            format="GIF",
+            save_all=True,
+            append_images=pictures[1:],
+            duration=int(round(1000 / fps)),
+            loop=0,
+        )
+        gif = out.getvalue()
+    picture = Summary.Image(
+        height=height, width=width, colorspace=channels, encoded_image_string=gif
+    )
+    return Summary(value=[Summary.Value(tag=tag, image=picture)])
+
+
 def audio(tag: str, tensor: Any, sample_rate: int = 44100) -> Summary:
     """A ``Summary`` holding mono sound in ``[-1, 1]`` as 16-bit WAV (louder values are
     clipped, with torch's printed warning).
@@ -855,6 +906,53 @@ def mesh(
 
 
 # -- the graph --------------------------------------------------------------------------------
+
+
+def onnx_graph(path: Any) -> GraphDef:
+    """The graph of an ONNX file as TensorBoard's ``GraphDef``, read as torch reads it: the
+    graph's inputs and outputs as ``Variable`` nodes (dtype and shape), then one node per
+    ONNX node, named by its first output, its attributes as text. Needs ``onnx``.
+
+    Example:
+        >>> import tempfile, ember
+        >>> from ember.utils.tensorboard.summary import onnx_graph
+        >>> path = tempfile.mkdtemp() + "/m.onnx"
+        >>> ember.onnx.export(ember.nn.Linear(2, 1), (ember.ones(1, 2),), path)
+        >>> [n.op for n in onnx_graph(path).node][-1]
+        'Gemm'
+    """
+    # Deferred: onnx is an optional package (the onnx extra).
+    import onnx
+
+    graph_proto = onnx.load(path).graph
+    nodes = []
+    for value in [*graph_proto.input, *graph_proto.output]:
+        tensor_type = value.type.tensor_type
+        dims = [TensorShapeProto.Dim(size=d.dim_value) for d in tensor_type.shape.dim]
+        nodes.append(
+            NodeDef(
+                name=value.name,
+                op="Variable",
+                input=[],
+                attr={
+                    "dtype": AttrValue(type=tensor_type.elem_type),
+                    "shape": AttrValue(shape=TensorShapeProto(dim=dims)),
+                },
+            )
+        )
+    for node in graph_proto.node:
+        attributes = ", ".join(
+            " = ".join(str(field[1]) for field in a.ListFields()) for a in node.attribute
+        )
+        nodes.append(
+            NodeDef(
+                name=node.output[0],
+                op=node.op_type,
+                input=node.input,
+                attr={"parameters": AttrValue(s=attributes.encode())},
+            )
+        )
+    return GraphDef(node=nodes, versions=VersionDef(producer=22))
 
 
 def _tensors(obj: Any) -> Iterator[Tensor]:

@@ -47,11 +47,13 @@ from .summary import (
     make_grid,
     make_np,
     mesh,
+    onnx_graph,
     pr_curve,
     pr_curve_raw,
     scalar,
     tensor_proto,
     text,
+    video,
 )
 
 __all__ = ["FileWriter", "SummaryWriter"]
@@ -458,23 +460,26 @@ class SummaryWriter:
         summary = audio(tag, snd_tensor, sample_rate=sample_rate)
         self._get_file_writer().add_summary(summary, global_step, walltime)
 
-    def add_video(self, *args: Any, **kwargs: Any) -> None:
-        """Not in ember: torch's ``add_video`` encodes GIFs with moviepy, which ember does not
-        depend on. Log the frames with ``add_images`` instead.
+    def add_video(
+        self,
+        tag: str,
+        vid_tensor: Any,
+        global_step: int | None = None,
+        fps: float = 4,
+        walltime: float | None = None,
+    ) -> None:
+        """Log videos ``(N, T, C, H, W)`` as one animated GIF (the batch in a grid; uint8 in
+        ``[0, 255]``, others in ``[0, 1]``). Needs Pillow (torch's needs moviepy).
 
         Example:
             >>> import tempfile
+            >>> import ember
             >>> from ember.utils.tensorboard import SummaryWriter
             >>> with SummaryWriter(tempfile.mkdtemp()) as w:
-            ...     w.add_video("v", None)  # doctest: +ELLIPSIS
-            Traceback (most recent call last):
-            ...
-            NotImplementedError: ...
+            ...     w.add_video("clip", ember.rand(2, 5, 3, 8, 8), 0, fps=10)
         """
-        raise NotImplementedError(
-            "SummaryWriter.add_video is not available in ember (it needs moviepy): log the "
-            "frames with add_images"
-        )
+        summary = video(tag, vid_tensor, fps)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
 
     # -- text, hyperparameters ---------------------------------------------------------------
 
@@ -685,21 +690,19 @@ class SummaryWriter:
         self._get_file_writer().add_graph(graph(model, input_to_model, verbose, use_strict_trace))
 
     def add_onnx_graph(self, prototxt: Any) -> None:
-        """Not in ember: torch's reads an ONNX file into a graph with the ``onnx`` package.
-        ``add_graph`` draws a module's graph directly.
+        """Log the graph of an ONNX file (``prototxt``: its path), as torch reads it (see
+        ``summary.onnx_graph``). Needs ``onnx``; ``add_graph`` draws a module directly.
 
         Example:
             >>> import tempfile
+            >>> import ember
             >>> from ember.utils.tensorboard import SummaryWriter
-            >>> with SummaryWriter(tempfile.mkdtemp()) as w:
-            ...     w.add_onnx_graph("model.onnx")  # doctest: +ELLIPSIS
-            Traceback (most recent call last):
-            ...
-            NotImplementedError: ...
+            >>> folder = tempfile.mkdtemp()
+            >>> ember.onnx.export(ember.nn.Linear(2, 1), (ember.ones(1, 2),), folder + "/m.onnx")
+            >>> with SummaryWriter(folder) as w:
+            ...     w.add_onnx_graph(folder + "/m.onnx")
         """
-        raise NotImplementedError(
-            "SummaryWriter.add_onnx_graph is not available in ember: use add_graph(model, inputs)"
-        )
+        self._get_file_writer().add_onnx_graph(onnx_graph(prototxt))
 
     @staticmethod
     def _encode(rawstr: str) -> str:
