@@ -27,11 +27,3 @@ def test_rows_are_sorted_and_nonempty():
     for area, names in _tool().rows():
         assert names == sorted(set(names)), area
         assert names, area
-
-
-def test_readme_api_table_is_up_to_date():
-    tool = _tool()
-    current = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert current == tool.with_readme_block(current), (
-        "README.md's API table is stale: run `python tools/api_table.py` and commit the result"
-    )

@@ -351,7 +351,7 @@ def test_import_is_light_and_the_rest_loads_on_first_use():
 
 
 def test_the_layer_picture_is_up_to_date():
-    """docs/layers.dot (docs/design.md's picture) is what tools/layers_graph.py draws now."""
+    """docs/developers/layers.dot (design.md's picture) is what tools/layers_graph.py draws."""
     tool = SRC.parent.parent / "tools" / "layers_graph.py"
     done = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -4,10 +4,10 @@ Usage: python tools/layers_graph.py [--check]
 
 Reads every module's import statements (top level and deferred), groups the modules into
 the parts of the package (the core, ``autograd``, ``_aten``, ``nn``, ``_compile``, ``fx``...),
-and writes ``docs/layers.dot`` (the graph, one arrow per pair of parts that import each other,
-bottom-up layer by layer) and ``docs/layers.svg`` (rendered by Graphviz's ``dot``, when
-installed). ``--check`` exits 1 when ``docs/layers.dot`` is not what the source gives
-(tests/test_structure.py runs it).
+and writes ``docs/developers/layers.dot`` (the graph, one arrow per pair of parts that
+import each other, bottom-up layer by layer) and ``docs/developers/layers.svg`` (rendered by
+Graphviz's ``dot``, when installed). ``--check`` exits 1 when ``docs/developers/layers.dot``
+is not what the source gives (tests/test_structure.py runs it).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "ember"
-DOT = ROOT / "docs" / "layers.dot"
-SVG = ROOT / "docs" / "layers.svg"
+DOT = ROOT / "docs" / "developers" / "layers.dot"
+SVG = ROOT / "docs" / "developers" / "layers.svg"
 
 CORE = {
     "_overrides",
@@ -159,7 +159,10 @@ def main(argv=None) -> int:
     text = dot_source()
     if "--check" in argv:
         if not DOT.exists() or DOT.read_text() != text:
-            print("docs/layers.dot is stale: run python tools/layers_graph.py", file=sys.stderr)
+            print(
+                "docs/developers/layers.dot is stale: run python tools/layers_graph.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     DOT.write_text(text)

@@ -22,7 +22,7 @@ from .version import __version__  # torch 2.13's, ember's release as its local l
 # core, autograd and the ops alone.
 _LAZY_MODULES = frozenset(
     """nn optim utils testing accelerator amp backends cpu cuda distributed hub jit
-    distributions func multiprocessing onnx profiler quasirandom viz ops fx
+    distributions func multiprocessing onnx profiler quasirandom random viz ops fx
     overrides serialization functional compiler _dynamo _inductor mps sparse""".split()
 )
 _LAZY_NAMES = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import os
 
 import numpy as np
 
@@ -43,6 +44,7 @@ __all__ = [
     "finfo",
     "get_default_device",
     "get_float32_matmul_precision",
+    "get_num_interop_threads",
     "get_num_threads",
     "iinfo",
     "inf",
@@ -55,6 +57,7 @@ __all__ = [
     "searchsorted",
     "set_default_device",
     "set_float32_matmul_precision",
+    "set_num_interop_threads",
     "set_num_threads",
     "use_deterministic_algorithms",
 ]
@@ -70,7 +73,16 @@ _NO_CUDA = "Torch not compiled with CUDA enabled"
 
 
 def _tensor_cuda(self, device=None, non_blocking=False, memory_format=None):
-    """``Tensor.cuda()`` fails as on a CPU-only torch build."""
+    """``Tensor.cuda()`` fails as on a CPU-only torch build.
+
+    Example:
+        >>> import ember
+        >>> try:
+        ...     ember.ones(2).cuda()
+        ... except AssertionError as e:
+        ...     print(e)
+        Torch not compiled with CUDA enabled
+    """
     raise AssertionError(_NO_CUDA)
 
 
@@ -80,7 +92,13 @@ def _tensor_cuda(self, device=None, non_blocking=False, memory_format=None):
 class memory_format:
     """``torch.memory_format``: how a tensor's elements are laid out. ember's arrays are
     NumPy's (C order unless a view says otherwise); the formats are accepted where torch
-    takes them and compare by identity, as torch's do."""
+    takes them and compare by identity, as torch's do.
+
+    Example:
+        >>> import ember
+        >>> ember.channels_last, isinstance(ember.contiguous_format, ember.memory_format)
+        (torch.channels_last, True)
+    """
 
     __slots__ = ("_name",)
 
@@ -98,7 +116,16 @@ channels_last_3d = memory_format("channels_last_3d")
 
 
 def _tensor_pin_memory(self, device=None):
-    """``Tensor.pin_memory()``: pinned memory needs an accelerator, as on torch's CPU build."""
+    """``Tensor.pin_memory()``: pinned memory needs an accelerator, as on torch's CPU build.
+
+    Example:
+        >>> import ember
+        >>> try:
+        ...     ember.ones(2).pin_memory()
+        ... except RuntimeError as e:
+        ...     print(e)
+        Cannot access accelerator device when none is available.
+    """
     raise RuntimeError("Cannot access accelerator device when none is available.")
 
 
@@ -116,6 +143,7 @@ def set_float32_matmul_precision(precision: str) -> None:
         >>> ember.set_float32_matmul_precision("high")
         >>> ember.get_float32_matmul_precision()
         'high'
+        >>> ember.set_float32_matmul_precision("highest")
     """
     if precision not in ("highest", "high", "medium"):
         _warn(
@@ -128,16 +156,37 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 
 def get_float32_matmul_precision() -> str:
+    """The precision set by ``set_float32_matmul_precision`` (``"highest"`` by default).
+
+    Example:
+        >>> import ember
+        >>> ember.get_float32_matmul_precision()
+        'highest'
+    """
     return _matmul_precision[0]
 
 
 def set_default_device(device) -> None:
-    """Remember the default device (``None`` resets it); ember computes on the CPU only."""
+    """Remember the default device (``None`` resets it); ember computes on the CPU only.
+
+    Example:
+        >>> import ember
+        >>> ember.set_default_device("cpu")
+        >>> ember.get_default_device()
+        device(type='cpu')
+        >>> ember.set_default_device(None)
+    """
     _default_device[0] = None if device is None else _device(device)
 
 
 def get_default_device():
-    """``device(type='cpu')`` unless another was set with ``set_default_device``."""
+    """``device(type='cpu')`` unless another was set with ``set_default_device``.
+
+    Example:
+        >>> import ember
+        >>> ember.get_default_device()
+        device(type='cpu')
+    """
     return _default_device[0] or _device("cpu")
 
 
@@ -170,7 +219,13 @@ def set_num_threads(int) -> None:  # noqa: A002 - torch's parameter name
 
 
 def get_num_threads() -> builtins.int:
-    """The number of threads set by ``set_num_threads`` (else NumPy's BLAS threads)."""
+    """The number of threads set by ``set_num_threads`` (else NumPy's BLAS threads).
+
+    Example:
+        >>> import ember
+        >>> ember.get_num_threads() >= 1
+        True
+    """
     if _threads[0] is not None:
         return _threads[0]
     try:
@@ -186,11 +241,58 @@ def get_num_threads() -> builtins.int:
     return os.cpu_count() or 1
 
 
+_interop_threads: list = [None]
+
+
+def set_num_interop_threads(int) -> None:  # noqa: A002 - torch's parameter name
+    """Set the size of the inter-op thread pool, once (torch's rule). ember runs one op at a
+    time, so the number is only recorded; ``get_num_interop_threads`` returns it.
+
+    Example:
+        >>> import ember
+        >>> ember.get_num_interop_threads() >= 1
+        True
+    """
+    n = int
+    if isinstance(n, builtins.bool) or not isinstance(n, (builtins.int, np.integer)):
+        raise RuntimeError(f"set_num_interop_threads expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    if _interop_threads[0] is not None:
+        raise RuntimeError(
+            "Error: cannot set number of interop threads after parallel work has started or "
+            "set_num_interop_threads called"
+        )
+    _interop_threads[0] = builtins.int(n)
+
+
+def get_num_interop_threads() -> builtins.int:
+    """The size of the inter-op thread pool: the number set, else the number of cores
+    (torch's default).
+
+    Example:
+        >>> import ember
+        >>> ember.get_num_interop_threads() >= 1
+        True
+    """
+    if _interop_threads[0] is not None:
+        return _interop_threads[0]
+    return os.cpu_count() or 1
+
+
 _deterministic = {"mode": False, "warn_only": False}
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False) -> None:
-    """Remember the flag (ember's algorithms are deterministic anyway)."""
+    """Remember the flag (ember's algorithms are deterministic anyway).
+
+    Example:
+        >>> import ember
+        >>> ember.use_deterministic_algorithms(True)
+        >>> ember.are_deterministic_algorithms_enabled()
+        True
+        >>> ember.use_deterministic_algorithms(False)
+    """
     if type(mode) is not builtins.bool:
         raise TypeError(
             "_set_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
@@ -206,10 +308,26 @@ def use_deterministic_algorithms(mode, *, warn_only=False) -> None:
 
 
 def are_deterministic_algorithms_enabled() -> builtins.bool:
+    """Whether ``use_deterministic_algorithms(True)`` is in effect.
+
+    Example:
+        >>> import ember
+        >>> ember.are_deterministic_algorithms_enabled()
+        False
+    """
     return _deterministic["mode"]
 
 
 def is_deterministic_algorithms_warn_only_enabled() -> builtins.bool:
+    """The ``warn_only`` flag given to ``use_deterministic_algorithms``.
+
+    Example:
+        >>> import ember
+        >>> ember.use_deterministic_algorithms(True, warn_only=True)
+        >>> ember.is_deterministic_algorithms_warn_only_enabled()
+        True
+        >>> ember.use_deterministic_algorithms(False)
+    """
     return _deterministic["warn_only"]
 
 
@@ -363,21 +481,31 @@ class tensortype(type):  # noqa: N801 - torch's metaclass name
         return _creation.empty(*args, dtype=d)
 
 
-def _legacy(name: str, d) -> tensortype:
+def _legacy(name: str, d, example: str) -> tensortype:
+    """The legacy type ``name`` of dtype ``d``; ``example``: how ``name([1, 0])`` prints."""
     cls = tensortype(name, (), {"dtype": d, "__module__": "torch"})
-    cls.__doc__ = f"Legacy constructor: ``{name}(data)`` or ``{name}(*size)`` of dtype {d}."
+    cls.__doc__ = (
+        f"Legacy constructor: ``{name}(data)`` or ``{name}(*size)`` of dtype {d};\n"
+        f"``isinstance(t, {name})`` tests whether ``t`` has that dtype.\n\n"
+        "Example:\n"
+        "    >>> import ember\n"
+        f"    >>> ember.{name}([1, 0])\n"
+        f"    {example}\n"
+        f"    >>> isinstance(ember.zeros(2, dtype=ember.{d.name}), ember.{name})\n"
+        "    True\n"
+    )
     return cls
 
 
-FloatTensor = _legacy("FloatTensor", _dtype.float32)
-DoubleTensor = _legacy("DoubleTensor", _dtype.float64)
-HalfTensor = _legacy("HalfTensor", _dtype.float16)
-LongTensor = _legacy("LongTensor", _dtype.int64)
-IntTensor = _legacy("IntTensor", _dtype.int32)
-ShortTensor = _legacy("ShortTensor", _dtype.int16)
-CharTensor = _legacy("CharTensor", _dtype.int8)
-ByteTensor = _legacy("ByteTensor", _dtype.uint8)
-BoolTensor = _legacy("BoolTensor", _dtype.bool)
+FloatTensor = _legacy("FloatTensor", _dtype.float32, "tensor([1., 0.])")
+DoubleTensor = _legacy("DoubleTensor", _dtype.float64, "tensor([1., 0.], dtype=torch.float64)")
+HalfTensor = _legacy("HalfTensor", _dtype.float16, "tensor([1., 0.], dtype=torch.float16)")
+LongTensor = _legacy("LongTensor", _dtype.int64, "tensor([1, 0])")
+IntTensor = _legacy("IntTensor", _dtype.int32, "tensor([1, 0], dtype=torch.int32)")
+ShortTensor = _legacy("ShortTensor", _dtype.int16, "tensor([1, 0], dtype=torch.int16)")
+CharTensor = _legacy("CharTensor", _dtype.int8, "tensor([1, 0], dtype=torch.int8)")
+ByteTensor = _legacy("ByteTensor", _dtype.uint8, "tensor([1, 0], dtype=torch.uint8)")
+BoolTensor = _legacy("BoolTensor", _dtype.bool, "tensor([ True, False])")
 
 
 def set_default_tensor_type(t) -> None:
@@ -416,7 +544,15 @@ _orig_type = Tensor.type
 
 
 def _tensor_type(self, dtype=None, non_blocking=False, **kwargs):
-    """``t.type()`` -> 'torch.FloatTensor'; ``t.type(torch.DoubleTensor)`` converts."""
+    """``t.type()`` -> 'torch.FloatTensor'; ``t.type(torch.DoubleTensor)`` converts.
+
+    Example:
+        >>> import ember
+        >>> ember.ones(2).type()
+        'torch.FloatTensor'
+        >>> ember.ones(2).type(ember.LongTensor)
+        tensor([1, 1])
+    """
     if isinstance(dtype, tensortype):
         dtype = dtype.dtype
     return _orig_type(self, dtype)
@@ -432,7 +568,13 @@ def _new_dtype(self: Tensor, dtype):
 def new_zeros(
     self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
 ):
-    """Zeros of ``size`` with this tensor's dtype unless ``dtype`` is given."""
+    """Zeros of ``size`` with this tensor's dtype unless ``dtype`` is given.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([1.0], dtype=ember.float64).new_zeros(2)
+        tensor([0., 0.], dtype=torch.float64)
+    """
     return _creation._zeros(size, _new_dtype(self, dtype), requires_grad)
 
 
@@ -452,7 +594,14 @@ def new_ones(
 def new_empty(
     self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
 ):
-    """An uninitialised (zero-filled) tensor of ``size`` with this tensor's dtype."""
+    """An uninitialised tensor of ``size`` with this tensor's dtype (ember zero-fills it).
+
+    Example:
+        >>> import ember
+        >>> t = ember.tensor([1, 2]).new_empty(2, 3)
+        >>> t.shape, t.dtype
+        (torch.Size([2, 3]), torch.int64)
+    """
     return _creation.empty(*size, dtype=_new_dtype(self, dtype), requires_grad=requires_grad)
 
 
@@ -467,7 +616,13 @@ def new_full(
     layout=None,
     pin_memory=False,
 ):
-    """``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is given."""
+    """``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is given.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([1, 2]).new_full((2,), 7)
+        tensor([7, 7])
+    """
     if not isinstance(size, (tuple, list)):
         raise TypeError(
             f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
@@ -482,7 +637,13 @@ def new_full(
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A new tensor copying ``data`` with this tensor's dtype unless ``dtype`` is given."""
+    """A new tensor copying ``data`` with this tensor's dtype unless ``dtype`` is given.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(1, dtype=ember.float64).new_tensor([1, 2])
+        tensor([1., 2.], dtype=torch.float64)
+    """
     d = _new_dtype(self, dtype)
     if isinstance(data, Tensor):
         _warn(

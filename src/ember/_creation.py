@@ -41,6 +41,16 @@ class Generator:
         return self
 
     def seed(self) -> int:
+        """Reseed from fresh OS entropy and return the new seed (``ember.seed()``: the
+        global generator's).
+
+        Example:
+            >>> import ember
+            >>> state = ember.get_rng_state()
+            >>> s = ember.seed(); s == ember.initial_seed()
+            True
+            >>> ember.set_rng_state(state)
+        """
         s = int(np.random.SeedSequence().entropy) % (2**63)
         self.manual_seed(s)
         return s
@@ -98,14 +108,39 @@ seed = default_generator.seed
 
 
 def initial_seed() -> int:
+    """The seed the global generator was last seeded with.
+
+    Example:
+        >>> import ember
+        >>> _ = ember.manual_seed(7); ember.initial_seed()
+        7
+    """
     return default_generator.initial_seed()
 
 
 def get_rng_state() -> Tensor:
+    """The global generator's state as a uint8 tensor, for ``set_rng_state``.
+
+    Example:
+        >>> import ember
+        >>> state = ember.get_rng_state(); a = ember.rand(2)
+        >>> ember.set_rng_state(state)
+        >>> ember.equal(a, ember.rand(2)), state.dtype
+        (True, torch.uint8)
+    """
     return default_generator.get_state()
 
 
 def set_rng_state(state: Tensor) -> None:
+    """Restore the global generator's state from ``get_rng_state``.
+
+    Example:
+        >>> import ember
+        >>> state = ember.get_rng_state(); a = ember.randn(3)
+        >>> ember.set_rng_state(state)
+        >>> ember.equal(a, ember.randn(3))
+        True
+    """
     default_generator.set_state(state)
 
 
@@ -480,7 +515,15 @@ def _from_python(data, np_dtype) -> np.ndarray:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Like ``tensor`` but shares memory with a Tensor or ndarray when no conversion is needed."""
+    """Like ``tensor`` but shares memory with a Tensor or ndarray when no conversion is needed
+    (``asarray`` is the same function).
+
+    Example:
+        >>> import numpy as np, ember
+        >>> a = np.array([1.0, 2.0]); t = ember.as_tensor(a); a[0] = 5.0
+        >>> t
+        tensor([5., 2.], dtype=torch.float64)
+    """
     check_device(device)
     if isinstance(data, Tensor):
         if dtype is None or _dtype.to_numpy_dtype(dtype) == data._data.dtype:
@@ -561,7 +604,13 @@ def empty(
     memory_format=None,
     pin_memory=False,
 ) -> Tensor:
-    """An uninitialised tensor (ember zero-fills it, so results are deterministic)."""
+    """An uninitialised tensor (ember zero-fills it, so results are deterministic).
+
+    Example:
+        >>> import ember
+        >>> ember.empty(2, 3).shape
+        torch.Size([2, 3])
+    """
     check_device(device)
     return _new(np.zeros, _size(shape, size), _float_dtype(dtype), requires_grad)
 
@@ -596,7 +645,14 @@ def eye(
     device=None,
     requires_grad=False,
 ) -> Tensor:
-    """The identity matrix (``n`` x ``m``)."""
+    """The identity matrix (``n`` x ``m``).
+
+    Example:
+        >>> import ember
+        >>> ember.eye(2, 3)
+        tensor([[1., 0., 0.],
+                [0., 1., 0.]])
+    """
     check_device(device)
     m = n if m is None else m
     if n < 0 or m < 0:
@@ -669,7 +725,13 @@ def _scalar_str(v) -> str:
 def linspace(
     start, end, steps: int, *, out=None, dtype=None, layout=None, device=None, requires_grad=False
 ) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    Example:
+        >>> import ember
+        >>> ember.linspace(0, 1, 5)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
     check_device(device)
     _check_steps(steps)
     return _new_from(
@@ -864,6 +926,16 @@ def normal(
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None):
+    """``num_samples`` indices drawn from each row of ``input``, whose non-negative weights
+    need not sum to 1 (int64; without ``replacement`` an index is drawn at most once).
+
+    Example:
+        >>> import ember
+        >>> ember.multinomial(ember.tensor([0.0, 0.0, 1.0]), 2, replacement=True)
+        tensor([2, 2])
+        >>> sorted(ember.multinomial(ember.ones(3), 3).tolist())
+        [0, 1, 2]
+    """
     probs = np.atleast_2d(input._data.astype(np.float64))
     rng = _rng(generator)
     rows = [rng.choice(p.size, size=num_samples, replace=replacement, p=p / p.sum()) for p in probs]
@@ -881,7 +953,13 @@ def _like_dtype(input: Tensor, dtype) -> np.dtype:
 def zeros_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
-    """Zeros with the shape (and dtype, unless given) of ``input``."""
+    """Zeros with the shape (and dtype, unless given) of ``input``.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros_like(ember.tensor([[1, 2]]))
+        tensor([[0, 0]])
+    """
     check_device(device)
     return _new(np.zeros, input._data.shape, _like_dtype(input, dtype), requires_grad)
 
@@ -889,7 +967,13 @@ def zeros_like(
 def ones_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
-    """Ones with the shape (and dtype, unless given) of ``input``."""
+    """Ones with the shape (and dtype, unless given) of ``input``.
+
+    Example:
+        >>> import ember
+        >>> ember.ones_like(ember.tensor([[1, 2]]))
+        tensor([[1, 1]])
+    """
     check_device(device)
     return _new(np.ones, input._data.shape, _like_dtype(input, dtype), requires_grad)
 
@@ -897,6 +981,15 @@ def ones_like(
 def empty_like(
     input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None
 ) -> Tensor:
+    """An uninitialised tensor with the shape (and dtype, unless given) of ``input`` (ember
+    zero-fills it).
+
+    Example:
+        >>> import ember
+        >>> t = ember.empty_like(ember.ones(2, 3, dtype=ember.int32))
+        >>> t.shape, t.dtype
+        (torch.Size([2, 3]), torch.int32)
+    """
     check_device(device)
     return zeros_like(input, dtype=dtype, requires_grad=requires_grad)
 
@@ -911,6 +1004,14 @@ def full_like(
     requires_grad=False,
     memory_format=None,
 ) -> Tensor:
+    """``fill_value`` everywhere, with the shape (and dtype, unless given) of ``input``.
+
+    Example:
+        >>> import ember
+        >>> ember.full_like(ember.zeros(2, 2), 7)
+        tensor([[7., 7.],
+                [7., 7.]])
+    """
     check_device(device)
     dt = _like_dtype(input, dtype)
     return _new_full(input._data.shape, fill_value, dt, requires_grad)
@@ -926,6 +1027,14 @@ def rand_like(
     requires_grad=False,
     memory_format=None,
 ) -> Tensor:
+    """Uniform samples on [0, 1) with the shape (and dtype, unless given) of ``input``.
+
+    Example:
+        >>> import ember
+        >>> t = ember.rand_like(ember.zeros(2, 3, dtype=ember.float64))
+        >>> t.shape, t.dtype, bool(((t >= 0) & (t < 1)).all())
+        (torch.Size([2, 3]), torch.float64, True)
+    """
     check_device(device)
     dt = _like_dtype(input, dtype)
     rng = _rng(generator)
@@ -943,6 +1052,13 @@ def randn_like(
     requires_grad=False,
     memory_format=None,
 ) -> Tensor:
+    """Standard normal samples with the shape (and dtype, unless given) of ``input``.
+
+    Example:
+        >>> import ember
+        >>> ember.randn_like(ember.zeros(2, 3)).shape
+        torch.Size([2, 3])
+    """
     check_device(device)
     dt = _like_dtype(input, dtype)
     rng = _rng(generator)

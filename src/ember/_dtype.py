@@ -198,7 +198,15 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d: dtype) -> None:
-    """Set the floating dtype used for Python floats; only float32/float64 (and float16)."""
+    """Set the floating dtype used for Python floats; only float32/float64 (and float16).
+
+    Example:
+        >>> import ember
+        >>> ember.set_default_dtype(ember.float64)
+        >>> ember.tensor([1.5]).dtype
+        torch.float64
+        >>> ember.set_default_dtype(ember.float32)
+    """
     if type(d) is not dtype or not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d

@@ -571,7 +571,9 @@ def wrap_method(impl, name: str, owner_name: str = "Tensor"):
 
 
 class _DispatchingProperty(property):
-    """A Tensor property whose getter dispatches (torch passes ``Tensor.<name>.__get__``)."""
+    # A Tensor property whose getter dispatches (torch passes ``Tensor.<name>.__get__``).
+    # No class docstring: it would hide each property's own ``__doc__``.
+    pass
 
 
 def wrap_property(prop: property, name: str) -> property:
@@ -590,6 +592,7 @@ def wrap_property(prop: property, name: str) -> property:
     get.__doc__ = fget.__doc__
     get._ember_impl = fget
     new = _DispatchingProperty(get, prop.fset, prop.fdel, prop.__doc__)
+    new.__doc__ = prop.__doc__ or fget.__doc__  # what help() and the docs show
     holder[0] = new.__get__  # what a mode receives as func
     return new
 

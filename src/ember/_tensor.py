@@ -86,7 +86,14 @@ def broadcast_shapes(*shapes) -> tuple:
 
 
 class Size(tuple):
-    """``tensor.shape``: a tuple that prints as ``torch.Size([2, 3])``."""
+    """``tensor.shape``: a tuple that prints as ``torch.Size([2, 3])``.
+
+    Example:
+        >>> import ember
+        >>> s = ember.zeros(2, 3).shape
+        >>> s, s[1], s.numel(), s == (2, 3)
+        (torch.Size([2, 3]), 3, 6, True)
+    """
 
     __slots__ = ()
 
@@ -107,7 +114,14 @@ def _false_property(what: str) -> property:
         return False
 
     get.__name__ = f"is_{what}"
-    return property(get, doc=f"False: ember tensors are never {what} tensors.")
+    get.__doc__ = (
+        f"False: ember tensors are never {what} tensors.\n\n"
+        "Example:\n"
+        "    >>> import ember\n"
+        f"    >>> ember.zeros(2).is_{what}\n"
+        "    False\n"
+    )
+    return property(get, doc=get.__doc__)
 
 
 class TensorAux:
@@ -154,16 +168,23 @@ class Tensor:
                 [0.2500, 0.2500]])
     """
 
-    __slots__ = (
-        "_data",
-        "_rg",
-        "grad_fn",
-        "_output_nr",
-        "_vc",
-        "_grad",
-        "_aux",
-        "__weakref__",
-    )
+    __slots__ = {  # name: docstring (the public one's shows in help() and the docs)
+        "_data": "the values (a NumPy array, or a sparse layout's arrays)",
+        "_rg": "requires_grad, for leaves",
+        "grad_fn": """The node of the graph that made this tensor (None for leaves).
+
+        Example:
+            >>> import ember
+            >>> x = ember.ones(2, requires_grad=True)
+            >>> x.grad_fn is None, (x * 2).grad_fn.name()
+            (True, 'MulBackward0')
+        """,
+        "_output_nr": "which output of grad_fn this tensor is",
+        "_vc": "the version counter, shared by views ([count]; None in inference mode)",
+        "_grad": "the accumulated gradient",
+        "_aux": "rarely used state (forward-mode tangents, hooks, names...)",
+        "__weakref__": None,
+    }
     # Make NumPy defer to Tensor in mixed expressions such as ``ndarray * Tensor``.
     __array_priority__ = 1000
 
@@ -254,6 +275,14 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
+        """Whether autograd records operations on this tensor (settable on leaves).
+
+        Example:
+            >>> import ember
+            >>> x = ember.ones(2, requires_grad=True)
+            >>> x.requires_grad, (x * 2).requires_grad, ember.ones(2).requires_grad
+            (True, True, False)
+        """
         return self._rg
 
     @requires_grad.setter
@@ -289,10 +318,28 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """True for a tensor no recorded operation made (it has no ``grad_fn``): only leaves
+        get ``.grad`` filled by ``backward``.
+
+        Example:
+            >>> import ember
+            >>> x = ember.ones(2, requires_grad=True)
+            >>> x.is_leaf, (x * 2).is_leaf
+            (True, False)
+        """
         return self.grad_fn is None
 
     @property
     def grad(self) -> Tensor | None:
+        """The gradient ``backward`` accumulated into this leaf (None until then).
+
+        Example:
+            >>> import ember
+            >>> x = ember.tensor([1.0, 2.0], requires_grad=True)
+            >>> (x * x).sum().backward()
+            >>> x.grad
+            tensor([2., 4.])
+        """
         if self.grad_fn is not None and not (self._aux is not None and self._aux.retains_grad):
             _warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
@@ -340,7 +387,14 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """The same storage as a tensor outside autograd: changes to it are not recorded."""
+        """The same storage as a tensor outside autograd: changes to it are not recorded.
+
+        Example:
+            >>> import ember
+            >>> x = ember.ones(2, requires_grad=True)
+            >>> _ = x.data.mul_(3); x.data.requires_grad, x
+            (False, tensor([3., 3.], requires_grad=True))
+        """
         t = Tensor._wrap(self._data)
         return t
 
@@ -382,10 +436,26 @@ class Tensor:
 
     @property
     def retains_grad(self) -> bool:
+        """True for a non-leaf tensor whose ``.grad`` ``retain_grad()`` asked to keep.
+
+        Example:
+            >>> import ember
+            >>> x = ember.ones(2, requires_grad=True); y = x * 2
+            >>> y.retain_grad(); y.retains_grad, x.retains_grad
+            (True, False)
+        """
         return self._aux is not None and self._aux.retains_grad
 
     @property
     def output_nr(self) -> int:
+        """This tensor's index among the outputs of the operation that made it.
+
+        Example:
+            >>> import ember
+            >>> a, b = ember.ones(4, requires_grad=True).split(2)
+            >>> a.output_nr, b.output_nr
+            (0, 1)
+        """
         return self._output_nr
 
     @property
@@ -394,6 +464,13 @@ class Tensor:
 
     @property
     def name(self):
+        """The tensor's name: None (torch names only some internal tensors).
+
+        Example:
+            >>> import ember
+            >>> ember.ones(2).name is None
+            True
+        """
         return None if self._aux is None else self._aux.name
 
     def detach(self) -> Tensor:
@@ -409,7 +486,14 @@ class Tensor:
         return t
 
     def detach_(self) -> Tensor:
-        """Detach this tensor from the graph in place, making it a leaf."""
+        """Detach this tensor from the graph in place, making it a leaf.
+
+        Example:
+            >>> import ember
+            >>> y = ember.ones(2, requires_grad=True) * 2
+            >>> y.detach_().is_leaf, y.requires_grad
+            (True, False)
+        """
         self.grad_fn = None
         self._rg = False
         self._output_nr = 0
@@ -419,44 +503,108 @@ class Tensor:
 
     @property
     def shape(self) -> Size:
+        """The size of each dimension, a ``torch.Size`` (``size()`` gives it too).
+
+        Example:
+            >>> import ember
+            >>> ember.zeros(2, 3).shape
+            torch.Size([2, 3])
+        """
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None):
-        """The shape as ``torch.Size``, or the length of one dimension."""
+        """The shape as ``torch.Size``, or the length of one dimension.
+
+        Example:
+            >>> import ember
+            >>> t = ember.zeros(2, 3)
+            >>> t.size(), t.size(-1)
+            (torch.Size([2, 3]), 3)
+        """
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[normalize_dim(dim, self._data.ndim)]
 
     def dim(self) -> int:
+        """The number of dimensions (``ndimension`` and ``ndim`` are the same).
+
+        Example:
+            >>> import ember
+            >>> t = ember.zeros(2, 3)
+            >>> t.dim(), t.ndimension()
+            (2, 2)
+        """
         return self._data.ndim
 
     ndimension = dim
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions, as ``dim()``.
+
+        Example:
+            >>> import ember
+            >>> ember.zeros(2, 3).ndim, ember.tensor(1.0).ndim
+            (2, 0)
+        """
         return self._data.ndim
 
     def numel(self) -> int:
+        """The number of elements (``nelement`` is the same).
+
+        Example:
+            >>> import ember
+            >>> t = ember.zeros(2, 3)
+            >>> t.numel(), t.nelement()
+            (6, 6)
+        """
         return self._data.size
 
     nelement = numel
 
     @property
     def dtype(self) -> _dtype_cls:
+        """The element type.
+
+        Example:
+            >>> import ember
+            >>> ember.ones(2).dtype, ember.tensor([1, 2]).dtype
+            (torch.float32, torch.int64)
+        """
         return _dtype.from_numpy_dtype(self._data.dtype)
 
     @property
     def device(self) -> device:
+        """Where the tensor lives: always the CPU.
+
+        Example:
+            >>> import ember
+            >>> ember.ones(2).device
+            device(type='cpu')
+        """
         return _CPU
 
     @property
     def is_cuda(self) -> bool:
+        """False: ember has no CUDA tensors.
+
+        Example:
+            >>> import ember
+            >>> ember.ones(2).is_cuda
+            False
+        """
         return False
 
     @property
     def is_sparse(self) -> bool:
         """Whether this is a sparse COO tensor: False for dense tensors (sparse ones are
-        ``ember._aten.sparse.SparseTensor``, which answers True)."""
+        ``ember._aten.sparse.SparseTensor``, which answers True).
+
+        Example:
+            >>> import ember
+            >>> ember.eye(2).is_sparse, ember.eye(2).to_sparse().is_sparse
+            (False, True)
+        """
         return False
 
     # torch's other device and layout predicates: properties, all False on a CPU build
@@ -496,7 +644,13 @@ class Tensor:
         return False
 
     def is_distributed(self) -> bool:
-        """False, as for every torch tensor outside the legacy THD backend."""
+        """False, as for every torch tensor outside the legacy THD backend.
+
+        Example:
+            >>> import ember
+            >>> ember.zeros(2).is_distributed()
+            False
+        """
         return False
 
     @property
@@ -512,22 +666,67 @@ class Tensor:
         return strided
 
     def is_floating_point(self) -> bool:
+        """True for a floating dtype (float16, bfloat16, float32, float64, the float8 types).
+
+        Example:
+            >>> import ember
+            >>> ember.ones(2).is_floating_point(), ember.arange(2).is_floating_point()
+            (True, False)
+        """
         return self._data.dtype.kind in "fV"
 
     def is_complex(self) -> bool:
+        """True for a complex dtype.
+
+        Example:
+            >>> import ember
+            >>> ember.ones(2, dtype=ember.complex64).is_complex(), ember.ones(2).is_complex()
+            (True, False)
+        """
         return self._data.dtype.kind == "c"
 
     def element_size(self) -> int:
+        """The size of one element in bytes.
+
+        Example:
+            >>> import ember
+            >>> ember.ones(2).element_size(), ember.ones(2, dtype=ember.float64).element_size()
+            (4, 8)
+        """
         return self._data.itemsize
 
     def stride(self, dim: int | None = None):
+        """The step in elements between neighbours along each dimension (or ``dim``).
+
+        Example:
+            >>> import ember
+            >>> t = ember.zeros(2, 3)
+            >>> t.stride(), t.t().stride(), t.stride(0)
+            ((3, 1), (1, 3), 3)
+        """
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[dim]
 
     def is_contiguous(self) -> bool:
+        """True when the elements are laid out in row-major order without gaps.
+
+        Example:
+            >>> import ember
+            >>> t = ember.zeros(2, 3)
+            >>> t.is_contiguous(), t.t().is_contiguous()
+            (True, False)
+        """
         return bool(self._data.flags.c_contiguous)
 
     def data_ptr(self) -> int:
+        """The address of the first element (views into one tensor point inside it).
+
+        Example:
+            >>> import ember
+            >>> t = ember.zeros(3, 4)
+            >>> t[1, 1].data_ptr() - t.data_ptr() == 5 * t.element_size()
+            True
+        """
         return self._data.__array_interface__["data"][0]
 
     def type(self, dtype=None):
@@ -536,9 +735,24 @@ class Tensor:
         return self.to(dtype)
 
     def cpu(self) -> Tensor:
+        """This tensor on the CPU: itself, as ember tensors are there already.
+
+        Example:
+            >>> import ember
+            >>> t = ember.ones(2)
+            >>> t.cpu() is t
+            True
+        """
         return self
 
     def get_device(self) -> int:
+        """The CUDA device index; -1 for a CPU tensor (every ember tensor).
+
+        Example:
+            >>> import ember
+            >>> ember.ones(2).get_device()
+            -1
+        """
         return -1
 
     # -- conversion to Python / NumPy ---------------------------------------------
@@ -558,7 +772,13 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def tolist(self):
-        """Nested Python lists of the values (a number for a 0-d tensor)."""
+        """Nested Python lists of the values (a number for a 0-d tensor).
+
+        Example:
+            >>> import ember
+            >>> ember.tensor([[1, 2], [3, 4]]).tolist(), ember.tensor(2.5).tolist()
+            ([[1, 2], [3, 4]], 2.5)
+        """
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:

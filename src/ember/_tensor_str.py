@@ -63,6 +63,13 @@ def set_printoptions(
             before any explicitly given option is applied.  Unknown names are ignored.
         sci_mode: ``True``/``False`` forces scientific notation on/off; ``None`` lets the
             formatter decide.  Like torch, this option is reset on *every* call.
+
+    Example:
+        >>> import ember
+        >>> ember.set_printoptions(precision=2)
+        >>> ember.tensor([1 / 3, 2.0])
+        tensor([0.33, 2.00])
+        >>> ember.set_printoptions(profile="default")
     """
     if profile is not None and profile in _PROFILES:
         _options.update(_PROFILES[profile])

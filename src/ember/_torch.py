@@ -119,11 +119,24 @@ from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enab
 
 
 def is_tensor(obj) -> bool:
-    """True if ``obj`` is an ember Tensor."""
+    """True if ``obj`` is an ember Tensor.
+
+    Example:
+        >>> import ember
+        >>> ember.is_tensor(ember.ones(2)), ember.is_tensor([1.0, 2.0])
+        (True, False)
+    """
     return isinstance(obj, Tensor)
 
 
 def is_floating_point(input: Tensor) -> bool:
+    """True for a floating dtype (float16, bfloat16, float32, float64, the float8 types).
+
+    Example:
+        >>> import ember
+        >>> ember.is_floating_point(ember.ones(2)), ember.is_floating_point(ember.arange(2))
+        (True, False)
+    """
     _aten._core.require_tensor(input, "is_floating_point")
     return input.is_floating_point()
 
@@ -141,6 +154,13 @@ def is_complex(input: Tensor) -> bool:
 
 
 def numel(input: Tensor) -> int:
+    """The number of elements of ``input``.
+
+    Example:
+        >>> import ember
+        >>> ember.numel(ember.zeros(2, 3))
+        6
+    """
     return input.numel()
 
 
@@ -167,9 +187,20 @@ def result_type(tensor1, tensor2) -> dtype:
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:
-    import numpy as _np
+    """Whether torch's type promotion allows casting ``from_`` to ``to`` (same kind or a
+    higher one: bool < integers < floats < complex; a narrower width is allowed).
 
-    return _np.can_cast(from_.np, to.np, "same_kind")
+    Example:
+        >>> import ember
+        >>> ember.can_cast(ember.float64, ember.float32), ember.can_cast(ember.float32, ember.int32)
+        (True, False)
+    """
+    return _CAST_RANK[from_.np.kind] <= _CAST_RANK[to.np.kind]
+
+
+# torch's categories for can_cast: any width within one, or a later one (bfloat16 and the
+# float8 types are NumPy "V" dtypes from ml_dtypes: floats).
+_CAST_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}
 
 
 # Every public function, Tensor method, operator and property dispatches through torch's

@@ -598,6 +598,7 @@ _OVERLOAD = {
     "LdexpBackward0": "Tensor",
     "LerpBackward0": "Scalar",
     "LerpBackward1": "Tensor",
+    "RoundBackward1": "decimals",
     "LinalgPinvBackward0": "atol_rtol_tensor",
     "MaskedFillBackward0": "Scalar",
     "MaskedFillBackward1": "Tensor",
@@ -2016,6 +2017,7 @@ aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
 aten::rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor
 aten::round(Tensor self) -> Tensor
+aten::round.decimals(Tensor self, *, int decimals) -> Tensor
 aten::rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125,
     Scalar upper=0.33333333333333331, bool training=False, Generator? generator=None) -> Tensor
 aten::rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125,

@@ -275,10 +275,11 @@ def save(
     flags are accepted for compatibility and ignored: ember writes pickle protocol 2, as torch.
 
     Example:
-        >>> import ember, tempfile, os
-        >>> path = os.path.join(tempfile.mkdtemp(), "ckpt.pt")
-        >>> save({"w": ember.ones(2), "step": 3}, path)
-        >>> load(path)
+        >>> import ember, os, tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     path = os.path.join(d, "ckpt.pt")
+        ...     ember.save({"w": ember.ones(2), "step": 3}, path)
+        ...     ember.load(path)
         {'w': tensor([1., 1.]), 'step': 3}
     """
     # validate everything before touching the file
@@ -693,9 +694,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     Example:
         >>> import ember, io
         >>> buf = io.BytesIO()
-        >>> save({"layer": {"bias": ember.zeros(2)}, "epochs": [1, 2.5, None]}, buf)
+        >>> ember.save({"layer": {"bias": ember.zeros(2)}, "epochs": [1, 2.5, None]}, buf)
         >>> _ = buf.seek(0)
-        >>> load(buf)
+        >>> ember.load(buf)
         {'layer': {'bias': tensor([0., 0.])}, 'epochs': [1, 2.5, None]}
     """
     if hasattr(f, "read"):

@@ -22,6 +22,7 @@ needs Graphviz's ``dot`` program.
 
 from __future__ import annotations
 
+from ._optional import require
 from ._tensor import Tensor
 
 __all__ = ["make_dot", "resize_graph"]
@@ -85,7 +86,7 @@ def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_char
         True
     """
     # Deferred: graphviz is an optional dependency (the viz extra), needed only to draw.
-    from graphviz import Digraph
+    Digraph = require("graphviz", "ember.viz.make_dot").Digraph
 
     if params is not None:
         if not all(isinstance(p, Tensor) for p in params.values()):
@@ -196,7 +197,18 @@ def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_char
 
 
 def resize_graph(dot, size_per_element=0.15, min_size=12) -> None:
-    """Grow ``dot``'s drawing size with the number of its statements (in place)."""
+    """Grow ``dot``'s drawing size with the number of its statements (in place): the
+    ``size`` attribute becomes ``size_per_element`` inches per statement, at least
+    ``min_size``.
+
+    Example:
+        >>> import ember
+        >>> from ember.viz import make_dot, resize_graph
+        >>> dot = make_dot((ember.ones(2, requires_grad=True) * 2).sum())
+        >>> resize_graph(dot)
+        >>> dot.graph_attr["size"]
+        '12,12'
+    """
     num_rows = len(dot.body)
     content_size = num_rows * size_per_element
     size = max(min_size, content_size)

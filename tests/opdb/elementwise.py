@@ -49,6 +49,8 @@ OPS = [
     Op("positive", lambda m, x: m.positive(x), (S(3),)),
     Op("abs(x)", lambda m, x: abs(x), (S(2, 3),)),
     Op("arcsin", lambda m, x: m.arcsin(x), (U(4),)),
+    Op("round_decimals", lambda m, x: m.round(x, decimals=2), (S(3, 4),)),
+    Op("round_decimals_neg", lambda m, x: (x * 100).round(decimals=-1), (S(5),)),
     # elementwise, binary (broadcasting, scalar operands, alpha)
     Op("add", lambda m, x, y: x + y, (S(3, 4), S(3, 4))),
     Op("add_bcast", lambda m, x, y: m.add(x, y), (S(3, 4), S(4))),

@@ -75,6 +75,8 @@ OPS = [
     Op("norm_p1_dim", lambda m, x: x.norm(p=1, dim=1), (S(3, 4),)),
     Op("norm_p3", lambda m, x: m.norm(x, p=3), (S(3, 4),)),
     Op("norm_p1.5_keepdim", lambda m, x: x.norm(1.5, 0, keepdim=True), (S(3, 4),)),
+    Op("norm_nuc", lambda m, x: m.norm(x, p="nuc"), (S(3, 4),)),
+    Op("norm_nuc_dim", lambda m, x: x.norm(p="nuc", dim=(0, 2), keepdim=True), (S(3, 2, 4),)),
     Op("norm_p0.5", lambda m, x: x.norm(0.5, 1), (S(3, 4),)),
     Op("norm_inf", lambda m, x: x.norm(p=float("inf"), dim=0), (S(3, 4),)),
     Op("norm_neg_inf", lambda m, x: x.norm(p=-float("inf"), dim=1), (S(3, 4),)),

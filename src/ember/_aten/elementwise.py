@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .._alloc import from_numpy_error
+from .._dtype import scalar_name
 from .._tensor import Tensor
 from ..autograd.opdef import cconj
 from ._core import (
@@ -966,6 +967,21 @@ def erf_array(a: np.ndarray) -> np.ndarray:
     return np.asarray(out) if isinstance(out, np.generic) else out
 
 
+def example_doc(summary: str, call: str, output: str) -> str:
+    """A docstring for an op built by a factory: ``summary``, then an example that runs
+    ``call`` after ``import ember`` and shows ``output`` (doctest compares it with what ember
+    prints, so it is pasted from a run, never computed at import).
+
+    Example:
+        >>> from ember._aten.elementwise import example_doc
+        >>> doc = example_doc("``-input``.", "ember.neg(ember.tensor([1.0]))", "tensor([-1.])")
+        >>> doc.splitlines()[-2:]
+        ['    >>> ember.neg(ember.tensor([1.0]))', '    tensor([-1.])']
+    """
+    shown = output.replace("\n", "\n    ")
+    return f"{summary}\n\nExample:\n    >>> import ember\n    >>> {call}\n    {shown}\n"
+
+
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 _UNARY_ROWS = [
@@ -1021,6 +1037,91 @@ _UNARY_ROWS = [
     ("frac", "FracBackward0", lambda a: a - np.trunc(a), lambda g: g),
     ("erf", "ErfBackward0", erf_array, _erf_vjp),
 ]
+# Each op's docstring, in the table's order: what it computes, an example input (the values
+# of ``ember.tensor(...)``) and what ember prints for ``ember.<op>(ember.tensor(<input>))``.
+_UNARY_DOCS = {
+    "exp": ("The exponential ``e ** input``.", "[0.0, 1.0]", "tensor([1.0000, 2.7183])"),
+    "exp2": ("``2 ** input``.", "[0.0, 3.0]", "tensor([1., 8.])"),
+    "expm1": (
+        "``exp(input) - 1``, accurate for small ``input``.",
+        "[0.0, 1.0]",
+        "tensor([0.0000, 1.7183])",
+    ),
+    "log": ("The natural logarithm of ``input``.", "[1.0, 10.0]", "tensor([0.0000, 2.3026])"),
+    "log2": ("The base-2 logarithm of ``input``.", "[1.0, 8.0]", "tensor([0., 3.])"),
+    "log10": ("The base-10 logarithm of ``input``.", "[1.0, 2.0]", "tensor([0.0000, 0.3010])"),
+    "log1p": (
+        "``log(1 + input)``, accurate for small ``input``.",
+        "[0.0, 1.0]",
+        "tensor([0.0000, 0.6931])",
+    ),
+    "sqrt": ("The square root of ``input``.", "[0.0, 1.0, 4.0]", "tensor([0., 1., 2.])"),
+    "rsqrt": ("``1 / sqrt(input)``.", "[1.0, 4.0]", "tensor([1.0000, 0.5000])"),
+    "sin": ("The sine of ``input`` (radians).", "[0.0, 1.0]", "tensor([0.0000, 0.8415])"),
+    "cos": ("The cosine of ``input`` (radians).", "[0.0, 1.0]", "tensor([1.0000, 0.5403])"),
+    "tan": ("The tangent of ``input`` (radians).", "[0.0, 1.0]", "tensor([0.0000, 1.5574])"),
+    "asin": ("The arcsine of ``input``, in radians.", "[0.0, 1.0]", "tensor([0.0000, 1.5708])"),
+    "acos": ("The arccosine of ``input``, in radians.", "[1.0, 0.0]", "tensor([0.0000, 1.5708])"),
+    "atan": (
+        "The arctangent of ``input``, in radians.",
+        "[0.0, 1.0]",
+        "tensor([0.0000, 0.7854])",
+    ),
+    "sinh": ("The hyperbolic sine of ``input``.", "[0.0, 1.0]", "tensor([0.0000, 1.1752])"),
+    "cosh": ("The hyperbolic cosine of ``input``.", "[0.0, 1.0]", "tensor([1.0000, 1.5431])"),
+    "tanh": ("The hyperbolic tangent of ``input``.", "[0.0, 1.0]", "tensor([0.0000, 0.7616])"),
+    "asinh": (
+        "The inverse hyperbolic sine of ``input``.",
+        "[0.0, 1.0]",
+        "tensor([0.0000, 0.8814])",
+    ),
+    "acosh": (
+        "The inverse hyperbolic cosine of ``input`` (defined from 1).",
+        "[1.0, 2.0]",
+        "tensor([0.0000, 1.3170])",
+    ),
+    "atanh": (
+        "The inverse hyperbolic tangent of ``input`` (defined on ``(-1, 1)``).",
+        "[0.0, 0.5]",
+        "tensor([0.0000, 0.5493])",
+    ),
+    "sigmoid": (
+        "The logistic sigmoid ``1 / (1 + exp(-input))``.",
+        "[0.0, 2.0]",
+        "tensor([0.5000, 0.8808])",
+    ),
+    "relu": ("``max(input, 0)``.", "[-1.0, 0.0, 2.0]", "tensor([0., 0., 2.])"),
+    "abs": (
+        "The absolute value of ``input`` (the modulus of complex values).",
+        "[-1.5, 2.0]",
+        "tensor([1.5000, 2.0000])",
+    ),
+    "sign": ("-1, 0 or 1: the sign of ``input``.", "[-2.0, 0.0, 3.0]", "tensor([-1.,  0.,  1.])"),
+    "reciprocal": ("``1 / input``.", "[2.0, 4.0]", "tensor([0.5000, 0.2500])"),
+    "square": ("``input * input``.", "[-2.0, 3.0]", "tensor([4., 9.])"),
+    "floor": (
+        "Rounds down: the largest integer not above ``input``.",
+        "[-1.5, 1.5]",
+        "tensor([-2.,  1.])",
+    ),
+    "ceil": (
+        "Rounds up: the smallest integer not below ``input``.",
+        "[-1.5, 1.5]",
+        "tensor([-1.,  2.])",
+    ),
+    "round": (
+        "Rounds to the nearest integer, halves to the even one.",
+        "[0.5, 1.5, 2.7]",
+        "tensor([0., 2., 3.])",
+    ),
+    "trunc": ("Rounds toward zero.", "[-1.7, 1.7]", "tensor([-1.,  1.])"),
+    "frac": (
+        "The fractional part ``input - trunc(input)`` (with the sign of ``input``).",
+        "[-1.5, 2.25]",
+        "tensor([-0.5000,  0.2500])",
+    ),
+    "erf": ("The error function.", "[0.0, 1.0]", "tensor([0.0000, 0.8427])"),
+}
 # torch's other names for some of them (function and Tensor method alike).
 _ALIASES = {
     "asin": ("arcsin",),
@@ -1061,12 +1162,14 @@ def unary_op(
     jvp=ELEMENTWISE,
     namespace: str = "torch",
     method: bool = True,
+    doc: str | None = None,
 ):
     """Declare an elementwise one-input op and register its function and methods.
 
     forward: the op on a float array (integer inputs become the default float dtype
         unless ``keeps_int``); rule: its derivative, reading ``self`` and/or ``result``.
     exact: the op cannot raise NumPy floating-point warnings (no quiet error state).
+    doc: the function's docstring (``example_doc``'s).
     Returns ``(node class, function)``.
     """
     node_cls = defop(node_name, forward=forward, vjp={"self": rule}, jvp=jvp)
@@ -1094,7 +1197,7 @@ def unary_op(
         return t if out is None else write_out(name, t, out)
 
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"Elementwise ``{name}`` (backward node ``{node_name}``)."
+    op.__doc__ = doc or f"Elementwise ``{name}`` (backward node ``{node_name}``)."
     ufunc = ufunc or name
     is_ufunc = isinstance(getattr(np, ufunc, None), np.ufunc)
     register(
@@ -1131,6 +1234,10 @@ _UNARY_JVPS = {"abs": _abs_jvp}
 
 
 def _unary(name: str, node_name: str, forward, rule):
+    summary, values, output = _UNARY_DOCS[name]
+    aliases = _ALIASES.get(name, ())
+    if aliases:
+        summary += " Also ``" + "``, ``".join(f"ember.{a}" for a in aliases) + "``."
     return unary_op(
         name,
         node_name,
@@ -1139,8 +1246,9 @@ def _unary(name: str, node_name: str, forward, rule):
         jvp=_UNARY_JVPS.get(name, ELEMENTWISE),
         keeps_int=name in _KEEPS_INT,
         exact=name in _EXACT,
-        aliases=_ALIASES.get(name, ()),
+        aliases=aliases,
         ufunc=_UFUNC_NAMES.get(name),
+        doc=example_doc(summary, f"ember.{name}(ember.tensor({values}))", output),
     )
 
 
@@ -1151,6 +1259,52 @@ for _row in _UNARY_ROWS:
         globals()[_row[1]] = _node
     globals()[_row[0]] = _fn
     _UNARY_OPS[_row[0]] = _fn
+
+
+def _round_decimals(a, decimals):
+    """torch's rounding to ``decimals`` places: scale by a power of ten in the input's
+    dtype, round halves to even, scale back (a negative ``decimals`` rounds to tens...).
+    (``abs`` here is this module's op, not the builtin.)"""
+    ten = np.asarray(10.0 ** (decimals if decimals >= 0 else -decimals), dtype=a.dtype)
+    if decimals >= 0:
+        return np.rint(a * ten) / ten
+    return np.rint(a / ten) * ten
+
+
+RoundBackward1 = defop(  # round(decimals=): piecewise constant, as decimals=None is
+    "RoundBackward1",
+    params=("decimals",),
+    forward=_round_decimals,
+    vjp={"self": lambda g: g * 0},
+    jvp=ELEMENTWISE,
+)
+_round_to_integers = round  # the table's op: round(input) keeps integer dtypes
+
+
+@register("round", method=True, inplace=True)
+def round(input, *, decimals=None, out=None):
+    """Rounds to the nearest integer, halves to the even one; with ``decimals``, to that
+    many decimal places (negative: to tens, hundreds...).
+
+    Example:
+        >>> import ember
+        >>> ember.round(ember.tensor([0.5, 1.5, 2.7]))
+        tensor([0., 2., 3.])
+        >>> ember.round(ember.tensor([1.2345, 1234.5]), decimals=2)
+        tensor([1.2300e+00, 1.2345e+03])
+        >>> ember.round(ember.tensor([1234.5]), decimals=-2)
+        tensor([1200.])
+    """
+    if decimals is None:
+        return _round_to_integers(input, out=out)
+    if not isinstance(input, Tensor):
+        require_tensor(input, "round")
+    a = input._data
+    if a.dtype.kind not in "fcV":
+        kernel = "round_vml_cpu" if decimals == 0 else "round_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(a.dtype)}'")
+    t = run(RoundBackward1, (input,), (a,), (int(decimals),))
+    return t if out is None else write_out("round", t, out)
 
 
 NegBackward0 = defop(
@@ -1343,7 +1497,7 @@ def lerp(input, end, weight):
 # -- comparisons and logical ops (not differentiable) ------------------------------------
 
 
-def _compare(np_fn, fname: str, aliases: tuple = ()):
+def _compare(np_fn, fname: str, doc: str, aliases: tuple = ()):
     def op(input, other, *, out=None):
         other = scalar_or_tensor(other)
         a, b = binary_operands(input, other)
@@ -1354,20 +1508,74 @@ def _compare(np_fn, fname: str, aliases: tuple = ()):
         return write_out(fname, _wrap(np.asarray(res)), out)
 
     op.__name__ = op.__qualname__ = fname
-    op.__doc__ = f"Elementwise ``{np_fn.__name__}`` as a bool tensor."
+    op.__doc__ = doc
     return register(fname, *aliases, method=True, inplace=True, ufunc=np_fn.__name__)(op)
 
 
-eq = _compare(np.equal, "eq")
-ne = _compare(np.not_equal, "ne", ("not_equal",))
-lt = _compare(np.less, "lt", ("less",))
-le = _compare(np.less_equal, "le", ("less_equal",))
-gt = _compare(np.greater, "gt", ("greater",))
-ge = _compare(np.greater_equal, "ge", ("greater_equal",))
+_COMPARED = "with broadcasting, as a bool tensor; ``other`` is a tensor or a number."
+eq = _compare(
+    np.equal,
+    "eq",
+    example_doc(
+        f"``input == other`` {_COMPARED}",
+        "ember.eq(ember.tensor([1, 2, 3]), 2)",
+        "tensor([False,  True, False])",
+    ),
+)
+ne = _compare(
+    np.not_equal,
+    "ne",
+    example_doc(
+        f"``input != other`` {_COMPARED} Also ``ember.not_equal``.",
+        "ember.ne(ember.tensor([1, 2, 3]), 2)",
+        "tensor([ True, False,  True])",
+    ),
+    ("not_equal",),
+)
+lt = _compare(
+    np.less,
+    "lt",
+    example_doc(
+        f"``input < other`` {_COMPARED} Also ``ember.less``.",
+        "ember.lt(ember.tensor([1, 2, 3]), 2)",
+        "tensor([ True, False, False])",
+    ),
+    ("less",),
+)
+le = _compare(
+    np.less_equal,
+    "le",
+    example_doc(
+        f"``input <= other`` {_COMPARED} Also ``ember.less_equal``.",
+        "ember.le(ember.tensor([1, 2, 3]), 2)",
+        "tensor([ True,  True, False])",
+    ),
+    ("less_equal",),
+)
+gt = _compare(
+    np.greater,
+    "gt",
+    example_doc(
+        f"``input > other`` {_COMPARED} Also ``ember.greater``.",
+        "ember.gt(ember.tensor([1, 2, 3]), 2)",
+        "tensor([False, False,  True])",
+    ),
+    ("greater",),
+)
+ge = _compare(
+    np.greater_equal,
+    "ge",
+    example_doc(
+        f"``input >= other`` {_COMPARED} Also ``ember.greater_equal``.",
+        "ember.ge(ember.tensor([1, 2, 3]), 2)",
+        "tensor([False,  True,  True])",
+    ),
+    ("greater_equal",),
+)
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
 
-def _logical(np_fn, fname: str):
+def _logical(np_fn, fname: str, doc: str):
     def op(input, other=None, *, out=None):
         args = (input._data,) if other is None else (input._data, _raw(other))
         try:
@@ -1377,21 +1585,54 @@ def _logical(np_fn, fname: str):
         return write_out(fname, _wrap(np.asarray(res)), out)
 
     op.__name__ = op.__qualname__ = fname
-    op.__doc__ = f"Elementwise ``{fname}`` as a bool tensor."
+    op.__doc__ = doc
     return register(fname, method=True, inplace=True, ufunc=fname)(op)
 
 
-logical_not = _logical(np.logical_not, "logical_not")
-logical_and = _logical(np.logical_and, "logical_and")
-logical_or = _logical(np.logical_or, "logical_or")
-logical_xor = _logical(np.logical_xor, "logical_xor")
+# Nonzero elements count as True.
+logical_not = _logical(
+    np.logical_not,
+    "logical_not",
+    example_doc(
+        "Elementwise logical NOT (True where ``input`` is zero), as a bool tensor.",
+        "ember.logical_not(ember.tensor([0.0, 2.0]))",
+        "tensor([ True, False])",
+    ),
+)
+logical_and = _logical(
+    np.logical_and,
+    "logical_and",
+    example_doc(
+        "Elementwise logical AND of ``input`` and ``other`` (nonzero is True), as a bool tensor.",
+        "ember.logical_and(ember.tensor([1, 0, 2]), ember.tensor([1, 1, 0]))",
+        "tensor([ True, False, False])",
+    ),
+)
+logical_or = _logical(
+    np.logical_or,
+    "logical_or",
+    example_doc(
+        "Elementwise logical OR of ``input`` and ``other`` (nonzero is True), as a bool tensor.",
+        "ember.logical_or(ember.tensor([1, 0, 0]), ember.tensor([0, 2, 0]))",
+        "tensor([ True,  True, False])",
+    ),
+)
+logical_xor = _logical(
+    np.logical_xor,
+    "logical_xor",
+    example_doc(
+        "Elementwise logical XOR of ``input`` and ``other`` (nonzero is True), as a bool tensor.",
+        "ember.logical_xor(ember.tensor([1, 0, 2]), ember.tensor([1, 1, 0]))",
+        "tensor([False,  True,  True])",
+    ),
+)
 
 
 def _raw(x):
     return x._data if isinstance(x, Tensor) else np.asarray(x)
 
 
-def _bitwise(np_fn, symbol: str, fname: str):
+def _bitwise(np_fn, symbol: str, fname: str, doc: str):
     def op(input, other):
         other = scalar_or_tensor(other)
         a, b = binary_operands(input, other)
@@ -1403,13 +1644,41 @@ def _bitwise(np_fn, symbol: str, fname: str):
             raise broadcast_error(np.shape(a), np.shape(b)) from None
 
     op.__name__ = op.__qualname__ = fname
-    op.__doc__ = f"Elementwise ``{symbol}`` of integer or bool tensors."
+    op.__doc__ = doc
     return register(fname, method=True, inplace=True)(op)
 
 
-bitwise_and = _bitwise(np.bitwise_and, "&", "bitwise_and")
-bitwise_or = _bitwise(np.bitwise_or, "|", "bitwise_or")
-bitwise_xor = _bitwise(np.bitwise_xor, "^", "bitwise_xor")
+# 12 is 0b1100, 10 is 0b1010.
+bitwise_and = _bitwise(
+    np.bitwise_and,
+    "&",
+    "bitwise_and",
+    example_doc(
+        "Elementwise ``input & other`` of integer or bool tensors.",
+        "ember.bitwise_and(ember.tensor([12, 3]), ember.tensor([10, 1]))",
+        "tensor([8, 1])",
+    ),
+)
+bitwise_or = _bitwise(
+    np.bitwise_or,
+    "|",
+    "bitwise_or",
+    example_doc(
+        "Elementwise ``input | other`` of integer or bool tensors.",
+        "ember.bitwise_or(ember.tensor([12, 3]), ember.tensor([10, 1]))",
+        "tensor([14,  3])",
+    ),
+)
+bitwise_xor = _bitwise(
+    np.bitwise_xor,
+    "^",
+    "bitwise_xor",
+    example_doc(
+        "Elementwise ``input ^ other`` of integer or bool tensors.",
+        "ember.bitwise_xor(ember.tensor([12, 3]), ember.tensor([10, 1]))",
+        "tensor([6, 2])",
+    ),
+)
 
 
 @register("bitwise_not", method=True, inplace=True, ufunc="invert")
@@ -1426,19 +1695,51 @@ def bitwise_not(input):
     return _wrap(np.invert(input._data))
 
 
-def _test(np_fn, fname: str):
+def _test(np_fn, fname: str, doc: str):
     def op(input):
         return _wrap(np_fn(input._data))
 
     op.__name__ = op.__qualname__ = fname
-    op.__doc__ = f"Elementwise ``{fname}`` (a bool tensor)."
+    op.__doc__ = doc
     return register(fname, method=True, ufunc=fname)(op)
 
 
-isnan = _test(np.isnan, "isnan")
-isinf = _test(np.isinf, "isinf")
-isfinite = _test(np.isfinite, "isfinite")
-signbit = _test(np.signbit, "signbit")
+isnan = _test(
+    np.isnan,
+    "isnan",
+    example_doc(
+        "True where ``input`` is NaN (a bool tensor).",
+        "ember.isnan(ember.tensor([1.0, float('nan'), float('inf')]))",
+        "tensor([False,  True, False])",
+    ),
+)
+isinf = _test(
+    np.isinf,
+    "isinf",
+    example_doc(
+        "True where ``input`` is positive or negative infinity (a bool tensor).",
+        "ember.isinf(ember.tensor([1.0, float('nan'), -float('inf')]))",
+        "tensor([False, False,  True])",
+    ),
+)
+isfinite = _test(
+    np.isfinite,
+    "isfinite",
+    example_doc(
+        "True where ``input`` is neither infinite nor NaN (a bool tensor).",
+        "ember.isfinite(ember.tensor([1.0, float('nan'), -float('inf')]))",
+        "tensor([ True, False, False])",
+    ),
+)
+signbit = _test(
+    np.signbit,
+    "signbit",
+    example_doc(
+        "True where the sign bit of ``input`` is set, ``-0.0`` included (a bool tensor).",
+        "ember.signbit(ember.tensor([-1.0, -0.0, 0.0, 2.0]))",
+        "tensor([ True,  True, False, False])",
+    ),
+)
 
 
 def _infinity_test(np_fn, fname: str, sign: str):
@@ -1558,9 +1859,22 @@ def _ne_method(self, other):
     return ne(self, other)
 
 
+def _where_method(self, condition, other):
+    """``self`` where ``condition`` holds, else ``other``: ``ember.where(condition, self,
+    other)``.
+
+    Example:
+        >>> import ember
+        >>> x = ember.tensor([-1.0, 2.0])
+        >>> x.where(x > 0, 0.0)
+        tensor([0., 2.])
+    """
+    return where(condition, self, other)
+
+
 register_methods(
     {
-        "where": lambda self, condition, other: where(condition, self, other),
+        "where": _where_method,
         "__add__": add,
         "__radd__": _radd,
         "__sub__": sub,

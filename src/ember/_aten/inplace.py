@@ -28,6 +28,220 @@ from .shape import expanded_size
 _wrap = Tensor._wrap
 
 
+# -- the op_ methods ---------------------------------------------------------------------------
+
+# The example of each ``op_`` method's docstring, composed by ``make_inplace`` as
+#     >>> x = X
+#     >>> x.op_(ARGS)
+#     PRINTED
+#     >>> x
+#     PRINTED
+# name: (X, ARGS, PRINTED), sorted by name; PRINTED is what ember (and torch) print.
+INPLACE_EXAMPLES: dict[str, tuple[str, str, str]] = {
+    "abs_": ("ember.tensor([-1.0, 2.0])", "", "tensor([1., 2.])"),
+    "absolute_": ("ember.tensor([-1.0, 2.0])", "", "tensor([1., 2.])"),
+    "acos_": ("ember.tensor([1.0, 0.0])", "", "tensor([0.0000, 1.5708])"),
+    "acosh_": ("ember.tensor([1.0, 2.0])", "", "tensor([0.0000, 1.3170])"),
+    "add_": ("ember.tensor([1.0, 2.0])", "10, alpha=2", "tensor([21., 22.])"),
+    "addcdiv_": (
+        "ember.tensor([1.0, 1.0])",
+        "ember.tensor([1.0, 6.0]), ember.tensor([2.0, 4.0]), value=2",
+        "tensor([2., 4.])",
+    ),
+    "addcmul_": (
+        "ember.tensor([1.0, 1.0])",
+        "ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0]), value=0.5",
+        "tensor([2.5000, 5.0000])",
+    ),
+    "arccos_": ("ember.tensor([1.0, 0.0])", "", "tensor([0.0000, 1.5708])"),
+    "arccosh_": ("ember.tensor([1.0, 2.0])", "", "tensor([0.0000, 1.3170])"),
+    "arcsin_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 1.5708])"),
+    "arcsinh_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 0.8814])"),
+    "arctan2_": (
+        "ember.tensor([0.0, 1.0])",
+        "ember.tensor([1.0, 0.0])",
+        "tensor([0.0000, 1.5708])",
+    ),
+    "arctan_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 0.7854])"),
+    "arctanh_": ("ember.tensor([0.0, 0.5])", "", "tensor([0.0000, 0.5493])"),
+    "asin_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 1.5708])"),
+    "asinh_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 0.8814])"),
+    "atan2_": ("ember.tensor([0.0, 1.0])", "ember.tensor([1.0, 0.0])", "tensor([0.0000, 1.5708])"),
+    "atan_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 0.7854])"),
+    "atanh_": ("ember.tensor([0.0, 0.5])", "", "tensor([0.0000, 0.5493])"),
+    "bitwise_and_": ("ember.tensor([12, 10])", "ember.tensor([10, 6])", "tensor([8, 2])"),
+    "bitwise_not_": ("ember.tensor([0, 5])", "", "tensor([-1, -6])"),
+    "bitwise_or_": ("ember.tensor([12, 1])", "ember.tensor([10, 2])", "tensor([14,  3])"),
+    "bitwise_xor_": ("ember.tensor([12, 1])", "ember.tensor([10, 3])", "tensor([6, 2])"),
+    "ceil_": ("ember.tensor([-1.5, 1.2])", "", "tensor([-1.,  2.])"),
+    "clamp_": (
+        "ember.tensor([-2.0, 0.5, 3.0])",
+        "min=-1, max=1",
+        "tensor([-1.0000,  0.5000,  1.0000])",
+    ),
+    "clamp_max_": ("ember.tensor([0.5, 3.0])", "1", "tensor([0.5000, 1.0000])"),
+    "clamp_min_": ("ember.tensor([-2.0, 0.5])", "0", "tensor([0.0000, 0.5000])"),
+    "clip_": ("ember.tensor([-2.0, 0.5, 3.0])", "-1, 1", "tensor([-1.0000,  0.5000,  1.0000])"),
+    "conj_physical_": ("ember.tensor([1 + 2j, 3 - 1j])", "", "tensor([1.-2.j, 3.+1.j])"),
+    "copysign_": ("ember.tensor([1.0, 2.0])", "ember.tensor([-1.0, 1.0])", "tensor([-1.,  2.])"),
+    "cos_": ("ember.tensor([0.0, 1.0])", "", "tensor([1.0000, 0.5403])"),
+    "cosh_": ("ember.tensor([0.0, 1.0])", "", "tensor([1.0000, 1.5431])"),
+    "deg2rad_": ("ember.tensor([180.0, 90.0])", "", "tensor([3.1416, 1.5708])"),
+    "digamma_": ("ember.tensor([1.0, 2.0])", "", "tensor([-0.5772,  0.4228])"),
+    "div_": ("ember.tensor([4.0, 9.0])", "ember.tensor([2.0, 3.0])", "tensor([2., 3.])"),
+    "divide_": ("ember.tensor([7.0, -7.0])", "2, rounding_mode='floor'", "tensor([ 3., -4.])"),
+    "eq_": ("ember.tensor([1.0, 2.0])", "ember.tensor([1.0, 3.0])", "tensor([1., 0.])"),
+    "erf_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 0.8427])"),
+    "erfc_": ("ember.tensor([0.0, 1.0])", "", "tensor([1.0000, 0.1573])"),
+    "erfinv_": ("ember.tensor([0.0, 0.5])", "", "tensor([0.0000, 0.4769])"),
+    "exp2_": ("ember.tensor([0.5, 3.0])", "", "tensor([1.4142, 8.0000])"),
+    "exp_": ("ember.tensor([0.0, 1.0])", "", "tensor([1.0000, 2.7183])"),
+    "expm1_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 1.7183])"),
+    "fix_": ("ember.tensor([-1.5, 1.5])", "", "tensor([-1.,  1.])"),
+    "float_power_": (
+        "ember.tensor([2.0, 3.0], dtype=ember.float64)",
+        "2",
+        "tensor([4., 9.], dtype=torch.float64)",
+    ),
+    "floor_": ("ember.tensor([-1.5, 1.5])", "", "tensor([-2.,  1.])"),
+    "floor_divide_": ("ember.tensor([7.0, -7.0])", "2", "tensor([ 3., -4.])"),
+    "fmod_": ("ember.tensor([-3.0, 3.0])", "2", "tensor([-1.,  1.])"),
+    "frac_": ("ember.tensor([1.5, -2.25])", "", "tensor([ 0.5000, -0.2500])"),
+    "gcd_": ("ember.tensor([12, 9])", "ember.tensor([8, 6])", "tensor([4, 3])"),
+    "ge_": ("ember.tensor([1.0, 2.0])", "2", "tensor([0., 1.])"),
+    "greater_": ("ember.tensor([1.0, 3.0])", "2", "tensor([0., 1.])"),
+    "greater_equal_": ("ember.tensor([1.0, 2.0])", "2", "tensor([0., 1.])"),
+    "gt_": ("ember.tensor([1.0, 3.0])", "2", "tensor([0., 1.])"),
+    "heaviside_": (
+        "ember.tensor([-1.0, 0.0, 2.0])",
+        "ember.tensor([0.5])",
+        "tensor([0.0000, 0.5000, 1.0000])",
+    ),
+    "hypot_": ("ember.tensor([3.0, 5.0])", "ember.tensor([4.0, 12.0])", "tensor([ 5., 13.])"),
+    "i0_": ("ember.tensor([0.0, 1.0])", "", "tensor([1.0000, 1.2661])"),
+    "igamma_": ("ember.tensor([1.0, 2.0])", "ember.tensor([1.0, 1.0])", "tensor([0.6321, 0.2642])"),
+    "igammac_": (
+        "ember.tensor([1.0, 2.0])",
+        "ember.tensor([1.0, 1.0])",
+        "tensor([0.3679, 0.7358])",
+    ),
+    "index_add_": (
+        "ember.ones(3)",
+        "0, ember.tensor([0, 2]), ember.tensor([5.0, 7.0])",
+        "tensor([6., 1., 8.])",
+    ),
+    "index_copy_": (
+        "ember.zeros(3)",
+        "0, ember.tensor([2, 0]), ember.tensor([5.0, 7.0])",
+        "tensor([7., 0., 5.])",
+    ),
+    "index_fill_": ("ember.ones(3)", "0, ember.tensor([1]), -1.0", "tensor([ 1., -1.,  1.])"),
+    "index_put_": (
+        "ember.zeros(3)",
+        "(ember.tensor([0, 2]),), ember.tensor(5.0)",
+        "tensor([5., 0., 5.])",
+    ),
+    "lcm_": ("ember.tensor([4, 3])", "ember.tensor([6, 5])", "tensor([12, 15])"),
+    "ldexp_": ("ember.tensor([1.0, 3.0])", "ember.tensor([3, 1])", "tensor([8., 6.])"),
+    "le_": ("ember.tensor([1.0, 3.0])", "2", "tensor([1., 0.])"),
+    "lerp_": ("ember.tensor([0.0, 10.0])", "ember.tensor([10.0, 20.0]), 0.5", "tensor([ 5., 15.])"),
+    "less_": ("ember.tensor([1.0, 3.0])", "2", "tensor([1., 0.])"),
+    "less_equal_": ("ember.tensor([1.0, 3.0])", "2", "tensor([1., 0.])"),
+    "lgamma_": ("ember.tensor([1.0, 3.0])", "", "tensor([0.0000, 0.6931])"),
+    "log10_": ("ember.tensor([1.0, 2.0])", "", "tensor([0.0000, 0.3010])"),
+    "log1p_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 0.6931])"),
+    "log2_": ("ember.tensor([2.0, 3.0])", "", "tensor([1.0000, 1.5850])"),
+    "log_": ("ember.tensor([1.0, 2.0])", "", "tensor([0.0000, 0.6931])"),
+    "logical_and_": (
+        "ember.tensor([True, True, False])",
+        "ember.tensor([True, False, False])",
+        "tensor([ True, False, False])",
+    ),
+    "logical_not_": ("ember.tensor([True, False])", "", "tensor([False,  True])"),
+    "logical_or_": (
+        "ember.tensor([True, False, False])",
+        "ember.tensor([False, True, False])",
+        "tensor([ True,  True, False])",
+    ),
+    "logical_xor_": (
+        "ember.tensor([True, True, False])",
+        "ember.tensor([True, False, False])",
+        "tensor([False,  True, False])",
+    ),
+    "logit_": ("ember.tensor([0.5, 0.75])", "", "tensor([0.0000, 1.0986])"),
+    "lt_": ("ember.tensor([1.0, 3.0])", "2", "tensor([1., 0.])"),
+    "masked_fill_": (
+        "ember.zeros(3)",
+        "ember.tensor([True, False, True]), 1.0",
+        "tensor([1., 0., 1.])",
+    ),
+    "mul_": ("ember.tensor([1.0, 2.0])", "3", "tensor([3., 6.])"),
+    "multiply_": ("ember.tensor([1.0, 2.0])", "ember.tensor([3.0, -1.0])", "tensor([ 3., -2.])"),
+    "nan_to_num_": ("ember.tensor([float('nan'), 1.0])", "", "tensor([0., 1.])"),
+    "ne_": ("ember.tensor([1.0, 2.0])", "ember.tensor([1.0, 3.0])", "tensor([0., 1.])"),
+    "neg_": ("ember.tensor([1.0, -2.0])", "", "tensor([-1.,  2.])"),
+    "negative_": ("ember.tensor([1.0, -2.0])", "", "tensor([-1.,  2.])"),
+    "nextafter_": (
+        "ember.tensor([0.0, 1.0])",
+        "ember.tensor([1.0, 1.0])",
+        "tensor([1.4013e-45, 1.0000e+00])",
+    ),
+    "not_equal_": ("ember.tensor([1.0, 2.0])", "ember.tensor([1.0, 3.0])", "tensor([0., 1.])"),
+    "polygamma_": ("ember.tensor([1.0, 2.0])", "1", "tensor([1.6449, 0.6449])"),
+    "pow_": ("ember.tensor([2.0, 3.0])", "2", "tensor([4., 9.])"),
+    "rad2deg_": ("ember.tensor([0.0, 1.0])", "", "tensor([ 0.0000, 57.2958])"),
+    "reciprocal_": ("ember.tensor([2.0, 4.0])", "", "tensor([0.5000, 0.2500])"),
+    "relu_": ("ember.tensor([-1.0, 2.0])", "", "tensor([0., 2.])"),
+    "remainder_": ("ember.tensor([-3.0, 3.0])", "2", "tensor([1., 1.])"),
+    "round_": ("ember.tensor([0.5, 1.5, 2.6])", "", "tensor([0., 2., 3.])"),
+    "rsqrt_": ("ember.tensor([1.0, 4.0])", "", "tensor([1.0000, 0.5000])"),
+    "scatter_": (
+        "ember.zeros(3)",
+        "0, ember.tensor([2, 0]), ember.tensor([5.0, 7.0])",
+        "tensor([7., 0., 5.])",
+    ),
+    "scatter_add_": (
+        "ember.zeros(3)",
+        "0, ember.tensor([0, 0, 2]), ember.tensor([1.0, 2.0, 3.0])",
+        "tensor([3., 0., 3.])",
+    ),
+    "scatter_reduce_": (
+        "ember.zeros(3)",
+        "0, ember.tensor([0, 0, 2]), ember.tensor([2.0, 5.0, 3.0]), 'amax'",
+        "tensor([5., 0., 3.])",
+    ),
+    "sigmoid_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.5000, 0.7311])"),
+    "sign_": ("ember.tensor([-2.0, 0.0, 3.0])", "", "tensor([-1.,  0.,  1.])"),
+    "sin_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 0.8415])"),
+    "sinc_": ("ember.tensor([0.0, 0.5])", "", "tensor([1.0000, 0.6366])"),
+    "sinh_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 1.1752])"),
+    "sqrt_": ("ember.tensor([4.0, 9.0])", "", "tensor([2., 3.])"),
+    "square_": ("ember.tensor([2.0, -3.0])", "", "tensor([4., 9.])"),
+    "sub_": ("ember.tensor([5.0, 6.0])", "1, alpha=2", "tensor([3., 4.])"),
+    "subtract_": ("ember.tensor([5.0, 6.0])", "ember.tensor([1.0, 2.0])", "tensor([4., 4.])"),
+    "tan_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 1.5574])"),
+    "tanh_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 0.7616])"),
+    "tril_": ("ember.ones(2, 2)", "", "tensor([[1., 0.],\n        [1., 1.]])"),
+    "triu_": ("ember.ones(2, 2)", "", "tensor([[1., 1.],\n        [0., 1.]])"),
+    "true_divide_": ("ember.tensor([1.0, 3.0])", "2", "tensor([0.5000, 1.5000])"),
+    "trunc_": ("ember.tensor([-1.5, 1.5])", "", "tensor([-1.,  1.])"),
+    "xlogy_": ("ember.tensor([0.0, 2.0])", "ember.tensor([0.0, 4.0])", "tensor([0.0000, 2.7726])"),
+}
+
+
+def _inplace_doc(name: str) -> str:
+    """The docstring of the in-place method ``name``, with its example from the table."""
+    doc = f"In-place version of ``{name[:-1]}``: the result is written into this tensor."
+    if name not in INPLACE_EXAMPLES:
+        return doc
+    x, args, printed = INPLACE_EXAMPLES[name]
+    printed = printed.replace("\n", "\n    ")
+    return (
+        f"{doc}\n\nExample:\n    >>> import ember\n    >>> x = {x}\n"
+        f"    >>> x.{name}({args})\n    {printed}\n    >>> x\n    {printed}\n"
+    )
+
+
 def make_inplace(op, name: str):
     """The in-place Tensor method ``name`` (``add_``) of the out-of-place ``op``."""
 
@@ -35,7 +249,7 @@ def make_inplace(op, name: str):
         return apply_inplace(self, op, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place version of ``{op.__name__}``."
+    method.__doc__ = _inplace_doc(name)
     return method
 
 

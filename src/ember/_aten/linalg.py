@@ -973,9 +973,9 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _scaled(BaddbmmBackward0, "baddbmm", input, batch1, batch2, beta, alpha, out)
 
 
-def _register_inplace(op) -> None:
+def _register_inplace(op, doc: str) -> None:
     """``Tensor.<op>_``: the product written into ``self``, which must have the result's
-    shape (torch's check, after the op's own)."""
+    shape (torch's check, after the op's own); ``doc`` is its docstring."""
 
     def checked(self, *args, **kwargs):
         res = op(self, *args, **kwargs)
@@ -990,12 +990,45 @@ def _register_inplace(op) -> None:
         return apply_inplace(self, checked, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = op.__name__ + "_"
-    method.__doc__ = f"In-place version of ``{op.__name__}``."
+    method.__doc__ = doc
     register(method.__name__, function=False, method=True)(method)
 
 
-for _op in (addmm, addmv, baddbmm):
-    _register_inplace(_op)
+_register_inplace(
+    addmm,
+    """In-place ``addmm``: ``self = beta * self + alpha * (mat1 @ mat2)``.
+
+    Example:
+        >>> import ember
+        >>> m = ember.zeros(2, 2)
+        >>> m.addmm_(ember.eye(2), ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        tensor([[1., 2.],
+                [3., 4.]])
+    """,
+)
+_register_inplace(
+    addmv,
+    """In-place ``addmv``: ``self = beta * self + alpha * (mat @ vec)``.
+
+    Example:
+        >>> import ember
+        >>> v = ember.ones(2)
+        >>> v.addmv_(ember.tensor([[1.0, 2.0], [3.0, 4.0]]), ember.tensor([1.0, 1.0]))
+        tensor([4., 8.])
+    """,
+)
+_register_inplace(
+    baddbmm,
+    """In-place ``baddbmm``: ``self = beta * self + alpha * bmm(batch1, batch2)``.
+
+    Example:
+        >>> import ember
+        >>> b = ember.zeros(1, 2, 2)
+        >>> b.baddbmm_(ember.ones(1, 2, 3), ember.ones(1, 3, 2), alpha=0.5)
+        tensor([[[1.5000, 1.5000],
+                 [1.5000, 1.5000]]])
+    """,
+)
 
 
 # -- einsum ----------------------------------------------------------------------------------
@@ -1691,7 +1724,17 @@ svd_type = make_return_type("linalg_svd", ("U", "S", "Vh"))
 
 
 class LinAlgError(RuntimeError):
-    """torch.linalg.LinAlgError: a numerical failure (singular or non-PD input)."""
+    """torch.linalg.LinAlgError: a numerical failure (singular or non-PD input).
+
+    Example:
+        >>> import ember
+        >>> try:
+        ...     ember.linalg.inv(ember.zeros(2, 2))
+        ... except ember.linalg.LinAlgError as e:
+        ...     print(e)
+        linalg.inv: The diagonal element 1 is zero, the inversion could not be completed
+        because the input matrix is singular.
+    """
 
 
 LinAlgError.__name__ = "_LinAlgError"
@@ -2334,7 +2377,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         )
     dim = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
     if len(dim) != 2:
-        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {len(dim)}")
+        got = " ".join(str(d) for d in dim)  # torch lists the dims it was given
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
     d0, d1 = (normalize_dim(d, A.ndim) for d in dim)
     if ord == "fro":
         return _vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
@@ -2381,10 +2425,15 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa
         )
     if dim is not None:
         dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        if len(dims) not in (1, 2):
+            raise RuntimeError(
+                f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}"
+            )
         if len(dims) == 2:
             return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
         if isinstance(ord, str):
-            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {len(dims)}")
+            got = " ".join(str(d) for d in dims)
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
         return _vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
     if ord is None:
         return _vector_norm(A, 2, None, keepdim, dtype=dtype)
@@ -3764,6 +3813,29 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     return write_out(
         "linalg_matrix_rank", _wrap((s > tol_v[..., None]).sum(-1).astype(np.int64)), out
     )
+
+
+# torch.norm: the vector norm, or the nuclear matrix norm (here, beside the matrix norms).
+@register("norm", method=True)
+def _top_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """The vector p-norm over ``dim`` (all elements by default); ``'fro'`` is the 2-norm.
+
+    Example:
+        >>> import ember
+        >>> ember.norm(ember.tensor([3.0, 4.0]))
+        tensor(5.)
+        >>> ember.tensor([[1.0, -2.0]]).norm(p=1, dim=1)
+        tensor([3.])
+    """
+    require_tensor(input, "norm")
+    if p is None or p == "fro":
+        p = 2
+    elif p == "nuc":  # torch's: the matrix norm over ``dim`` (every dim by default)
+        dims = tuple(range(input.ndim)) if dim is None else dim
+        return write_out("norm", matrix_norm(input, "nuc", dims, keepdim, dtype=dtype), out)
+    elif isinstance(p, str):
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    return write_out("norm", _vector_norm(input, p, dim, keepdim, dtype=dtype), out)
 
 
 @register("cond", namespace="linalg")

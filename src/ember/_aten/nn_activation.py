@@ -163,7 +163,16 @@ def threshold(input, threshold, value, inplace: bool = False):
 
 
 def threshold_(input, threshold, value):
-    """In-place ``threshold`` (``ThresholdBackward1``)."""
+    """In-place ``threshold`` (``ThresholdBackward1``).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> x = ember.tensor([-1.0, 0.5, 2.0])
+        >>> _ = F.threshold_(x, 1.0, 9.0)
+        >>> x
+        tensor([9., 9., 2.])
+    """
     require_tensor(input, "threshold_")
     return apply_inplace(input, _threshold, threshold, value, ThresholdBackward1)
 
@@ -213,7 +222,16 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
-    """In-place ``hardtanh``."""
+    """In-place ``hardtanh``: ``input`` clamped to ``[min_val, max_val]``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> x = ember.tensor([-2.0, 0.5, 3.0])
+        >>> _ = F.hardtanh_(x)
+        >>> x
+        tensor([-1.0000,  0.5000,  1.0000])
+    """
     require_tensor(input, "hardtanh_")
     return apply_inplace(input, _hardtanh, min_val, max_val)
 
@@ -311,7 +329,16 @@ def elu(input, alpha: float = 1.0, inplace: bool = False):
 
 
 def elu_(input, alpha: float = 1.0):
-    """In-place ``elu`` (``EluBackward1``: its rule reads the result)."""
+    """In-place ``elu`` (``EluBackward1``: its rule reads the result).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> x = ember.tensor([-1.0, 2.0])
+        >>> _ = F.elu_(x)
+        >>> x
+        tensor([-0.6321,  2.0000])
+    """
     _float_input(input, "elu_", "elu_cpu")
     return apply_inplace(input, _elu, alpha, 1.0, 1.0, EluBackward1, copy_old=False)
 
@@ -332,7 +359,16 @@ def selu(input, inplace: bool = False):
 
 
 def selu_(input):
-    """In-place ``selu`` (``EluBackward1``)."""
+    """In-place ``selu`` (``EluBackward1``).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> x = ember.tensor([-1.0, 2.0])
+        >>> _ = F.selu_(x)
+        >>> x
+        tensor([-1.1113,  2.1014])
+    """
     _float_input(input, "selu_", "elu_cpu")
     return apply_inplace(input, _elu, _SELU_ALPHA, _SELU_SCALE, 1.0, EluBackward1, copy_old=False)
 
@@ -359,7 +395,16 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
 
 
 def celu_(input, alpha: float = 1.0):
-    """In-place ``celu`` (``CeluBackward1``)."""
+    """In-place ``celu`` (``CeluBackward1``).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> x = ember.tensor([-1.0, 2.0])
+        >>> _ = F.celu_(x, alpha=2.0)
+        >>> x
+        tensor([-0.7869,  2.0000])
+    """
     _float_input(input, "celu_", "elu_cpu")
     inv = _celu_alpha(alpha)
     return apply_inplace(input, _elu, alpha, 1.0, inv, CeluBackward1, copy_old=False)
@@ -483,7 +528,17 @@ def rrelu(
 
 
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
-    """In-place ``rrelu`` (``RreluWithNoiseBackward1``)."""
+    """In-place ``rrelu`` (``RreluWithNoiseBackward1``); outside ``training`` the slope is
+    ``(lower + upper) / 2``.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> x = ember.tensor([-1.0, 2.0])
+        >>> _ = F.rrelu_(x, 0.1, 0.3)
+        >>> x
+        tensor([-0.2000,  2.0000])
+    """
     _float_input(input, "rrelu_", "rrelu_with_noise_out_cpu")
     return apply_inplace(
         input, _rrelu, lower, upper, training, RreluWithNoiseBackward1, copy_old=False
@@ -902,7 +957,16 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 
 def leaky_relu_(input, negative_slope: float = 0.01):
-    """In-place ``leaky_relu`` (``LeakyReluBackward1``: its rule reads the result)."""
+    """In-place ``leaky_relu`` (``LeakyReluBackward1``: its rule reads the result).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> x = ember.tensor([-1.0, 2.0])
+        >>> _ = F.leaky_relu_(x, 0.1)
+        >>> x
+        tensor([-0.1000,  2.0000])
+    """
     return apply_inplace(input, _leaky_relu, negative_slope, LeakyReluBackward1, copy_old=False)
 
 

@@ -871,7 +871,13 @@ def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None):
 
 @register("amin", method=True)
 def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None, out=None):
-    """Minimum over ``dim`` (all by default); the gradient is shared between ties."""
+    """Minimum over ``dim`` (all by default); the gradient is shared between ties.
+
+    Example:
+        >>> import ember
+        >>> ember.amin(ember.tensor([[1.0, 5.0], [4.0, 2.0]]), 1)
+        tensor([1., 2.])
+    """
     return _amaxmin(input, dim, keepdim, axis, keepdims, out, False)
 
 
@@ -1019,7 +1025,13 @@ def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
 
 @register("argmin", method=True)
 def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
-    """Index of the smallest element (of the flattened tensor when ``dim`` is None)."""
+    """Index of the smallest element (of the flattened tensor when ``dim`` is None).
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([[1.0, 5.0], [4.0, 2.0]]).argmin(1)
+        tensor([0, 1])
+    """
     return _argmaxmin(input, dim, keepdim, axis, keepdims, False)
 
 
@@ -1286,7 +1298,13 @@ def var_mean(
 def std_mean(
     input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None
 ):
-    """``(std, mean)`` over ``dim`` in one pass."""
+    """``(std, mean)`` over ``dim`` in one pass.
+
+    Example:
+        >>> import ember
+        >>> ember.std_mean(ember.tensor([1.0, 2.0, 3.0]))
+        (tensor(1.), tensor(2.))
+    """
     return _var_mean(input, dim, unbiased, keepdim, correction, axis, keepdims, True)
 
 
@@ -1399,27 +1417,6 @@ def _vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     finally:
         quiet_reset(token)
     return record(LinalgVectorNormBackward0, res, (src,), (p, axes, keepdim))
-
-
-@register("norm", method=True)
-def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
-    """The vector p-norm over ``dim`` (all elements by default); ``'fro'`` is the 2-norm.
-
-    Example:
-        >>> import ember
-        >>> ember.norm(ember.tensor([3.0, 4.0]))
-        tensor(5.)
-        >>> ember.tensor([[1.0, -2.0]]).norm(p=1, dim=1)
-        tensor([3.])
-    """
-    require_tensor(input, "norm")
-    if p is None or p == "fro":
-        p = 2
-    elif isinstance(p, str):
-        if p == "nuc":
-            raise NotImplementedError("ember: norm(p='nuc') (the nuclear norm) is not supported")
-        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-    return write_out("norm", _vector_norm(input, p, dim, keepdim, dtype=dtype), out)
 
 
 # -- logsumexp, softmax, log_softmax -------------------------------------------------------
@@ -1786,7 +1783,13 @@ def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A
 
 @register("any", method=True)
 def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
-    """True where some element (over ``dim``) is nonzero; uint8 inputs give uint8."""
+    """True where some element (over ``dim``) is nonzero; uint8 inputs give uint8.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([[True, False], [False, False]]).any(1)
+        tensor([ True, False])
+    """
     return _logical_reduce(input, dim, keepdim, axis, keepdims, "any", np.any)
 
 

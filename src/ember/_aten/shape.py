@@ -269,13 +269,27 @@ def _reshape(input: Tensor, size: tuple) -> Tensor:
 
 @register("view_as", method=True, function=False)
 def view_as(self: Tensor, other: Tensor) -> Tensor:
-    """``self.view(other.size())``."""
+    """``self.view(other.size())``.
+
+    Example:
+        >>> import ember
+        >>> ember.arange(6).view_as(ember.zeros(2, 3))
+        tensor([[0, 1, 2],
+                [3, 4, 5]])
+    """
     return view(self, other._data.shape)
 
 
 @register("reshape_as", method=True, function=False)
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
-    """``self.reshape(other.size())``."""
+    """``self.reshape(other.size())``.
+
+    Example:
+        >>> import ember
+        >>> ember.arange(4).reshape_as(ember.zeros(2, 2))
+        tensor([[0, 1],
+                [2, 3]])
+    """
     return reshape(self, other._data.shape)
 
 
@@ -306,7 +320,13 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 @register("ravel", method=True)
 def ravel(input: Tensor) -> Tensor:
-    """The elements as a 1-D tensor (``contiguous().view(-1)``)."""
+    """The elements as a 1-D tensor (``contiguous().view(-1)``).
+
+    Example:
+        >>> import ember
+        >>> ember.ravel(ember.tensor([[1, 2], [3, 4]]))
+        tensor([1, 2, 3, 4])
+    """
     require_tensor(input, "ravel")
     c = contiguous(input)
     return _view(c, (c._data.size,))
@@ -442,19 +462,37 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 @register("atleast_1d")
 def atleast_1d(*tensors):
-    """Tensors with at least one dim (0-d ones become shape ``[1]``)."""
+    """Tensors with at least one dim (0-d ones become shape ``[1]``).
+
+    Example:
+        >>> import ember
+        >>> ember.atleast_1d(ember.tensor(1.5))
+        tensor([1.5000])
+    """
     return _atleast(tensors, 1)
 
 
 @register("atleast_2d")
 def atleast_2d(*tensors):
-    """Tensors with at least two dims."""
+    """Tensors with at least two dims.
+
+    Example:
+        >>> import ember
+        >>> ember.atleast_2d(ember.tensor([1, 2]))
+        tensor([[1, 2]])
+    """
     return _atleast(tensors, 2)
 
 
 @register("atleast_3d")
 def atleast_3d(*tensors):
-    """Tensors with at least three dims."""
+    """Tensors with at least three dims.
+
+    Example:
+        >>> import ember
+        >>> ember.atleast_3d(ember.tensor([1, 2])).shape
+        torch.Size([1, 2, 1])
+    """
     return _atleast(tensors, 3)
 
 
@@ -593,6 +631,14 @@ def t(input: Tensor) -> Tensor:
 
 
 def _T(self: Tensor) -> Tensor:
+    """The tensor with its dimensions reversed: the transpose of a matrix (a view).
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([[1, 2], [3, 4]]).T
+        tensor([[1, 3],
+                [2, 4]])
+    """
     nd = self._data.ndim
     if nd == 0:
         _warn(
@@ -616,6 +662,13 @@ def _T(self: Tensor) -> Tensor:
 
 
 def _mT(self: Tensor) -> Tensor:
+    """Each matrix of a batch transposed: the last two dimensions swapped (a view).
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2, 3, 4).mT.shape
+        torch.Size([2, 4, 3])
+    """
     nd = self._data.ndim
     if nd < 2:
         raise RuntimeError(
@@ -734,7 +787,14 @@ def expanded_size(shape: tuple, size: tuple, np_dtype) -> tuple:
 
 @register("expand_as", method=True, function=False)
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
-    """``self.expand(other.size())``."""
+    """``self.expand(other.size())``.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([1, 2]).expand_as(ember.zeros(2, 2))
+        tensor([[1, 2],
+                [1, 2]])
+    """
     return expand(self, other._data.shape)
 
 
@@ -754,7 +814,18 @@ def broadcast_to(input: Tensor, size) -> Tensor:
 
 @register("broadcast_tensors")
 def broadcast_tensors(*tensors):
-    """Expand tensors to their common broadcast shape (tensors already of it are returned)."""
+    """Expand tensors to their common broadcast shape (tensors already of it are returned).
+
+    Example:
+        >>> import ember
+        >>> a, b = ember.broadcast_tensors(ember.tensor([[1], [2]]), ember.tensor([10, 20]))
+        >>> a
+        tensor([[1, 1],
+                [2, 2]])
+        >>> b
+        tensor([[10, 20],
+                [10, 20]])
+    """
     if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
         tensors = tuple(tensors[0])
     try:
@@ -836,7 +907,14 @@ def repeat(self: Tensor, *sizes) -> Tensor:
 
 @register("tile", method=True)
 def tile(input: Tensor, dims) -> Tensor:
-    """``repeat`` with ``dims`` padded with leading ones to the tensor's rank."""
+    """``repeat`` with ``dims`` padded with leading ones to the tensor's rank.
+
+    Example:
+        >>> import ember
+        >>> ember.tile(ember.tensor([1, 2]), (2, 2))
+        tensor([[1, 2, 1, 2],
+                [1, 2, 1, 2]])
+    """
     require_tensor(input, "tile")
     dims = _size_args((dims,), "tile")
     nd = input._data.ndim
@@ -1005,7 +1083,13 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
 
 @register("hstack")
 def hstack(tensors, *, out=None) -> Tensor:
-    """Concatenate along dim 1 (dim 0 for 1-D tensors)."""
+    """Concatenate along dim 1 (dim 0 for 1-D tensors).
+
+    Example:
+        >>> import ember
+        >>> ember.hstack([ember.tensor([1, 2]), ember.tensor([3])])
+        tensor([1, 2, 3])
+    """
     tensors = _tensor_list(tensors, "hstack")
     if not tensors:
         raise RuntimeError("hstack expects a non-empty TensorList")
@@ -1015,7 +1099,14 @@ def hstack(tensors, *, out=None) -> Tensor:
 
 @register("vstack", "row_stack")
 def vstack(tensors, *, out=None) -> Tensor:
-    """Concatenate along dim 0 after making tensors at least 2-D."""
+    """Concatenate along dim 0 after making tensors at least 2-D.
+
+    Example:
+        >>> import ember
+        >>> ember.vstack([ember.tensor([1, 2]), ember.tensor([3, 4])])
+        tensor([[1, 2],
+                [3, 4]])
+    """
     tensors = _tensor_list(tensors, "vstack")
     if not tensors:
         raise RuntimeError("vstack expects a non-empty TensorList")
@@ -1027,7 +1118,14 @@ row_stack = vstack
 
 @register("dstack")
 def dstack(tensors, *, out=None) -> Tensor:
-    """Concatenate along dim 2 after making tensors at least 3-D."""
+    """Concatenate along dim 2 after making tensors at least 3-D.
+
+    Example:
+        >>> import ember
+        >>> ember.dstack([ember.tensor([1, 2]), ember.tensor([3, 4])])
+        tensor([[[1, 3],
+                 [2, 4]]])
+    """
     tensors = _tensor_list(tensors, "dstack")
     if not tensors:
         raise RuntimeError("dstack expects a non-empty TensorList")
@@ -1134,7 +1232,13 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 @register("split_with_sizes", method=True)
 def split_with_sizes(self: Tensor, split_sizes, dim: int = 0) -> tuple:
-    """Split into pieces of the given sizes along ``dim``."""
+    """Split into pieces of the given sizes along ``dim``.
+
+    Example:
+        >>> import ember
+        >>> ember.arange(5).split_with_sizes([2, 3])
+        (tensor([0, 1]), tensor([2, 3, 4]))
+    """
     a = self._data
     if a.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -1180,7 +1284,15 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 @register("tensor_split", method=True)
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
-    """Split into ``sections`` nearly equal pieces, or at the given indices (slices)."""
+    """Split into ``sections`` nearly equal pieces, or at the given indices (slices).
+
+    Example:
+        >>> import ember
+        >>> ember.tensor_split(ember.arange(5), 2)
+        (tensor([0, 1, 2]), tensor([3, 4]))
+        >>> ember.tensor_split(ember.arange(5), [1, 4])
+        (tensor([0]), tensor([1, 2, 3]), tensor([4]))
+    """
     require_tensor(input, "tensor_split")
     a = input._data
     if a.ndim == 0:
@@ -1433,7 +1545,14 @@ def flip(input: Tensor, *args, dims=None) -> Tensor:
 
 @register("fliplr", method=True)
 def fliplr(input: Tensor) -> Tensor:
-    """Flip dim 1."""
+    """Flip dim 1.
+
+    Example:
+        >>> import ember
+        >>> ember.fliplr(ember.tensor([[1, 2], [3, 4]]))
+        tensor([[2, 1],
+                [4, 3]])
+    """
     if input._data.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
@@ -1441,7 +1560,14 @@ def fliplr(input: Tensor) -> Tensor:
 
 @register("flipud", method=True)
 def flipud(input: Tensor) -> Tensor:
-    """Flip dim 0."""
+    """Flip dim 0.
+
+    Example:
+        >>> import ember
+        >>> ember.flipud(ember.tensor([[1, 2], [3, 4]]))
+        tensor([[3, 4],
+                [1, 2]])
+    """
     if input._data.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
@@ -1806,7 +1932,14 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
 
 @register("contiguous", method=True, function=False)
 def contiguous(self: Tensor, memory_format=None) -> Tensor:
-    """Self if already C-contiguous, else a contiguous copy (CloneBackward0)."""
+    """Self if already C-contiguous, else a contiguous copy (CloneBackward0).
+
+    Example:
+        >>> import ember
+        >>> x = ember.arange(6).view(2, 3).t()
+        >>> x.is_contiguous(), x.contiguous().is_contiguous()
+        (False, True)
+    """
     if self._data.flags.c_contiguous:
         return self
     try:
@@ -1914,38 +2047,77 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
 
 @register("type_as", method=True, function=False)
 def type_as(self: Tensor, other: Tensor) -> Tensor:
-    """``self.to(other.dtype)``."""
+    """``self.to(other.dtype)``.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([1, 2]).type_as(ember.zeros(1, dtype=ember.float64))
+        tensor([1., 2.], dtype=torch.float64)
+    """
     return _cast(self, other._data.dtype)
+
+
+def _cast_doc(name: str, target: str, x: str, printed: str) -> str:
+    """The docstring of the cast method ``name``, with its example (see ``_CASTS``)."""
+    return (
+        f"``self.to({target})`` (self if already that dtype).\n\nExample:\n"
+        f"    >>> import ember\n    >>> {x}.{name}()\n    {printed}\n"
+    )
 
 
 def _caster(np_dt):
     def method(self: Tensor, memory_format=None) -> Tensor:
         return _cast(self, np.dtype(np_dt))
 
-    method.__doc__ = f"``self.to({np.dtype(np_dt).name})`` (self if already that dtype)."
     return method
 
 
 def _bfloat16_caster(self: Tensor, memory_format=None) -> Tensor:
-    """``self.to(torch.bfloat16)`` (self if already that dtype)."""
     return _cast(self, _dtype._bfloat16().np)
 
 
-register_methods(
-    {
-        "T": property(_T),
-        "mT": property(_mT),
-        "float": _caster(np.float32),
-        "double": _caster(np.float64),
-        "half": _caster(np.float16),
-        "long": _caster(np.int64),
-        "int": _caster(np.int32),
-        "short": _caster(np.int16),
-        "char": _caster(np.int8),
-        "byte": _caster(np.uint8),
-        "bool": _caster(np.bool_),
-        "cfloat": _caster(np.complex64),
-        "cdouble": _caster(np.complex128),
-        "bfloat16": _bfloat16_caster,
-    }
+# The cast methods: name, NumPy dtype (None: bfloat16), and the example of the docstring,
+# ``X.name()`` printing PRINTED (what ember and torch print).
+_CASTS = (
+    # name, dtype, X, PRINTED
+    (
+        "bfloat16",
+        None,
+        "ember.tensor([1.5, -2.0])",
+        "tensor([ 1.5000, -2.0000], dtype=torch.bfloat16)",
+    ),
+    ("bool", np.bool_, "ember.tensor([0.0, 2.0])", "tensor([False,  True])"),
+    ("byte", np.uint8, "ember.tensor([1.0, 255.0])", "tensor([  1, 255], dtype=torch.uint8)"),
+    (
+        "cdouble",
+        np.complex128,
+        "ember.tensor([1.0, 2.0])",
+        "tensor([1.+0.j, 2.+0.j], dtype=torch.complex128)",
+    ),
+    ("cfloat", np.complex64, "ember.tensor([1.0, 2.0])", "tensor([1.+0.j, 2.+0.j])"),
+    ("char", np.int8, "ember.tensor([1.7, -1.7])", "tensor([ 1, -1], dtype=torch.int8)"),
+    ("double", np.float64, "ember.tensor([1, 2])", "tensor([1., 2.], dtype=torch.float64)"),
+    ("float", np.float32, "ember.tensor([1, 2])", "tensor([1., 2.])"),
+    (
+        "half",
+        np.float16,
+        "ember.tensor([0.5, 2.0])",
+        "tensor([0.5000, 2.0000], dtype=torch.float16)",
+    ),
+    ("int", np.int32, "ember.tensor([1.7, -1.7])", "tensor([ 1, -1], dtype=torch.int32)"),
+    ("long", np.int64, "ember.tensor([1.7, -1.7])", "tensor([ 1, -1])"),
+    ("short", np.int16, "ember.tensor([1.7, -1.7])", "tensor([ 1, -1], dtype=torch.int16)"),
 )
+
+
+def _cast_methods() -> dict:
+    methods = {}
+    for name, np_dt, x, printed in _CASTS:
+        method = _bfloat16_caster if np_dt is None else _caster(np_dt)
+        target = "torch." + ("bfloat16" if np_dt is None else np.dtype(np_dt).name)
+        method.__doc__ = _cast_doc(name, target, x, printed)
+        methods[name] = method
+    return methods
+
+
+register_methods({"T": property(_T), "mT": property(_mT), **_cast_methods()})

@@ -207,7 +207,14 @@ def argsort(input, dim=-1, descending=False, stable=False):
 
 @register("msort", method=True)
 def msort(input):
-    """``sort(input, dim=0).values``."""
+    """``sort(input, dim=0).values``: each column sorted, in ascending order.
+
+    Example:
+        >>> import ember
+        >>> ember.msort(ember.tensor([[3.0, 1.0], [2.0, 4.0]]))
+        tensor([[2., 1.],
+                [3., 4.]])
+    """
     require_tensor(input, "msort")
     return sort(input, 0).values
 

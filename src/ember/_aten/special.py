@@ -31,7 +31,7 @@ from ._core import (
     scalar_or_tensor,
     write_out,
 )
-from .elementwise import _select, _zero_where, unary_op
+from .elementwise import _select, _zero_where, example_doc, unary_op
 from .reduction import make_return_type
 
 _wrap = Tensor._wrap
@@ -174,12 +174,102 @@ _UNARY = [
     # torch computes ndtr as a composite whose last node is a multiplication by a number.
     ("special_ndtr", "MulBackward1", _kernel("ndtr"), _ndtr_vjp, False, ("ndtr",)),
 ]
+# Each op's docstring, in the table's order: what it computes, an example input (the values
+# of ``ember.tensor(...)``) and what ember prints for the op of that tensor (called by its
+# torch.* name, else by its first torch.special name).
+_UNARY_DOCS = {
+    "erfc": (
+        "The complementary error function ``1 - erf(input)``.",
+        "[0.0, 1.0]",
+        "tensor([1.0000, 0.1573])",
+    ),
+    "erfinv": (
+        "The inverse error function, on ``(-1, 1)``.",
+        "[0.0, 0.5]",
+        "tensor([0.0000, 0.4769])",
+    ),
+    "lgamma": (
+        "The natural logarithm of the absolute value of the gamma function.",
+        "[1.0, 5.0]",
+        "tensor([0.0000, 3.1781])",
+    ),
+    "digamma": (
+        "The digamma function, the derivative of ``lgamma``.",
+        "[1.0, 2.0]",
+        "tensor([-0.5772,  0.4228])",
+    ),
+    "i0": (
+        "The modified Bessel function of the first kind of order 0.",
+        "[0.0, 1.0]",
+        "tensor([1.0000, 1.2661])",
+    ),
+    "sinc": (
+        "The normalized sinc ``sin(pi * input) / (pi * input)``, 1 at 0.",
+        "[0.0, 0.5]",
+        "tensor([1.0000, 0.6366])",
+    ),
+    "special_erfcx": (
+        "The scaled complementary error function ``exp(input ** 2) * erfc(input)``.",
+        "[0.0, 10.0]",
+        "tensor([1.0000, 0.0561])",
+    ),
+    "special_i0e": (
+        "The exponentially scaled modified Bessel function ``exp(-|input|) * i0(input)``.",
+        "[0.0, 1.0]",
+        "tensor([1.0000, 0.4658])",
+    ),
+    "special_i1": (
+        "The modified Bessel function of the first kind of order 1.",
+        "[0.0, 1.0]",
+        "tensor([0.0000, 0.5652])",
+    ),
+    "special_i1e": (
+        "The exponentially scaled modified Bessel function ``exp(-|input|) * i1(input)``.",
+        "[0.0, 1.0]",
+        "tensor([0.0000, 0.2079])",
+    ),
+    "special_entr": (
+        "The entropy term ``-input * log(input)``: 0 at 0, ``-inf`` for negative input.",
+        "[0.5, 2.0]",
+        "tensor([ 0.3466, -1.3863])",
+    ),
+    "special_ndtri": (
+        "The quantile function of the standard normal distribution (inverse of ``ndtr``).",
+        "[0.5, 0.975]",
+        "tensor([0.0000, 1.9600])",
+    ),
+    "special_log_ndtr": (
+        "The log of the standard normal CDF, accurate far in the lower tail.",
+        "[0.0, -10.0]",
+        "tensor([ -0.6931, -53.2313])",
+    ),
+    "special_ndtr": (
+        "The CDF of the standard normal distribution.",
+        "[0.0, 1.0]",
+        "tensor([0.5000, 0.8413])",
+    ),
+}
+
+
+def _unary_doc(name: str, top: bool, special: tuple) -> str:
+    summary, values, output = _UNARY_DOCS[name]
+    names = ([f"ember.{name}"] if top else []) + [f"ember.special.{n}" for n in special]
+    if len(names) > 1:
+        summary += " Also ``" + "``, ``".join(names[1:]) + "``."
+    return example_doc(summary, f"{names[0]}(ember.tensor({values}))", output)
+
 
 UNARY_NODES = {}  # function name -> node class
 _FN = {}  # function name -> function (the rules call each other through it)
 for _name, _node, _forward, _rule, _top, _special in _UNARY:
     _cls, _fn = unary_op(
-        _name, _node, _forward, _rule, method=_top, namespace="torch" if _top else "_special"
+        _name,
+        _node,
+        _forward,
+        _rule,
+        method=_top,
+        namespace="torch" if _top else "_special",
+        doc=_unary_doc(_name, _top, _special),
     )
     register(*_special, namespace="special")(_fn)
     globals()[_name] = _fn
@@ -222,6 +312,13 @@ def polygamma(n: int, input, *, out=None):
 
 
 def _polygamma_method(self, n: int):
+    """``ember.polygamma(n, self)``: the ``n``-th derivative of the digamma function.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([1.0]).polygamma(1)
+        tensor([1.6449])
+    """
     return polygamma(n, self)
 
 
@@ -462,7 +559,9 @@ Logaddexp2Backward0 = defop(
 )
 
 
-def _binary(fname: str, cls, doc: str, floats: bool = True, namespaces=("torch",)):
+def _binary(
+    fname: str, cls, doc: str, floats: bool = True, namespaces=("torch",), inplace: bool = True
+):
     def op(input, other, *, out=None):
         other = scalar_or_tensor(other)
         a, b = binary_operands(input, other)
@@ -473,7 +572,7 @@ def _binary(fname: str, cls, doc: str, floats: bool = True, namespaces=("torch",
     op.__name__ = op.__qualname__ = fname
     op.__doc__ = doc
     for ns in namespaces:
-        register(fname, namespace=ns, method=ns == "torch", inplace=ns == "torch")(op)
+        register(fname, namespace=ns, method=ns == "torch", inplace=inplace and ns == "torch")(op)
     return op
 
 
@@ -487,6 +586,7 @@ logaddexp = _binary(
         >>> ember.logaddexp(ember.tensor([0.0]), ember.tensor([0.0]))
         tensor([0.6931])
     """,
+    inplace=False,  # torch has no Tensor.logaddexp_
 )
 logaddexp2 = _binary(
     "logaddexp2",
@@ -498,6 +598,7 @@ logaddexp2 = _binary(
         >>> ember.logaddexp2(ember.tensor([1.0]), ember.tensor([1.0]))
         tensor([2.])
     """,
+    inplace=False,  # torch has no Tensor.logaddexp2_
 )
 
 
@@ -596,6 +697,7 @@ fmax = _binary(
         tensor([1., 2.])
     """,
     floats=False,
+    inplace=False,  # torch has no Tensor.fmax_ (nor fmin_)
 )
 fmin = _binary(
     "fmin",
@@ -608,6 +710,7 @@ fmin = _binary(
         tensor([0., 2.])
     """,
     floats=False,
+    inplace=False,
 )
 
 LdexpBackward0 = defop(
@@ -814,19 +917,78 @@ def _no_grad_unary(fname: str, kernel, doc: str):
     return op
 
 
-for _name, _sp_name in (
-    ("bessel_j0", "j0"),
-    ("bessel_j1", "j1"),
-    ("bessel_y0", "y0"),
-    ("bessel_y1", "y1"),
-    ("modified_bessel_i0", "i0"),
-    ("modified_bessel_i1", "i1"),
-    ("modified_bessel_k0", "k0"),
-    ("modified_bessel_k1", "k1"),
-    ("scaled_modified_bessel_k0", "k0e"),
-    ("scaled_modified_bessel_k1", "k1e"),
-    ("spherical_bessel_j0", None),
-):
+# torch.special's Bessel functions: the scipy.special kernel (None: sin(x)/x), and the
+# docstring: what it computes, an example input (the values of ``ember.tensor(...)``) and what
+# ember prints for ``ember.special.<name>(ember.tensor(<input>))``.
+_BESSEL = {
+    "bessel_j0": (
+        "j0",
+        "The Bessel function of the first kind of order 0.",
+        "[0.0, 1.0]",
+        "tensor([1.0000, 0.7652])",
+    ),
+    "bessel_j1": (
+        "j1",
+        "The Bessel function of the first kind of order 1.",
+        "[0.0, 1.0]",
+        "tensor([0.0000, 0.4401])",
+    ),
+    "bessel_y0": (
+        "y0",
+        "The Bessel function of the second kind of order 0.",
+        "[1.0, 2.0]",
+        "tensor([0.0883, 0.5104])",
+    ),
+    "bessel_y1": (
+        "y1",
+        "The Bessel function of the second kind of order 1.",
+        "[1.0, 2.0]",
+        "tensor([-0.7812, -0.1070])",
+    ),
+    "modified_bessel_i0": (
+        "i0",
+        "The modified Bessel function of the first kind of order 0.",
+        "[0.0, 1.0]",
+        "tensor([1.0000, 1.2661])",
+    ),
+    "modified_bessel_i1": (
+        "i1",
+        "The modified Bessel function of the first kind of order 1.",
+        "[0.0, 1.0]",
+        "tensor([0.0000, 0.5652])",
+    ),
+    "modified_bessel_k0": (
+        "k0",
+        "The modified Bessel function of the second kind of order 0.",
+        "[1.0, 2.0]",
+        "tensor([0.4210, 0.1139])",
+    ),
+    "modified_bessel_k1": (
+        "k1",
+        "The modified Bessel function of the second kind of order 1.",
+        "[1.0, 2.0]",
+        "tensor([0.6019, 0.1399])",
+    ),
+    "scaled_modified_bessel_k0": (
+        "k0e",
+        "The exponentially scaled ``exp(input) * modified_bessel_k0(input)``.",
+        "[1.0, 2.0]",
+        "tensor([1.1445, 0.8416])",
+    ),
+    "scaled_modified_bessel_k1": (
+        "k1e",
+        "The exponentially scaled ``exp(input) * modified_bessel_k1(input)``.",
+        "[1.0, 2.0]",
+        "tensor([1.6362, 1.0335])",
+    ),
+    "spherical_bessel_j0": (
+        None,
+        "The spherical Bessel function of the first kind of order 0, ``sin(x) / x``.",
+        "[0.0, 1.0]",
+        "tensor([1.0000, 0.8415])",
+    ),
+}
+for _name, (_sp_name, _summary, _values, _output) in _BESSEL.items():
     _k = (
         _kernel(_sp_name)
         if _sp_name
@@ -836,7 +998,11 @@ for _name, _sp_name in (
         _no_grad_unary(
             _name,
             _k,
-            f"``scipy.special`` {_sp_name or 'sin(x)/x'} (not differentiable, as in torch).",
+            example_doc(
+                f"{_summary} Not differentiable, as in torch.",
+                f"ember.special.{_name}(ember.tensor({_values}))",
+                _output,
+            ),
         )
     )
 

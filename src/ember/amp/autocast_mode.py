@@ -58,28 +58,76 @@ def is_autocast_available(device_type: str) -> bool:
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
-    """Whether an enabled autocast region is active for ``device_type`` (default: cuda)."""
+    """Whether an enabled autocast region is active for ``device_type`` (default: cuda).
+
+    Example:
+        >>> import ember
+        >>> with ember.autocast("cpu"):
+        ...     ember.is_autocast_enabled("cpu")
+        True
+    """
     return _state.enabled.get(device_type or "cuda", False)
 
 
 def set_autocast_enabled(device_type: str, enabled: bool) -> None:
+    """Set the autocast-enabled flag of ``device_type`` (what ``autocast`` sets on entry).
+
+    Example:
+        >>> import ember
+        >>> ember.set_autocast_enabled("cpu", True)
+        >>> ember.is_autocast_enabled("cpu")
+        True
+        >>> ember.set_autocast_enabled("cpu", False)  # restore the default
+    """
     _state.enabled[device_type] = bool(enabled)
 
 
 def get_autocast_dtype(device_type: str):
-    """The dtype an autocast region on ``device_type`` uses when none is given."""
+    """The dtype an autocast region on ``device_type`` uses when none is given.
+
+    Example:
+        >>> import ember
+        >>> ember.get_autocast_dtype("cpu")
+        torch.bfloat16
+    """
     return _mode.autocast_dtype(device_type)
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
+    """Set the dtype autocast uses on ``device_type`` (what ``autocast(dtype=...)`` sets).
+
+    Example:
+        >>> import ember
+        >>> ember.set_autocast_dtype("cpu", ember.float16)
+        >>> ember.get_autocast_dtype("cpu")
+        torch.float16
+        >>> ember.set_autocast_dtype("cpu", ember.bfloat16)  # restore the default
+    """
     _state.dtype[device_type] = dtype
 
 
 def is_autocast_cache_enabled() -> bool:
+    """Autocast's cast-cache flag (on by default; torch caches weight casts, ember only
+    keeps the flag, which ``autocast`` saves and restores).
+
+    Example:
+        >>> import ember
+        >>> ember.is_autocast_cache_enabled()
+        True
+    """
     return _state.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Set autocast's cast-cache flag (what ``autocast(cache_enabled=...)`` sets on entry).
+
+    Example:
+        >>> import ember
+        >>> ember.set_autocast_cache_enabled(False)
+        >>> ember.is_autocast_cache_enabled()
+        False
+        >>> ember.set_autocast_cache_enabled(True)  # restore the default
+    """
     _state.cache_enabled = bool(enabled)
 
 
@@ -176,7 +224,19 @@ class autocast:
 def custom_fwd(fwd=None, *, device_type: str = "cuda", cast_inputs=None):
     """Decorator for a custom ``Function.forward``: with ``cast_inputs`` and autocast enabled
     on ``device_type``, floating tensor arguments are cast to ``cast_inputs`` and the forward
-    runs with autocast disabled (torch's rule); otherwise it runs unchanged."""
+    runs with autocast disabled (torch's rule); otherwise it runs unchanged.
+
+    Example:
+        >>> import ember
+        >>> class Double(ember.autograd.Function):
+        ...     @staticmethod
+        ...     @ember.amp.custom_fwd(device_type="cpu", cast_inputs=ember.float32)
+        ...     def forward(ctx, x):
+        ...         return x * 2
+        >>> with ember.autocast("cpu"):
+        ...     Double.apply(ember.ones(2, dtype=ember.bfloat16)).dtype
+        torch.float32
+    """
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
     if cast_inputs is None:
@@ -196,7 +256,25 @@ def custom_fwd(fwd=None, *, device_type: str = "cuda", cast_inputs=None):
 
 
 def custom_bwd(bwd=None, *, device_type: str = "cuda"):
-    """Decorator for a custom ``Function.backward`` under autocast (runs it unchanged)."""
+    """Decorator for a custom ``Function.backward`` under autocast (runs it unchanged).
+
+    Example:
+        >>> import ember
+        >>> class Double(ember.autograd.Function):
+        ...     @staticmethod
+        ...     @ember.amp.custom_fwd(device_type="cpu", cast_inputs=ember.float32)
+        ...     def forward(ctx, x):
+        ...         return x * 2
+        ...     @staticmethod
+        ...     @ember.amp.custom_bwd(device_type="cpu")
+        ...     def backward(ctx, grad):
+        ...         return grad * 2
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> with ember.autocast("cpu"):
+        ...     Double.apply(x).sum().backward()
+        >>> x.grad
+        tensor([2., 2.])
+    """
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
     return bwd

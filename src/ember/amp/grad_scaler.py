@@ -36,7 +36,24 @@ class OptState(Enum):
 
 class GradScaler:
     """``torch.amp.GradScaler(device="cuda", init_scale=2.**16, growth_factor=2.0,
-    backoff_factor=0.5, growth_interval=2000, enabled=True)``."""
+    backoff_factor=0.5, growth_interval=2000, enabled=True)``.
+
+    ``scale`` multiplies the loss by the scale; ``step`` unscales the gradients and steps
+    unless they hold inf/NaN; ``update`` grows or backs off the scale.
+
+    Example:
+        >>> import ember
+        >>> w = ember.nn.Parameter(ember.ones(2))
+        >>> opt = ember.optim.SGD([w], lr=0.1)
+        >>> scaler = ember.amp.GradScaler("cpu", init_scale=4.0)
+        >>> scaler.scale((w * 3).sum()).backward()
+        >>> w.grad
+        tensor([12., 12.])
+        >>> scaler.step(opt)
+        >>> scaler.update()
+        >>> w.detach(), scaler.get_scale()
+        (tensor([0.7000, 0.7000]), 4.0)
+    """
 
     def __init__(
         self,

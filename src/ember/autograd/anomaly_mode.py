@@ -73,11 +73,26 @@ def print_stack(node) -> None:
 
 
 def is_anomaly_enabled() -> bool:
-    """True while anomaly detection is on."""
+    """True while anomaly detection is on.
+
+    Example:
+        >>> import ember
+        >>> with ember.autograd.set_detect_anomaly(True):
+        ...     ember.is_anomaly_enabled()
+        True
+    """
     return state.enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection also checks backward results for NaN (its ``check_nan``).
+
+    Example:
+        >>> import ember
+        >>> with ember.autograd.set_detect_anomaly(True, check_nan=False):
+        ...     ember.is_anomaly_check_nan_enabled()
+        False
+    """
     return state.check_nan
 
 
@@ -109,7 +124,19 @@ class set_detect_anomaly:
 
 
 class detect_anomaly:
-    """Context manager and decorator that enables anomaly detection for its block."""
+    """Context manager and decorator that enables anomaly detection for its block.
+
+    It warns that it is on (as torch), and a NaN gradient raises naming the node.
+
+    Example:
+        >>> import ember
+        >>> x = ember.tensor([0.0], requires_grad=True)
+        >>> with ember.autograd.detect_anomaly():
+        ...     (x.sqrt() * 0).sum().backward()
+        Traceback (most recent call last):
+        ...
+        RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.
+    """
 
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = check_nan

@@ -55,7 +55,18 @@ _PrimalView = defop(
 
 
 def enter_dual_level() -> int:
-    """Enter a new forward grad level (torch supports one level at a time)."""
+    """Enter a new forward grad level (torch supports one level at a time); returns it.
+
+    Prefer the :class:`dual_level` context manager, which also exits the level.
+
+    Example:
+        >>> import ember
+        >>> import ember.autograd.forward_ad as fwAD
+        >>> level = fwAD.enter_dual_level()
+        >>> fwAD.unpack_dual(fwAD.make_dual(ember.tensor([3.0]), ember.tensor([1.0])) ** 2)
+        UnpackedDualTensor(primal=tensor([9.]), tangent=tensor([6.]))
+        >>> fwAD.exit_dual_level(level=level)
+    """
     if fw.level >= 0:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     fw.level = 0
@@ -64,7 +75,17 @@ def enter_dual_level() -> int:
 
 
 def exit_dual_level(*, level=None) -> None:
-    """Exit the level: every tangent made at this level is deleted."""
+    """Exit the level: every tangent made at this level is deleted.
+
+    Example:
+        >>> import ember
+        >>> import ember.autograd.forward_ad as fwAD
+        >>> level = fwAD.enter_dual_level()
+        >>> d = fwAD.make_dual(ember.tensor([3.0]), ember.tensor([1.0]))
+        >>> fwAD.exit_dual_level(level=level)
+        >>> fwAD.unpack_dual(d).tangent is None
+        True
+    """
     if level is None:
         level = fw.level
     if level != fw.level:
@@ -115,7 +136,18 @@ class dual_level:
 
 
 class UnpackedDualTensor(NamedTuple):
-    """``(primal, tangent)`` as returned by :func:`unpack_dual`."""
+    """``(primal, tangent)`` as returned by :func:`unpack_dual` (a named tuple).
+
+    Example:
+        >>> import ember
+        >>> import ember.autograd.forward_ad as fwAD
+        >>> with fwAD.dual_level():
+        ...     primal, tangent = fwAD.unpack_dual(
+        ...         fwAD.make_dual(ember.tensor([3.0]), ember.tensor([1.0]))
+        ...     )
+        >>> primal, tangent
+        (tensor([3.]), tensor([1.]))
+    """
 
     primal: Any
     tangent: Any

@@ -86,7 +86,24 @@ def _expandable(shape: tuple, to: tuple) -> bool:
 
 
 class FunctionCtx:
-    """The methods ``forward``/``setup_context`` use on ``ctx`` (saving, marking outputs)."""
+    """The methods ``forward``/``setup_context`` use on ``ctx`` (saving, marking outputs).
+
+    Example:
+        >>> import ember
+        >>> class Square(ember.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * grad
+        >>> x = ember.tensor([3.0], requires_grad=True)
+        >>> Square.apply(x).backward()
+        >>> x.grad
+        tensor([6.])
+    """
 
     def save_for_backward(self, *tensors) -> None:
         """Save tensors (or None) for ``backward``; read them back as ``ctx.saved_tensors``.
@@ -561,7 +578,21 @@ def _function_jvp(cls, ctx, args, tangents, result) -> None:
 
 
 class InplaceFunction(Function):
-    """A Function with an ``inplace`` flag (torch's legacy helper base class)."""
+    """A Function with an ``inplace`` flag (torch's legacy helper base class).
+
+    Example:
+        >>> import ember
+        >>> from ember.autograd.function import InplaceFunction
+        >>> class AddOne(InplaceFunction):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         return x + 1
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         return grad
+        >>> AddOne.apply(ember.ones(2)), AddOne(inplace=True).inplace
+        (tensor([2., 2.]), True)
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()

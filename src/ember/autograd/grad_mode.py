@@ -20,7 +20,14 @@ def is_grad_enabled() -> bool:
 
 
 def is_inference_mode_enabled() -> bool:
-    """True inside ``inference_mode()``."""
+    """True inside ``inference_mode()``.
+
+    Example:
+        >>> import ember
+        >>> with ember.inference_mode():
+        ...     ember.is_inference_mode_enabled()
+        True
+    """
     return state.inference
 
 
@@ -79,7 +86,15 @@ class no_grad(_GradModeContext):
 
 
 class enable_grad(_GradModeContext):
-    """Context manager and decorator that enables gradient recording (e.g. inside no_grad)."""
+    """Context manager and decorator that enables gradient recording (e.g. inside no_grad).
+
+    Example:
+        >>> import ember
+        >>> x = ember.tensor([1.0], requires_grad=True)
+        >>> with ember.no_grad(), ember.enable_grad():
+        ...     (x * 2).requires_grad
+        True
+    """
 
     def _mode(self) -> bool:
         return True

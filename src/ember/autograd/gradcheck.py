@@ -33,7 +33,25 @@ __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
 
 class GradcheckError(RuntimeError):
-    """Error raised by :func:`gradcheck` and :func:`gradgradcheck`."""
+    """Error raised by :func:`gradcheck` and :func:`gradgradcheck` (a ``RuntimeError``).
+
+    Example:
+        >>> import ember
+        >>> from ember.autograd.gradcheck import GradcheckError
+        >>> class Twice(ember.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         return x * 2
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         return grad  # wrong: the gradient is 2 * grad
+        >>> x = ember.tensor([1.0], dtype=ember.float64, requires_grad=True)
+        >>> try:
+        ...     ember.autograd.gradcheck(Twice.apply, (x,))
+        ... except GradcheckError as e:
+        ...     print(str(e).splitlines()[0])
+        Jacobian mismatch for output 0 with respect to input 0,
+    """
 
 
 FAILED_NONDET_MSG = """\n

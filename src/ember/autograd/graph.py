@@ -93,6 +93,12 @@ class Node:
     Subclasses implement ``backward(self, grad, *saved)`` returning one gradient per input
     (a tuple when there are several; ``None`` for an input that gets no gradient). The
     rule receives NumPy arrays, or Tensors when the backward pass is itself recorded.
+
+    Example:
+        >>> import ember
+        >>> y = ember.tensor([2.0], requires_grad=True) * 3
+        >>> isinstance(y.grad_fn, ember.autograd.graph.Node), y.grad_fn.name()
+        (True, 'MulBackward0')
     """
 
     __slots__ = (

@@ -24,6 +24,8 @@ import os
 
 import numpy as np
 
+from .._optional import require
+
 __all__ = [
     "Backend",
     "GroupMember",
@@ -41,9 +43,8 @@ _NO_GROUP = (
 
 def _mpi():
     """The ``mpi4py.MPI`` module, imported (and MPI initialized) on first use only."""
-    from mpi4py import MPI  # deferred: importing it initializes MPI (not on `import ember`)
-
-    return MPI
+    # deferred: importing it initializes MPI (not on `import ember`)
+    return require("mpi4py.MPI", "ember.distributed")
 
 
 # -- availability ---------------------------------------------------------------------------
@@ -61,22 +62,47 @@ def is_available() -> bool:
 
 
 def is_mpi_available() -> bool:
-    """True when the MPI backend can be used (``mpi4py`` is installed)."""
+    """True when the MPI backend can be used (``mpi4py`` is installed).
+
+    Example:
+        >>> import ember
+        >>> ember.distributed.is_mpi_available() == ember.distributed.is_available()
+        True
+    """
     return is_available()
 
 
 def is_nccl_available() -> bool:
-    """False: NCCL is a CUDA library."""
+    """False: NCCL is a CUDA library.
+
+    Example:
+        >>> import ember
+        >>> ember.distributed.is_nccl_available()
+        False
+    """
     return False
 
 
 def is_gloo_available() -> bool:
-    """False: ember has no Gloo; ``init_process_group("gloo")`` runs over MPI instead."""
+    """False: ember has no Gloo; ``init_process_group("gloo")`` runs over MPI instead.
+
+    Example:
+        >>> import ember
+        >>> ember.distributed.is_gloo_available()
+        False
+    """
     return False
 
 
 def is_torchelastic_launched() -> bool:
-    """True when the process was started by ``torchrun`` (``TORCHELASTIC_RUN_ID`` is set)."""
+    """True when the process was started by ``torchrun`` (``TORCHELASTIC_RUN_ID`` is set).
+
+    Example:
+        >>> import os, unittest.mock, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ, TORCHELASTIC_RUN_ID="1"):
+        ...     dist.is_torchelastic_launched()
+        True
+    """
     return os.getenv("TORCHELASTIC_RUN_ID") is not None
 
 
@@ -84,7 +110,13 @@ def is_torchelastic_launched() -> bool:
 
 
 class Backend(str):
-    """Backend names, as ``torch.distributed.Backend``: ``Backend("MPI") == "mpi"``."""
+    """Backend names, as ``torch.distributed.Backend``: ``Backend("MPI") == "mpi"``.
+
+    Example:
+        >>> import ember.distributed as dist
+        >>> dist.Backend("MPI"), dist.Backend.GLOO
+        ('mpi', 'gloo')
+    """
 
     UNDEFINED = "undefined"
     GLOO = "gloo"
@@ -154,12 +186,17 @@ def _mpi_op(op):
 
 
 class ProcessGroup:
-    """A set of processes (global ranks ``ranks``) and the MPI communicator joining them.
+    """A set of processes (global ranks ``ranks``) and the MPI communicator joining them:
+    ``group.WORLD`` and what ``new_group`` returns.
 
-    Example (inside an initialized program)::
-
-        pg = dist.new_group([0, 1])
-        pg.rank(), pg.size()
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     pg = dist.new_group([0])
+        ...     pg.rank(), pg.size()
+        ...     dist.destroy_process_group()
+        (0, 1)
     """
 
     def __init__(self, comm, ranks: list, backend: str) -> None:
@@ -203,12 +240,32 @@ class _WorldMeta(type):
 
 
 class group(metaclass=_WorldMeta):  # noqa: N801  (torch's name)
-    """``group.WORLD``: the default process group (None before ``init_process_group``)."""
+    """``group.WORLD``: the default process group (None before ``init_process_group``).
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.group.WORLD.size()
+        ...     dist.destroy_process_group()
+        1
+        >>> dist.group.WORLD is None
+        True
+    """
 
 
 class GroupMember(metaclass=_WorldMeta):
     """``GroupMember.WORLD`` and ``GroupMember.NON_GROUP_MEMBER`` (what ``new_group``
-    returns on a process outside the new group)."""
+    returns on a process outside the new group).
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.GroupMember.WORLD is dist.group.WORLD
+        ...     dist.destroy_process_group()
+        True
+    """
 
     NON_GROUP_MEMBER = _NON_MEMBER
 
@@ -279,12 +336,23 @@ def init_process_group(
     process started by ``torchrun`` rather than ``mpirun`` fails clearly instead of running
     alone. ``init_method``, ``store`` and ``timeout`` are accepted and not used (MPI's
     launcher is the rendezvous). Sets ``RANK``/``WORLD_SIZE``/``LOCAL_RANK`` in the
-    environment when they are absent.
+    environment when they are absent (which ``destroy_process_group`` leaves set: the
+    examples here restore ``os.environ`` with ``unittest.mock.patch.dict``).
 
-    Example (``mpirun -n 2 python prog.py``)::
+    With two processes (``mpirun -n 2 python prog.py``)::
 
         dist.init_process_group(backend="mpi")
         dist.get_rank(), dist.get_world_size()     # (0, 2) and (1, 2)
+
+    A script run without a launcher is a group of one process (MPI's singleton).
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.is_initialized(), dist.get_rank(), dist.get_world_size()
+        ...     dist.destroy_process_group()
+        (True, 0, 1)
     """
     if _State.default_pg is not None:
         raise ValueError("trying to initialize the default process group twice!")
@@ -322,7 +390,18 @@ def init_process_group(
 
 
 def is_initialized() -> bool:
-    """True between ``init_process_group`` and ``destroy_process_group``."""
+    """True between ``init_process_group`` and ``destroy_process_group``.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.is_initialized()
+        ...     dist.destroy_process_group()
+        True
+        >>> dist.is_initialized()
+        False
+    """
     return _State.default_pg is not None
 
 
@@ -331,6 +410,14 @@ def destroy_process_group(group=None) -> None:
 
     MPI itself stays initialized (it is finalized when the interpreter exits), so
     ``init_process_group`` may be called again.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.destroy_process_group()
+        ...     dist.is_initialized()
+        False
     """
     if group is None:
         for pg in _State.groups:
@@ -358,11 +445,20 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, **kwargs)
     Every process should call it, as in torch; processes outside ``ranks`` get
     ``GroupMember.NON_GROUP_MEMBER``, on which collectives do nothing.
 
-    Example (4 processes)::
+    With four processes::
 
         evens = dist.new_group([0, 2])
         if dist.get_rank() % 2 == 0:
             dist.all_reduce(t, group=evens)
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     sub = dist.new_group([0])
+        ...     dist.get_process_group_ranks(sub), dist.get_world_size(sub)
+        ...     dist.destroy_process_group()
+        ([0], 1)
     """
     world = _default()
     ranks = sorted(range(world.size()) if ranks is None else {int(r) for r in ranks})
@@ -385,19 +481,46 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, **kwargs)
 
 
 def get_rank(group=None) -> int:
-    """This process's rank in ``group`` (the default group when None); -1 if not a member."""
+    """This process's rank in ``group`` (the default group when None); -1 if not a member.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.get_rank()
+        ...     dist.destroy_process_group()
+        0
+    """
     pg = _resolve(group)
     return -1 if pg is None else pg.rank()
 
 
 def get_world_size(group=None) -> int:
-    """Number of processes in ``group``; -1 if this process is not a member."""
+    """Number of processes in ``group``; -1 if this process is not a member.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.get_world_size()
+        ...     dist.destroy_process_group()
+        1
+    """
     pg = _resolve(group)
     return -1 if pg is None else pg.size()
 
 
 def get_backend(group=None) -> str:
-    """The backend name given to ``init_process_group`` (``"mpi"`` or ``"gloo"``)."""
+    """The backend name given to ``init_process_group`` (``"mpi"`` or ``"gloo"``).
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.get_backend()
+        ...     dist.destroy_process_group()
+        'mpi'
+    """
     pg = _resolve(group)
     if pg is None:
         raise ValueError("Invalid process group specified")
@@ -405,18 +528,45 @@ def get_backend(group=None) -> str:
 
 
 def get_process_group_ranks(group) -> list:
-    """The global ranks of ``group``'s processes."""
+    """The global ranks of ``group``'s processes.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.get_process_group_ranks(dist.group.WORLD)
+        ...     dist.destroy_process_group()
+        [0]
+    """
     pg = _default() if group is None else group
     return list(pg._ranks)
 
 
 def get_global_rank(group, group_rank: int) -> int:
-    """Global rank of the process with rank ``group_rank`` in ``group``."""
+    """Global rank of the process with rank ``group_rank`` in ``group``.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.get_global_rank(dist.new_group([0]), 0)
+        ...     dist.destroy_process_group()
+        0
+    """
     return get_process_group_ranks(group)[group_rank]
 
 
 def get_group_rank(group, global_rank: int) -> int:
-    """Rank inside ``group`` of the process with global rank ``global_rank``."""
+    """Rank inside ``group`` of the process with global rank ``global_rank``.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.get_group_rank(dist.new_group([0]), 0)
+        ...     dist.destroy_process_group()
+        0
+    """
     ranks = get_process_group_ranks(group)
     if global_rank not in ranks:
         raise ValueError(f"Global rank {global_rank} is not part of group {group}")
@@ -430,11 +580,14 @@ class Work:
     """A started operation. ``wait()`` blocks until it is complete (and writes any results
     back into the tensors), ``is_completed()`` polls.
 
-    Example (inside an initialized program)::
-
-        work = dist.all_reduce(t, async_op=True)
-        ...                              # compute while MPI reduces
-        work.wait()
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     work = dist.all_reduce(ember.tensor([1.0, 2.0]), async_op=True)
+        ...     work.wait(), work.is_completed()
+        ...     dist.destroy_process_group()
+        (True, True)
     """
 
     def __init__(self, requests: list, finish=None, result=None) -> None:
@@ -527,11 +680,21 @@ def _check_op(op, arr) -> None:
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce ``tensor`` across the group with ``op``; every process gets the result in place.
 
-    Example (2 processes)::
+    With two processes::
 
         t = ember.tensor([1.0, 2.0]) * (dist.get_rank() + 1)
         dist.all_reduce(t)                         # tensor([3., 6.]) on both
         dist.all_reduce(t, op=dist.ReduceOp.AVG)   # tensor([3., 6.])
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> t = ember.tensor([1.0, 2.0])
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        ...     dist.destroy_process_group()
+        >>> t
+        tensor([1., 2.])
     """
     pg = _resolve(group)
     if pg is None:
@@ -552,9 +715,19 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     """Copy ``tensor`` from process ``src`` (a global rank) into every process's ``tensor``.
 
-    Example::
+    With several processes::
 
         dist.broadcast(t, src=0)
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     t = ember.tensor([1.0, 2.0])
+        ...     dist.broadcast(t, src=0)
+        ...     t
+        ...     dist.destroy_process_group()
+        tensor([1., 2.])
     """
     pg = _resolve(group)
     if pg is None:
@@ -568,10 +741,20 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """``tensor_list[i]`` receives process i's ``tensor`` (all of the same shape and dtype).
 
-    Example::
+    With several processes::
 
         out = [ember.zeros(2) for _ in range(dist.get_world_size())]
         dist.all_gather(out, ember.full((2,), float(dist.get_rank())))
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = [ember.zeros(2)]
+        ...     dist.all_gather(out, ember.tensor([1.0, 2.0]))
+        ...     out
+        ...     dist.destroy_process_group()
+        [tensor([1., 2.])]
     """
     pg = _resolve(group)
     if pg is None:
@@ -595,10 +778,20 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     dim 0 (shape ``(world * n, ...)``) or stacked (``(world, n, ...)``), straight into its
     buffer.
 
-    Example::
+    With several processes::
 
         out = ember.empty(2 * dist.get_world_size())
         dist.all_gather_into_tensor(out, ember.ones(2) * dist.get_rank())
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = ember.zeros(2)
+        ...     dist.all_gather_into_tensor(out, ember.tensor([1.0, 2.0]))
+        ...     out
+        ...     dist.destroy_process_group()
+        tensor([1., 2.])
     """
     pg = _resolve(group)
     if pg is None:
@@ -617,10 +810,20 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     """Reduce ``input`` (``world`` equal chunks along dim 0) across processes; process i
     gets the reduced chunk i in ``output``.
 
-    Example::
+    With several processes::
 
         out = ember.empty(2)
         dist.reduce_scatter_tensor(out, ember.arange(2.0 * dist.get_world_size()))
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = ember.zeros(2)
+        ...     dist.reduce_scatter_tensor(out, ember.tensor([1.0, 2.0]))
+        ...     out
+        ...     dist.destroy_process_group()
+        tensor([1., 2.])
     """
     pg = _resolve(group)
     if pg is None:
@@ -643,10 +846,20 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce ``input_list[i]`` across processes into process i's ``output``.
 
-    Example::
+    With several processes::
 
         out = ember.empty(2)
         dist.reduce_scatter(out, [ember.ones(2) for _ in range(dist.get_world_size())])
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = ember.zeros(2)
+        ...     dist.reduce_scatter(out, [ember.tensor([1.0, 2.0])])
+        ...     out
+        ...     dist.destroy_process_group()
+        tensor([1., 2.])
     """
     pg = _resolve(group)
     if pg is None:
@@ -670,9 +883,19 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     """Reduce ``tensor`` across the group into process ``dst``'s ``tensor`` (the other
     processes' tensors are left unchanged).
 
-    Example::
+    With several processes::
 
         dist.reduce(t, dst=0, op=dist.ReduceOp.PRODUCT)
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     t = ember.tensor([2.0, 3.0])
+        ...     dist.reduce(t, dst=0, op=dist.ReduceOp.PRODUCT)
+        ...     t
+        ...     dist.destroy_process_group()
+        tensor([2., 3.])
     """
     pg = _resolve(group)
     if pg is None:
@@ -699,10 +922,20 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     """Process ``dst`` receives every process's ``tensor`` in ``gather_list`` (which the
     other processes leave as None).
 
-    Example::
+    With several processes::
 
         out = [ember.zeros(2) for _ in range(2)] if dist.get_rank() == 0 else None
         dist.gather(ember.ones(2) * dist.get_rank(), out, dst=0)
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = [ember.zeros(2)]
+        ...     dist.gather(ember.tensor([1.0, 2.0]), out, dst=0)
+        ...     out
+        ...     dist.destroy_process_group()
+        [tensor([1., 2.])]
     """
     pg = _resolve(group)
     if pg is None:
@@ -732,11 +965,21 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
     """Process ``src`` sends ``scatter_list[i]`` to process i, which receives it in ``tensor``.
 
-    Example::
+    With several processes::
 
         parts = [ember.full((2,), float(i)) for i in range(2)] if dist.get_rank() == 0 else None
         out = ember.empty(2)
         dist.scatter(out, parts, src=0)
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = ember.zeros(2)
+        ...     dist.scatter(out, [ember.tensor([1.0, 2.0])], src=0)
+        ...     out
+        ...     dist.destroy_process_group()
+        tensor([1., 2.])
     """
     pg = _resolve(group)
     if pg is None:
@@ -761,10 +1004,20 @@ def all_to_all_single(
     """Process i sends chunk j of ``input`` (dim 0, split evenly or by ``input_split_sizes``)
     to process j, which stores it as chunk i of ``output``.
 
-    Example::
+    With several processes::
 
         out = ember.empty(2)
         dist.all_to_all_single(out, ember.arange(2.0) + 10 * dist.get_rank())
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = ember.zeros(3)
+        ...     dist.all_to_all_single(out, ember.arange(3.0))
+        ...     out
+        ...     dist.destroy_process_group()
+        tensor([0., 1., 2.])
     """
     pg = _resolve(group)
     if pg is None:
@@ -791,7 +1044,18 @@ def all_to_all_single(
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
-    """``output_tensor_list[i]`` on process j receives ``input_tensor_list[j]`` of process i."""
+    """``output_tensor_list[i]`` on process j receives ``input_tensor_list[j]`` of process i.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = [ember.zeros(2)]
+        ...     dist.all_to_all(out, [ember.tensor([1.0, 2.0])])
+        ...     out
+        ...     dist.destroy_process_group()
+        [tensor([1., 2.])]
+    """
     pg = _resolve(group)
     if pg is None:
         return None
@@ -813,7 +1077,18 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
 
 
 def barrier(group=None, async_op=False, device_ids=None):
-    """Block until every process of the group has reached the barrier."""
+    """Block until every process of the group has reached the barrier (``async_op=True``:
+    a :class:`Work` whose ``wait()`` blocks).
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.barrier()
+        ...     dist.barrier(async_op=True).wait()
+        ...     dist.destroy_process_group()
+        True
+    """
     pg = _resolve(group)
     if pg is None:
         return None
@@ -821,7 +1096,17 @@ def barrier(group=None, async_op=False, device_ids=None):
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False) -> None:
-    """A barrier (MPI reports a process that fails; ``timeout`` is not used)."""
+    """A barrier (MPI reports a process that fails; ``timeout`` is not used).
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     dist.monitored_barrier()
+        ...     dist.is_initialized()
+        ...     dist.destroy_process_group()
+        True
+    """
     barrier(group)
 
 
@@ -831,7 +1116,21 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False) -> None:
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     """Start sending ``tensor`` to process ``dst``; returns a :class:`Work`.
 
-    Example::
+    A process may send to itself: the example's single process receives its own message.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     send = dist.isend(ember.tensor([1.0, 2.0]), dst=0)
+        ...     out = ember.zeros(2)
+        ...     dist.irecv(out, src=0).wait(), send.wait()
+        ...     dist.destroy_process_group()
+        (True, True)
+        >>> out
+        tensor([1., 2.])
+
+    With two processes::
 
         if dist.get_rank() == 0:
             dist.isend(ember.ones(3), dst=1).wait()
@@ -850,7 +1149,22 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
-    """Start receiving into ``tensor`` from process ``src`` (any process when None)."""
+    """Start receiving into ``tensor`` from process ``src`` (any process when None);
+    returns a :class:`Work` whose ``wait()`` completes it.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = ember.zeros(2)
+        ...     recv = dist.irecv(out, src=0)
+        ...     dist.send(ember.tensor([1.0, 2.0]), dst=0)
+        ...     recv.wait()
+        ...     dist.destroy_process_group()
+        True
+        >>> out
+        tensor([1., 2.])
+    """
     pg = _resolve(group)
     if pg is None:
         return None
@@ -868,7 +1182,21 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None) -> None:
-    """Send ``tensor`` to process ``dst`` (blocks until it can be reused)."""
+    """Send ``tensor`` to process ``dst`` (blocks until it can be reused).
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = ember.zeros(2)
+        ...     recv = dist.irecv(out, src=0)  # posted first: this process sends to itself
+        ...     dist.send(ember.tensor([1.0, 2.0]), dst=0)
+        ...     recv.wait()
+        ...     dist.destroy_process_group()
+        True
+        >>> out
+        tensor([1., 2.])
+    """
     work = isend(tensor, dst, group, tag, group_dst)
     if work is not None:
         work.wait()
@@ -876,7 +1204,22 @@ def send(tensor, dst=None, group=None, tag=0, group_dst=None) -> None:
 
 def recv(tensor, src=None, group=None, tag=0, group_src=None) -> int:
     """Receive into ``tensor`` from ``src`` (any process when None); returns the sender's
-    global rank."""
+    global rank.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     send = dist.isend(ember.tensor([1.0, 2.0]), dst=0)  # to itself
+        ...     out = ember.zeros(2)
+        ...     dist.recv(out)
+        ...     send.wait()
+        ...     dist.destroy_process_group()
+        0
+        True
+        >>> out
+        tensor([1., 2.])
+    """
     work = irecv(tensor, src, group, tag, group_src)
     if work is None:
         return -1
@@ -885,7 +1228,17 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None) -> int:
 
 
 class P2POp:
-    """A point-to-point operation for :func:`batch_isend_irecv`: ``P2POp(dist.isend, t, 1)``."""
+    """A point-to-point operation for :func:`batch_isend_irecv`: ``P2POp(dist.isend, t, 1)``.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     op = dist.P2POp(dist.irecv, ember.zeros(2), peer=0)
+        ...     op.op is dist.irecv, op.peer
+        ...     dist.destroy_process_group()
+        (True, 0)
+    """
 
     def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None) -> None:
         if op not in (isend, irecv):
@@ -898,7 +1251,21 @@ class P2POp:
 
 
 def batch_isend_irecv(p2p_op_list: list) -> list:
-    """Start every operation of ``p2p_op_list``; returns their :class:`Work` handles."""
+    """Start every operation of ``p2p_op_list``; returns their :class:`Work` handles.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = ember.zeros(2)
+        ...     ops = [dist.P2POp(dist.isend, ember.tensor([1.0, 2.0]), 0),
+        ...            dist.P2POp(dist.irecv, out, 0)]
+        ...     [work.wait() for work in dist.batch_isend_irecv(ops)]
+        ...     dist.destroy_process_group()
+        [True, True]
+        >>> out
+        tensor([1., 2.])
+    """
     works = []
     for p in p2p_op_list:
         if p.op is isend:
@@ -938,10 +1305,20 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
     """``object_list[i]`` receives process i's ``obj``. Objects travel as JSON (tuples
     arrive as lists, dict keys as strings); a non-JSON object raises TypeError.
 
-    Example::
+    With several processes::
 
         out = [None] * dist.get_world_size()
         dist.all_gather_object(out, {"rank": dist.get_rank()})
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = [None]
+        ...     dist.all_gather_object(out, {"rank": dist.get_rank()})
+        ...     out
+        ...     dist.destroy_process_group()
+        [{'rank': 0}]
     """
     pg = _resolve(group)
     if pg is None:
@@ -952,7 +1329,18 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
 
 
 def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None) -> None:
-    """Process ``dst`` receives every process's ``obj`` (as JSON) in ``object_gather_list``."""
+    """Process ``dst`` receives every process's ``obj`` (as JSON) in ``object_gather_list``.
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     out = [None]
+        ...     dist.gather_object({"loss": 0.5}, out, dst=0)
+        ...     out
+        ...     dist.destroy_process_group()
+        [{'loss': 0.5}]
+    """
     pg = _resolve(group)
     if pg is None:
         return
@@ -973,10 +1361,20 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
 def broadcast_object_list(object_list: list, src=None, group=None, device=None, group_src=None):
     """Replace ``object_list``'s items by those of process ``src`` (sent as JSON).
 
-    Example::
+    With several processes::
 
         cfg = [{"lr": 0.1}] if dist.get_rank() == 0 else [None]
         dist.broadcast_object_list(cfg, src=0)
+
+    Example:
+        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
+        ...     dist.init_process_group("mpi")  # alone: a group of one process
+        ...     cfg = [{"lr": 0.1}]
+        ...     dist.broadcast_object_list(cfg, src=0)
+        ...     cfg
+        ...     dist.destroy_process_group()
+        [{'lr': 0.1}]
     """
     pg = _resolve(group)
     if pg is None:

@@ -55,7 +55,32 @@ class ConstraintRegistry:
 
 
 biject_to = ConstraintRegistry()
+biject_to.__doc__ = """A bijective transform from the reals onto ``constraint``'s support.
+
+    ``biject_to(constraint)`` is for reparametrised optimisation and HMC-style samplers;
+    register more with ``biject_to.register``.
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import biject_to, constraints
+        >>> t = biject_to(constraints.simplex)
+        >>> t, t(ember.zeros(2))
+        (StickBreakingTransform(), tensor([0.3333, 0.3333, 0.3333]))
+    """
 transform_to = ConstraintRegistry()
+transform_to.__doc__ = """A transform from the reals onto ``constraint``'s support, not necessarily
+    bijective.
+
+    ``transform_to(constraint)`` may be cheaper than ``biject_to`` (e.g. softmax for the
+    simplex); register more with ``transform_to.register``.
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import constraints, transform_to
+        >>> t = transform_to(constraints.simplex)
+        >>> t, t(ember.zeros(3))
+        (SoftmaxTransform(), tensor([0.3333, 0.3333, 0.3333]))
+    """
 
 
 @biject_to.register(constraints.real)

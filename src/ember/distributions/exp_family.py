@@ -13,6 +13,12 @@ class ExponentialFamily(Distribution):
 
     Subclasses give ``_natural_params``, ``_log_normalizer`` and ``_mean_carrier_measure``;
     ``entropy`` then follows from the gradient of the log normaliser.
+
+    Example:
+        >>> from ember.distributions import Normal
+        >>> from ember.distributions.exp_family import ExponentialFamily
+        >>> isinstance(Normal(0.0, 1.0), ExponentialFamily)
+        True
     """
 
     @property

@@ -62,6 +62,15 @@ class Transform:
     Args:
         cache_size (int): 0 (no caching) or 1 (remember the latest ``x, y`` pair so the
             inverse of a just-computed output is exact).
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import ExpTransform
+        >>> t = ExpTransform(cache_size=1)
+        >>> x = ember.tensor([0.0, 1.0])
+        >>> y = t(x)
+        >>> t.inv(y) is x, t.log_abs_det_jacobian(x, y)
+        (True, tensor([0., 1.]))
     """
 
     bijective = False
@@ -334,7 +343,16 @@ identity_transform = ComposeTransform([])
 
 
 class IndependentTransform(Transform):
-    """Wrap ``base_transform`` so ``reinterpreted_batch_ndims`` extra dims count as event."""
+    """Wrap ``base_transform`` so ``reinterpreted_batch_ndims`` extra dims count as event.
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import ExpTransform, IndependentTransform
+        >>> t = IndependentTransform(ExpTransform(), 1)
+        >>> x = ember.tensor([[0.0, 1.0], [2.0, 3.0]])
+        >>> t.log_abs_det_jacobian(x, t(x))  # summed over the last dim
+        tensor([1., 5.])
+    """
 
     def __init__(self, base_transform, reinterpreted_batch_ndims: int, cache_size: int = 0):
         super().__init__(cache_size=cache_size)
@@ -392,7 +410,16 @@ class IndependentTransform(Transform):
 
 
 class ReshapeTransform(Transform):
-    """Reshape the rightmost ``in_shape`` dims to ``out_shape`` (same number of elements)."""
+    """Reshape the rightmost ``in_shape`` dims to ``out_shape`` (same number of elements).
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import ReshapeTransform
+        >>> t = ReshapeTransform((4,), (2, 2))
+        >>> t(ember.arange(4.0)), t.forward_shape((3, 4))
+        (tensor([[0., 1.],
+                [2., 3.]]), torch.Size([3, 2, 2]))
+    """
 
     bijective = True
 
@@ -446,7 +473,14 @@ class ReshapeTransform(Transform):
 
 
 class ExpTransform(Transform):
-    """``y = exp(x)``."""
+    """``y = exp(x)``.
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import ExpTransform
+        >>> ExpTransform()(ember.tensor([0.0, 1.0])), ExpTransform().inv(ember.tensor([1.0]))
+        (tensor([1.0000, 2.7183]), tensor([0.]))
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -469,7 +503,15 @@ class ExpTransform(Transform):
 
 
 class PowerTransform(Transform):
-    """``y = x ** exponent`` on the positive reals."""
+    """``y = x ** exponent`` on the positive reals.
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import PowerTransform
+        >>> t = PowerTransform(2.0)
+        >>> t(ember.tensor([1.0, 3.0])), t.inv(ember.tensor([4.0, 9.0]))
+        (tensor([1., 9.]), tensor([2., 3.]))
+    """
 
     domain = constraints.positive
     codomain = constraints.positive
@@ -517,7 +559,14 @@ def _clipped_sigmoid(x):
 
 
 class SigmoidTransform(Transform):
-    """``y = sigmoid(x)`` (clipped into the open unit interval)."""
+    """``y = sigmoid(x)`` (clipped into the open unit interval).
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import SigmoidTransform
+        >>> SigmoidTransform()(ember.tensor([0.0])), SigmoidTransform().inv(ember.tensor([0.5]))
+        (tensor([0.5000]), tensor([0.]))
+    """
 
     domain = constraints.real
     codomain = constraints.unit_interval
@@ -542,7 +591,14 @@ class SigmoidTransform(Transform):
 
 
 class SoftplusTransform(Transform):
-    """``y = log(1 + exp(x))`` (linear for ``x > 20``)."""
+    """``y = log(1 + exp(x))`` (linear for ``x > 20``).
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import SoftplusTransform
+        >>> SoftplusTransform()(ember.tensor([0.0, 30.0]))
+        tensor([ 0.6931, 30.0000])
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -565,7 +621,14 @@ class SoftplusTransform(Transform):
 
 
 class TanhTransform(Transform):
-    """``y = tanh(x)``."""
+    """``y = tanh(x)``.
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import TanhTransform
+        >>> TanhTransform()(ember.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.7616])
+    """
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
@@ -589,7 +652,14 @@ class TanhTransform(Transform):
 
 
 class AbsTransform(Transform):
-    """``y = |x|`` (not bijective)."""
+    """``y = |x|`` (not bijective).
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import AbsTransform
+        >>> AbsTransform()(ember.tensor([-2.0, 3.0])), AbsTransform().bijective
+        (tensor([2., 3.]), False)
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -695,7 +765,14 @@ class AffineTransform(Transform):
 
 
 class SoftmaxTransform(Transform):
-    """``y = softmax(x)`` over the last dim (not bijective; the inverse is ``log``)."""
+    """``y = softmax(x)`` over the last dim (not bijective; the inverse is ``log``).
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import SoftmaxTransform
+        >>> SoftmaxTransform()(ember.zeros(3))
+        tensor([0.3333, 0.3333, 0.3333])
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -724,7 +801,15 @@ class SoftmaxTransform(Transform):
 
 
 class StickBreakingTransform(Transform):
-    """Real vectors of length K-1 to the K-simplex by stick breaking (bijective)."""
+    """Real vectors of length K-1 to the K-simplex by stick breaking (bijective).
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import StickBreakingTransform
+        >>> y = StickBreakingTransform()(ember.zeros(2))
+        >>> y, y.shape
+        (tensor([0.3333, 0.3333, 0.3333]), torch.Size([3]))
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -765,7 +850,15 @@ class StickBreakingTransform(Transform):
 
 
 class LowerCholeskyTransform(Transform):
-    """Unconstrained square matrices to lower-triangular ones with a positive diagonal."""
+    """Unconstrained square matrices to lower-triangular ones with a positive diagonal.
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import LowerCholeskyTransform
+        >>> LowerCholeskyTransform()(ember.tensor([[0.0, 5.0], [2.0, 0.0]]))  # exp on the diagonal
+        tensor([[1., 0.],
+                [2., 1.]])
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
@@ -784,7 +877,15 @@ class LowerCholeskyTransform(Transform):
 
 class PositiveDefiniteTransform(Transform):
     """Unconstrained square matrices to positive-definite ones: ``L L^T`` with
-    ``L = LowerCholeskyTransform()(x)``."""
+    ``L = LowerCholeskyTransform()(x)``.
+
+    Example:
+        >>> import ember
+        >>> from ember.distributions import PositiveDefiniteTransform
+        >>> PositiveDefiniteTransform()(ember.tensor([[0.0, 5.0], [2.0, 0.0]]))
+        tensor([[1., 2.],
+                [2., 5.]])
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite

@@ -259,17 +259,40 @@ def relu(input, inplace: bool = False):
 
 
 def relu_(input):
-    """In-place ``relu``."""
+    """In-place ``relu``: clamps ``input`` at 0 and returns it.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> x = ember.tensor([-1.0, 2.0])
+        >>> _ = F.relu_(x)
+        >>> x
+        tensor([0., 2.])
+    """
     return input.relu_()
 
 
 def tanh(input):
-    """Elementwise hyperbolic tangent."""
+    """Elementwise hyperbolic tangent.
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.tanh(ember.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.7616,  0.0000,  0.7616])
+    """
     return _ew.tanh(input)
 
 
 def sigmoid(input):
-    """Elementwise logistic sigmoid ``1 / (1 + exp(-x))`` (stable for large ``|x|``)."""
+    """Elementwise logistic sigmoid ``1 / (1 + exp(-x))`` (stable for large ``|x|``).
+
+    Example:
+        >>> import ember
+        >>> import ember.nn.functional as F
+        >>> F.sigmoid(ember.tensor([-1.0, 0.0, 1.0]))
+        tensor([0.2689, 0.5000, 0.7311])
+    """
     return _ew.sigmoid(input)
 
 

@@ -186,19 +186,43 @@ def trunc_normal_(
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    """Fill with ``val``."""
+    """Fill with ``val``.
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> init.constant_(ember.empty(2, 2), 0.5)
+        tensor([[0.5000, 0.5000],
+                [0.5000, 0.5000]])
+    """
     with no_grad():
         return tensor.fill_(val)
 
 
 def ones_(tensor: Tensor) -> Tensor:
-    """Fill with ones."""
+    """Fill with ones.
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> init.ones_(ember.empty(2, 3))
+        tensor([[1., 1., 1.],
+                [1., 1., 1.]])
+    """
     with no_grad():
         return tensor.fill_(1.0)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
-    """Fill with zeros."""
+    """Fill with zeros.
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> init.zeros_(ember.empty(2, 3))
+        tensor([[0., 0., 0.],
+                [0., 0., 0.]])
+    """
     with no_grad():
         return tensor.zero_()
 
@@ -280,7 +304,15 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
-    """U(-a, a) with ``a = gain * sqrt(6 / (fan_in + fan_out))`` (Glorot)."""
+    """U(-a, a) with ``a = gain * sqrt(6 / (fan_in + fan_out))`` (Glorot).
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> w = init.xavier_uniform_(ember.empty(2, 4))  # a = sqrt(6 / (4 + 2)) = 1
+        >>> bool((w.abs() <= 1).all())
+        True
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     a = math.sqrt(3.0) * std
@@ -288,7 +320,16 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
-    """N(0, std**2) with ``std = gain * sqrt(2 / (fan_in + fan_out))`` (Glorot)."""
+    """N(0, std**2) with ``std = gain * sqrt(2 / (fan_in + fan_out))`` (Glorot).
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> _ = ember.manual_seed(0)
+        >>> w = init.xavier_normal_(ember.empty(100, 100))  # std = sqrt(2 / 200) = 0.1
+        >>> abs(w.std().item() - 0.1) < 0.01
+        True
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return normal_(tensor, 0.0, std, generator)
@@ -333,7 +374,16 @@ def kaiming_normal_(
     nonlinearity: str = "leaky_relu",
     generator=None,
 ) -> Tensor:
-    """N(0, std**2) with ``std = gain / sqrt(fan)`` (He)."""
+    """N(0, std**2) with ``std = gain / sqrt(fan)`` (He).
+
+    Example:
+        >>> import ember
+        >>> from ember.nn import init
+        >>> _ = ember.manual_seed(0)
+        >>> w = init.kaiming_normal_(ember.empty(200, 50), nonlinearity="relu")
+        >>> abs(w.std().item() - 0.2) < 0.01  # std = sqrt(2) / sqrt(fan_in=50)
+        True
+    """
     if 0 in tensor.shape:
         _warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
@@ -391,7 +441,22 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     return _fill(tensor, values)
 
 
-def _make_deprecate(meth):
+_DEPRECATED_DOC = """Deprecated alias of ``nn.init.{new}``: warns ``FutureWarning``, then calls it.
+
+    Example:
+        >>> import ember, warnings
+        >>> from ember.nn import init
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     _ = init.{old}({args})
+        >>> print(caught[0].message)
+        `nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.
+    """
+
+
+def _make_deprecate(meth, example_args: str):
+    """The deprecated name without the trailing underscore; ``example_args`` are the
+    arguments its docstring's example passes."""
     new_name = meth.__name__
     old_name = new_name[:-1]
 
@@ -403,25 +468,20 @@ def _make_deprecate(meth):
         )
         return meth(*args, **kwargs)
 
-    deprecated_init.__doc__ = f"""
-    {old_name}(...)
-
-    .. warning::
-        This method is now deprecated in favor of :func:`ember.nn.init.{new_name}`.
-
-    See :func:`~ember.nn.init.{new_name}` for details."""
+    deprecated_init.__doc__ = _DEPRECATED_DOC.format(old=old_name, new=new_name, args=example_args)
     deprecated_init.__name__ = old_name
     return deprecated_init
 
 
-uniform = _make_deprecate(uniform_)
-normal = _make_deprecate(normal_)
-constant = _make_deprecate(constant_)
-eye = _make_deprecate(eye_)
-dirac = _make_deprecate(dirac_)
-xavier_uniform = _make_deprecate(xavier_uniform_)
-xavier_normal = _make_deprecate(xavier_normal_)
-kaiming_uniform = _make_deprecate(kaiming_uniform_)
-kaiming_normal = _make_deprecate(kaiming_normal_)
-orthogonal = _make_deprecate(orthogonal_)
-sparse = _make_deprecate(sparse_)
+# Each row: the deprecated function, and the arguments of its docstring's example call.
+uniform = _make_deprecate(uniform_, "ember.empty(2, 3)")
+normal = _make_deprecate(normal_, "ember.empty(2, 3)")
+constant = _make_deprecate(constant_, "ember.empty(2, 3), 0.5")
+eye = _make_deprecate(eye_, "ember.empty(2, 3)")
+dirac = _make_deprecate(dirac_, "ember.empty(2, 2, 3)")
+xavier_uniform = _make_deprecate(xavier_uniform_, "ember.empty(2, 3)")
+xavier_normal = _make_deprecate(xavier_normal_, "ember.empty(2, 3)")
+kaiming_uniform = _make_deprecate(kaiming_uniform_, "ember.empty(2, 3)")
+kaiming_normal = _make_deprecate(kaiming_normal_, "ember.empty(2, 3)")
+orthogonal = _make_deprecate(orthogonal_, "ember.empty(2, 3)")
+sparse = _make_deprecate(sparse_, "ember.empty(4, 2), 0.5")

@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from .._optional import require
 from .._overrides import warn as _warn
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -41,7 +42,14 @@ _MIN_OPSET, _MAX_OPSET = 13, 20
 
 class TrainingMode:
     """``torch.onnx.TrainingMode``: EVAL (the default), PRESERVE or TRAINING. ember always
-    exports the eval-mode graph (dropout is the identity, batch norm uses running stats)."""
+    exports the eval-mode graph (dropout is the identity, batch norm uses running stats).
+
+    Example:
+        >>> import inspect, ember
+        >>> from ember.onnx import TrainingMode
+        >>> inspect.signature(ember.onnx.export).parameters["training"].default == TrainingMode.EVAL
+        True
+    """
 
     EVAL = 0
     PRESERVE = 1
@@ -119,12 +127,7 @@ def export(
         ...                   input_names=["x"], dynamic_axes={"x": {0: "batch"}})  # doctest: +SKIP
     """
     global _IN_EXPORT
-    try:  # deferred: onnx is an optional extra, and slow to import
-        import onnx
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "ember.onnx.export needs the 'onnx' package: pip install onnx (or ember[onnx])"
-        ) from e
+    onnx = require("onnx", "ember.onnx.export")  # deferred: an optional extra, slow to import
     from ._exporter import build_model  # deferred: it imports onnx
 
     opset = _DEFAULT_OPSET if opset_version is None else int(opset_version)

@@ -16,7 +16,17 @@ class OnnxExporterWarning(UserWarning):
 
 
 class OnnxExporterError(RuntimeError):
-    """Errors raised by the ONNX exporter."""
+    """Errors raised by the ONNX exporter (a ``RuntimeError``).
+
+    Example:
+        >>> from ember.onnx import OnnxExporterError
+        >>> from ember.onnx.errors import UnsupportedOperatorError
+        >>> try:
+        ...     raise UnsupportedOperatorError("aten::erfinv", 20, None)
+        ... except OnnxExporterError as e:
+        ...     print(type(e).__name__, isinstance(e, RuntimeError))
+        UnsupportedOperatorError True
+    """
 
 
 class UnsupportedOperatorError(OnnxExporterError):

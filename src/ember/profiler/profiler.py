@@ -39,7 +39,16 @@ __all__ = [
 
 
 class ProfilerActivity(enum.Enum):
-    """What to profile: ``CPU`` is all there is on NumPy (``CUDA`` is accepted, empty)."""
+    """What to profile: ``CPU`` is all there is on NumPy (``CUDA`` is accepted, empty).
+
+    Example:
+        >>> import ember
+        >>> from ember.profiler import ProfilerActivity, profile
+        >>> with profile(activities=[ProfilerActivity.CPU]) as prof:
+        ...     _ = ember.ones(2) + 1
+        >>> "aten::add" in [e.key for e in prof.key_averages()]
+        True
+    """
 
     CPU = 0
     CUDA = 2
@@ -49,10 +58,27 @@ class ProfilerActivity(enum.Enum):
 
 
 def supported_activities() -> set:
+    """The ``ProfilerActivity`` values this build can record: the CPU only.
+
+    Example:
+        >>> from ember.profiler import supported_activities
+        >>> supported_activities()
+        {<ProfilerActivity.CPU: 0>}
+    """
     return {ProfilerActivity.CPU}
 
 
 class ProfilerAction(enum.Enum):
+    """What a ``schedule`` tells the profiler to do at a step (skip, warm up, record, or
+    record and hand the trace to ``on_trace_ready``).
+
+    Example:
+        >>> from ember.profiler import ProfilerAction, schedule
+        >>> s = schedule(wait=1, warmup=0, active=1)
+        >>> s(0) is ProfilerAction.NONE, s(1) is ProfilerAction.RECORD_AND_SAVE
+        (True, True)
+    """
+
     NONE = 0
     WARMUP = 1
     RECORD = 2
@@ -109,7 +135,18 @@ def _default_schedule(_step: int) -> ProfilerAction:
 
 
 def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, use_gzip=False):
-    """An ``on_trace_ready`` that writes each trace into ``dir_name`` (Chrome JSON)."""
+    """An ``on_trace_ready`` that writes each trace into ``dir_name`` (Chrome JSON), as
+    ``<worker_name>.<milliseconds>.pt.trace.json``.
+
+    Example:
+        >>> import ember, os, tempfile
+        >>> from ember.profiler import profile, tensorboard_trace_handler
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     with profile(on_trace_ready=tensorboard_trace_handler(d, worker_name="w")):
+        ...         _ = ember.ones(2) * 2
+        ...     [f.endswith(".pt.trace.json") for f in os.listdir(d)]
+        [True]
+    """
 
     def handler(prof) -> None:
         os.makedirs(dir_name, exist_ok=True)

@@ -86,7 +86,19 @@ class CheckpointFunction(Function):
 
 
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
-    """``function(*args, **kwargs)``, recomputed in backward instead of kept (see module)."""
+    """``function(*args, **kwargs)``, recomputed in backward instead of kept (see module).
+
+    Example:
+        >>> import ember
+        >>> from ember.utils.checkpoint import checkpoint
+        >>> x = ember.tensor([0.0, 1.0], requires_grad=True)
+        >>> y = checkpoint(lambda t: (t * t).sum(), x, use_reentrant=True)
+        >>> y.grad_fn.name()
+        'CheckpointFunctionBackward'
+        >>> y.backward()
+        >>> x.grad
+        tensor([0., 2.])
+    """
     if use_reentrant is None:
         _warn(_USE_REENTRANT_WARNING, stacklevel=2)
         use_reentrant = True
@@ -100,7 +112,20 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
-    """Run a Sequential (or list of modules) in ``segments`` checkpointed chunks."""
+    """Run a Sequential (or list of modules) in ``segments`` checkpointed chunks.
+
+    Every chunk but the last is run with :func:`checkpoint`; the last keeps its graph.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> from ember.utils.checkpoint import checkpoint_sequential
+        >>> model = nn.Sequential(nn.ReLU(), nn.ReLU(), nn.Tanh(), nn.ReLU())
+        >>> x = ember.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+        >>> checkpoint_sequential(model, 2, x, use_reentrant=True).sum().backward()
+        >>> x.grad
+        tensor([0.0000, 0.0000, 0.4200])
+    """
     if use_reentrant is None:
         _warn(_USE_REENTRANT_WARNING, stacklevel=2)
         use_reentrant = True

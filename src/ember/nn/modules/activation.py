@@ -123,14 +123,28 @@ class GELU(Module):
 
 
 class Tanh(Module):
-    """Elementwise ``tanh``."""
+    """Elementwise ``tanh``.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.Tanh()(ember.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.7616,  0.0000,  0.7616])
+    """
 
     def forward(self, input):
         return F.tanh(input)
 
 
 class Sigmoid(Module):
-    """Elementwise logistic sigmoid."""
+    """Elementwise logistic sigmoid.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.Sigmoid()(ember.tensor([-1.0, 0.0, 1.0]))
+        tensor([0.2689, 0.5000, 0.7311])
+    """
 
     def forward(self, input):
         return F.sigmoid(input)
@@ -158,7 +172,14 @@ class Softmax(Module):
 
 
 class LogSoftmax(Module):
-    """Log of the softmax along ``dim`` (computed stably)."""
+    """Log of the softmax along ``dim`` (computed stably).
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.LogSoftmax(dim=1)(ember.zeros(1, 4))
+        tensor([[-1.3863, -1.3863, -1.3863, -1.3863]])
+    """
 
     def __init__(self, dim=None) -> None:
         super().__init__()
@@ -286,7 +307,14 @@ class ReLU6(Hardtanh):
 
 
 class Hardsigmoid(Module):
-    """``relu6(x + 3) / 6``."""
+    """``relu6(x + 3) / 6``.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.Hardsigmoid()(ember.tensor([-3.0, 0.0, 3.0]))
+        tensor([0.0000, 0.5000, 1.0000])
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -310,14 +338,28 @@ class SiLU(_Inplace):
 
 
 class Mish(_Inplace):
-    """``x * tanh(softplus(x))``."""
+    """``x * tanh(softplus(x))``.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.Mish()(ember.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.8651])
+    """
 
     def forward(self, input):
         return F.mish(input, inplace=self.inplace)
 
 
 class Hardswish(Module):
-    """``x * relu6(x + 3) / 6``."""
+    """``x * relu6(x + 3) / 6``.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.Hardswish()(ember.tensor([-1.5, 0.0, 3.0]))
+        tensor([-0.3750,  0.0000,  3.0000])
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -349,14 +391,28 @@ class ELU(Module):
 
 
 class CELU(ELU):
-    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.CELU(alpha=2.0)(ember.tensor([-2.0, 0.0, 1.0]))
+        tensor([-1.2642,  0.0000,  1.0000])
+    """
 
     def forward(self, input):
         return F.celu(input, self.alpha, self.inplace)
 
 
 class SELU(_Inplace):
-    """Scaled ELU with the self-normalising constants."""
+    """Scaled ELU with the self-normalising constants.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.SELU()(ember.tensor([-1.0, 0.0, 1.0]))
+        tensor([-1.1113,  0.0000,  1.0507])
+    """
 
     def forward(self, input):
         return F.selu(input, self.inplace)
@@ -404,14 +460,28 @@ class Hardshrink(Module):
 
 
 class Softshrink(Hardshrink):
-    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.Softshrink(0.5)(ember.tensor([-1.0, 0.25, 2.0]))
+        tensor([-0.5000,  0.0000,  1.5000])
+    """
 
     def forward(self, input):
         return F.softshrink(input, self.lambd)
 
 
 class LogSigmoid(Module):
-    """``log(sigmoid(x))``."""
+    """``log(sigmoid(x))``.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.LogSigmoid()(ember.tensor([0.0]))
+        tensor([-0.6931])
+    """
 
     def forward(self, input):
         return F.logsigmoid(input)
@@ -473,21 +543,42 @@ class PReLU(Module):
 
 
 class Softsign(Module):
-    """``x / (1 + |x|)``."""
+    """``x / (1 + |x|)``.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.Softsign()(ember.tensor([-1.0, 0.0, 3.0]))
+        tensor([-0.5000,  0.0000,  0.7500])
+    """
 
     def forward(self, input):
         return F.softsign(input)
 
 
 class Tanhshrink(Module):
-    """``x - tanh(x)``."""
+    """``x - tanh(x)``.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.Tanhshrink()(ember.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.2384])
+    """
 
     def forward(self, input):
         return F.tanhshrink(input)
 
 
 class Softmin(Module):
-    """Softmax of ``-x`` along ``dim``."""
+    """Softmax of ``-x`` along ``dim``.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> nn.Softmin(dim=1)(ember.tensor([[1.0, 2.0]]))
+        tensor([[0.7311, 0.2689]])
+    """
 
     def __init__(self, dim=None) -> None:
         super().__init__()

@@ -53,7 +53,7 @@ class LazyModuleMixin:
     Example:
         >>> import ember
         >>> from ember import nn
-        >>> from ember.nn.modules.lazy import LazyLinear
+        >>> from ember.nn import LazyLinear
         >>> m = LazyLinear(3)
         >>> m.has_uninitialized_params()
         True
@@ -141,7 +141,7 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     Example:
         >>> import ember
-        >>> from ember.nn.modules.lazy import LazyLinear
+        >>> from ember.nn import LazyLinear
         >>> LazyLinear(4)
         LazyLinear(in_features=0, out_features=4, bias=True)
     """
@@ -205,8 +205,26 @@ class _LazyConvXdMixin(LazyModuleMixin):
         raise NotImplementedError
 
 
-def _lazy_conv(conv_cls, nd: int, transposed: bool):
-    """The lazy version of ``conv_cls``: in_channels 0 and uninitialised parameters."""
+_LAZY_CONV_DOC = """``{conv}`` whose ``in_channels`` is inferred from its first input.
+
+    The first call materialises the parameters and turns the module into a ``{conv}``.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> m = nn.Lazy{conv}(4, kernel_size=3)
+        >>> m({input}).shape
+        {shape}
+        >>> m
+        {repr}
+    """
+
+
+def _lazy_conv(conv_cls, nd: int, transposed: bool, example: tuple):
+    """The lazy version of ``conv_cls``: in_channels 0 and uninitialised parameters.
+
+    ``example`` is ``(input, output shape, module repr after the first call)`` for the
+    docstring's example (the outputs as the example prints them)."""
 
     if transposed:
 
@@ -257,8 +275,9 @@ def _lazy_conv(conv_cls, nd: int, transposed: bool):
         (_LazyConvXdMixin, conv_cls),
         {
             "__init__": __init__,
-            "__doc__": f"``{conv_cls.__name__}`` whose ``in_channels`` is inferred from its "
-            "first input.",
+            "__doc__": _LAZY_CONV_DOC.format(
+                conv=conv_cls.__name__, input=example[0], shape=example[1], repr=example[2]
+            ),
             "__module__": __name__,
             "cls_to_become": conv_cls,
             "_get_num_spatial_dims": lambda self: nd,
@@ -276,12 +295,38 @@ def _lazy_conv_params(module, out_channels, bias, device, dtype) -> None:
 
 
 # The classes are built by one function (their constructors differ only in the parent).
-LazyConv1d = _lazy_conv(Conv1d, 1, False)
-LazyConv2d = _lazy_conv(Conv2d, 2, False)
-LazyConv3d = _lazy_conv(Conv3d, 3, False)
-LazyConvTranspose1d = _lazy_conv(ConvTranspose1d, 1, True)
-LazyConvTranspose2d = _lazy_conv(ConvTranspose2d, 2, True)
-LazyConvTranspose3d = _lazy_conv(ConvTranspose3d, 3, True)
+# Each row's example: the input of ``LazyConvXd(4, kernel_size=3)``, the output's shape and
+# what the module prints once its first call has inferred in_channels.
+LazyConv1d = _lazy_conv(
+    Conv1d, 1, False,
+    ("ember.ones(1, 3, 8)", "torch.Size([1, 4, 6])",
+     "Conv1d(3, 4, kernel_size=(3,), stride=(1,))"),
+)  # fmt: skip
+LazyConv2d = _lazy_conv(
+    Conv2d, 2, False,
+    ("ember.ones(1, 3, 8, 8)", "torch.Size([1, 4, 6, 6])",
+     "Conv2d(3, 4, kernel_size=(3, 3), stride=(1, 1))"),
+)  # fmt: skip
+LazyConv3d = _lazy_conv(
+    Conv3d, 3, False,
+    ("ember.ones(1, 3, 4, 4, 4)", "torch.Size([1, 4, 2, 2, 2])",
+     "Conv3d(3, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1))"),
+)  # fmt: skip
+LazyConvTranspose1d = _lazy_conv(
+    ConvTranspose1d, 1, True,
+    ("ember.ones(1, 3, 8)", "torch.Size([1, 4, 10])",
+     "ConvTranspose1d(3, 4, kernel_size=(3,), stride=(1,))"),
+)  # fmt: skip
+LazyConvTranspose2d = _lazy_conv(
+    ConvTranspose2d, 2, True,
+    ("ember.ones(1, 3, 8, 8)", "torch.Size([1, 4, 10, 10])",
+     "ConvTranspose2d(3, 4, kernel_size=(3, 3), stride=(1, 1))"),
+)  # fmt: skip
+LazyConvTranspose3d = _lazy_conv(
+    ConvTranspose3d, 3, True,
+    ("ember.ones(1, 3, 4, 4, 4)", "torch.Size([1, 4, 6, 6, 6])",
+     "ConvTranspose3d(3, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1))"),
+)  # fmt: skip
 
 
 # -- lazy norms --------------------------------------------------------------------------------
@@ -334,7 +379,7 @@ class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
 
     Example:
         >>> import ember
-        >>> from ember.nn.modules.lazy import LazyBatchNorm1d
+        >>> from ember.nn import LazyBatchNorm1d
         >>> m = LazyBatchNorm1d()
         >>> m(ember.randn(4, 3)).shape
         torch.Size([4, 3])
@@ -350,7 +395,7 @@ class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
     """``BatchNorm2d`` whose ``num_features`` is inferred from the first input.
 
     Example:
-        >>> from ember.nn.modules.lazy import LazyBatchNorm2d
+        >>> from ember.nn import LazyBatchNorm2d
         >>> LazyBatchNorm2d().has_uninitialized_params()
         True
     """
@@ -364,7 +409,7 @@ class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
 
     Example:
         >>> import ember
-        >>> from ember.nn.modules.lazy import LazyBatchNorm3d
+        >>> from ember.nn import LazyBatchNorm3d
         >>> LazyBatchNorm3d()(ember.randn(2, 2, 2, 2, 2)).shape
         torch.Size([2, 2, 2, 2, 2])
     """
@@ -378,7 +423,7 @@ class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
 
     Example:
         >>> import ember
-        >>> from ember.nn.modules.lazy import LazyInstanceNorm1d
+        >>> from ember.nn import LazyInstanceNorm1d
         >>> LazyInstanceNorm1d()(ember.randn(2, 3, 4)).shape
         torch.Size([2, 3, 4])
     """
@@ -393,7 +438,7 @@ class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
 
     Example:
         >>> import ember
-        >>> from ember.nn.modules.lazy import LazyInstanceNorm2d
+        >>> from ember.nn import LazyInstanceNorm2d
         >>> LazyInstanceNorm2d()(ember.randn(2, 3, 4, 4)).shape
         torch.Size([2, 3, 4, 4])
     """
@@ -408,7 +453,7 @@ class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
 
     Example:
         >>> import ember
-        >>> from ember.nn.modules.lazy import LazyInstanceNorm3d
+        >>> from ember.nn import LazyInstanceNorm3d
         >>> LazyInstanceNorm3d()(ember.randn(1, 2, 2, 2, 2)).shape
         torch.Size([1, 2, 2, 2, 2])
     """

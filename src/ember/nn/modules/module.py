@@ -951,7 +951,15 @@ class Module:
         return self
 
     def cuda(self, device=None) -> Module:
-        raise RuntimeError("ember runs on the CPU only; CUDA is not available")
+        """Move to a GPU: ember's build has no CUDA, so this raises torch's CPU-build error.
+
+        Example:
+            >>> import ember
+            >>> ember.nn.Linear(2, 2).cuda()
+            Traceback (most recent call last):
+            AssertionError: Torch not compiled with CUDA enabled
+        """
+        raise AssertionError("Torch not compiled with CUDA enabled")
 
     # -- state dict ----------------------------------------------------------------------
 

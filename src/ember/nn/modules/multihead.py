@@ -26,7 +26,7 @@ class MultiheadAttention(Module):
 
     Example:
         >>> import ember
-        >>> from ember.nn.modules.multihead import MultiheadAttention
+        >>> from ember.nn import MultiheadAttention
         >>> mha = MultiheadAttention(8, 2, batch_first=True)
         >>> x = ember.randn(3, 5, 8)
         >>> out, weights = mha(x, x, x)

@@ -9,7 +9,15 @@ __all__ = ["DataParallel", "data_parallel"]
 
 class DataParallel(Module):
     """Wraps ``module`` (reachable as ``.module``, state-dict keys ``module.*``) and calls
-    it directly, as torch does when no CUDA device is available."""
+    it directly, as torch does when no CUDA device is available.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> model = nn.DataParallel(nn.Linear(2, 1))
+        >>> model(ember.ones(3, 2)).shape, list(model.state_dict())
+        (torch.Size([3, 1]), ['module.weight', 'module.bias'])
+    """
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0) -> None:
         super().__init__()

@@ -68,7 +68,19 @@ def get_total_norm(
 
 
 def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
-    """Scale the gradients of ``parameters`` by ``min(1, max_norm / (total_norm + 1e-6))``."""
+    """Scale the gradients of ``parameters`` by ``min(1, max_norm / (total_norm + 1e-6))``.
+
+    ``total_norm`` is typically what :func:`get_total_norm` returned for these gradients.
+
+    Example:
+        >>> import ember
+        >>> from ember.nn.utils import clip_grads_with_norm_
+        >>> w = ember.zeros(2, requires_grad=True)
+        >>> w.grad = ember.tensor([3.0, 4.0])
+        >>> clip_grads_with_norm_([w], max_norm=1.0, total_norm=ember.tensor(5.0))
+        >>> w.grad
+        tensor([0.6000, 0.8000])
+    """
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
         return
@@ -142,7 +154,20 @@ def clip_grad_norm(
     error_if_nonfinite: bool = False,
     foreach=None,
 ) -> Tensor:
-    """Deprecated alias of ``clip_grad_norm_`` (torch's ``FutureWarning``)."""
+    """Deprecated alias of ``clip_grad_norm_`` (torch's ``FutureWarning``).
+
+    Example:
+        >>> import ember, warnings
+        >>> from ember.nn.utils import clip_grad_norm
+        >>> w = ember.zeros(2, requires_grad=True)
+        >>> w.grad = ember.tensor([3.0, 4.0])
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     clip_grad_norm([w], max_norm=1.0)
+        tensor(5.)
+        >>> caught[0].category.__name__, w.grad
+        ('FutureWarning', tensor([0.6000, 0.8000]))
+    """
     _warn(
         "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
         "`torch.nn.utils.clip_grad_norm_`.",

@@ -77,7 +77,16 @@ def _maybe_set(dest: Tensor, src: Tensor) -> None:
 class ParametrizationList(ModuleList):
     """The parametrizations of one tensor, applied in order, with the unparametrized
     tensor(s) as ``original`` (or ``original0``, ``original1``, ... when ``right_inverse``
-    returns several)."""
+    returns several).
+
+    Example:
+        >>> from ember import nn
+        >>> from ember.nn.utils import parametrize
+        >>> m = parametrize.register_parametrization(nn.Linear(3, 2), "weight", nn.Identity())
+        >>> plist = m.parametrizations.weight
+        >>> type(plist).__name__, plist.original.shape
+        ('ParametrizationList', torch.Size([2, 3]))
+    """
 
     def __init__(self, modules: Sequence[Module], original: Tensor, unsafe: bool = False):
         if len(modules) == 0:
@@ -345,7 +354,15 @@ def register_parametrization(
 
 
 def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
-    """Whether ``module`` has a parametrization (on ``tensor_name``, when given)."""
+    """Whether ``module`` has a parametrization (on ``tensor_name``, when given).
+
+    Example:
+        >>> from ember import nn
+        >>> from ember.nn.utils import parametrize
+        >>> m = parametrize.register_parametrization(nn.Linear(2, 2), "weight", nn.Identity())
+        >>> parametrize.is_parametrized(m), parametrize.is_parametrized(m, "bias")
+        (True, False)
+    """
     parametrizations = getattr(module, "parametrizations", None)
     if parametrizations is None or not isinstance(parametrizations, ModuleDict):
         return False
@@ -358,7 +375,21 @@ def remove_parametrizations(
     module: Module, tensor_name: str, leave_parametrized: bool = True
 ) -> Module:
     """Remove the parametrizations on ``tensor_name``: it becomes a parameter (or buffer)
-    again, holding the parametrized value (``leave_parametrized``) or the original."""
+    again, holding the parametrized value (``leave_parametrized``) or the original.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> from ember.nn.utils import parametrize
+        >>> class Twice(nn.Module):
+        ...     def forward(self, X):
+        ...         return 2 * X
+        >>> m = parametrize.register_parametrization(nn.Linear(2, 2), "weight", Twice())
+        >>> w = m.weight
+        >>> m = parametrize.remove_parametrizations(m, "weight")
+        >>> type(m).__name__, type(m.weight).__name__, ember.equal(m.weight, w)
+        ('Linear', 'Parameter', True)
+    """
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
     parametrizations = module.parametrizations[tensor_name]
@@ -387,7 +418,15 @@ def remove_parametrizations(
 
 
 def type_before_parametrizations(module: Module) -> type:
-    """The module's class before any parametrization was registered."""
+    """The module's class before any parametrization was registered.
+
+    Example:
+        >>> from ember import nn
+        >>> from ember.nn.utils import parametrize
+        >>> m = parametrize.register_parametrization(nn.Linear(2, 2), "weight", nn.Identity())
+        >>> type(m).__name__, parametrize.type_before_parametrizations(m).__name__
+        ('ParametrizedLinear', 'Linear')
+    """
     if is_parametrized(module):
         return module.__class__.__bases__[0]
     return type(module)
@@ -397,7 +436,17 @@ def transfer_parametrizations_and_params(
     from_module: Module, to_module: Module, tensor_name: str | None = None
 ) -> Module:
     """Register ``from_module``'s parametrizations (of ``tensor_name``, or all) on
-    ``to_module``, sharing the original parameters."""
+    ``to_module``, sharing the original parameters.
+
+    Example:
+        >>> from ember import nn
+        >>> from ember.nn.utils import parametrize
+        >>> a = parametrize.register_parametrization(nn.Linear(2, 2), "weight", nn.Identity())
+        >>> b = parametrize.transfer_parametrizations_and_params(a, nn.Linear(2, 2))
+        >>> orig = b.parametrizations.weight.original
+        >>> type(b).__name__, orig is a.parametrizations.weight.original
+        ('ParametrizedLinear', True)
+    """
     if is_parametrized(from_module):
         names = from_module.parametrizations if tensor_name is None else [tensor_name]
         for parameter_name in names:

@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
 from ..._aten.elementwise import abs as _abs
-from ..._aten.reduction import norm as _norm
+from ..._aten.linalg import _top_norm as _norm
 from ..._aten.sorting import kthvalue
 from ..._aten.sorting import topk as _topk
 from ..._creation import ones_like, rand, rand_like, zeros_like

@@ -157,7 +157,14 @@ def spectral_norm(
 
 
 def remove_spectral_norm(module, name: str = "weight"):
-    """Undo ``spectral_norm``: ``<name>`` is a parameter again, with the current value."""
+    """Undo ``spectral_norm``: ``<name>`` is a parameter again, with the current value.
+
+    Example:
+        >>> from ember import nn
+        >>> m = nn.utils.remove_spectral_norm(nn.utils.spectral_norm(nn.Linear(5, 3)))
+        >>> sorted(name for name, _ in m.named_parameters()), hasattr(m, "weight_u")
+        (['bias', 'weight'], False)
+    """
     for k, hook in module._forward_pre_hooks.items():
         if isinstance(hook, SpectralNorm) and hook.name == name:
             hook.remove(module)

@@ -102,7 +102,18 @@ def weight_norm(module, name: str = "weight", dim: int = 0):
 
 
 def remove_weight_norm(module, name: str = "weight"):
-    """Undo ``weight_norm``: ``<name>`` is a parameter again, with the current value."""
+    """Undo ``weight_norm``: ``<name>`` is a parameter again, with the current value.
+
+    Example:
+        >>> import warnings
+        >>> from ember import nn
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")  # weight_norm's deprecation warning
+        ...     m = nn.utils.weight_norm(nn.Linear(3, 4))
+        >>> m = nn.utils.remove_weight_norm(m)
+        >>> sorted(name for name, _ in m.named_parameters())
+        ['bias', 'weight']
+    """
     for k, hook in module._forward_pre_hooks.items():
         if isinstance(hook, WeightNorm) and hook.name == name:
             hook.remove(module)

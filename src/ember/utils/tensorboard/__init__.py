@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-_HINT = "(install it with: pip install 'ember[tensorboard]')"
+_HINT = "(install ember's tensorboard extra: pip install -e '.[tensorboard]' in ember's checkout)"
 _MESSAGE = "TensorBoard logging requires TensorBoard version 1.15 or above"
 
 
