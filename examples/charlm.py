@@ -17,9 +17,10 @@ first 90% trains, the last 10% validates.
 The reference is the unigram baseline: the entropy (nats per character) of the training
 text's character frequencies, i.e. the loss of the best model that ignores context. The
 default run (200 steps, about a minute on 2 CPU cores) ends with a validation loss about
-1 nat below it. Writes ``loss_curve.png`` and ``summary.json`` to ``--out-dir``.
+1 nat below it. Writes ``loss_curve.svg`` and ``summary.json`` to ``--out-dir``.
 
-Needs the ``demo`` extra (matplotlib, tqdm; tqdm is optional).
+The ``demo`` extra (``pip install -e ".[demo]"`` in the ember clone) brings tqdm for the
+progress bar, which is optional.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ import sysconfig
 import time
 from collections import Counter
 from pathlib import Path
+
+from _common import write_line_charts  # examples/_common.py (the script's folder)
 
 import ember as torch
 import ember.nn.functional as F
@@ -120,24 +123,20 @@ def sample(model, prompt_ids, length: int, temperature: float, generator) -> lis
 
 
 def plot_curves(history: dict, baseline: float, path: Path) -> None:
-    """Training loss per step, validation loss per evaluation, and the unigram baseline."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    steps = range(1, len(history["train_loss"]) + 1)
-    ax.plot(steps, history["train_loss"], lw=0.8, alpha=0.7, label="train (per batch)")
-    ax.plot(history["eval_step"], history["val_loss"], marker="o", label="validation")
-    ax.axhline(baseline, color="gray", ls="--", label=f"unigram baseline {baseline:.2f}")
-    ax.set_xlabel("step")
-    ax.set_ylabel("cross-entropy (nats / char)")
-    ax.set_title("ember: character-level LSTM on stdlib source")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    """Training loss per step, validation loss per evaluation, and the unigram baseline,
+    written as an SVG file."""
+    steps = list(range(1, len(history["train_loss"]) + 1))
+    write_line_charts(
+        path,
+        [
+            ("character-level LSTM on stdlib source", "step", "cross-entropy (nats / char)", [
+                ("train (per batch)", steps, history["train_loss"], "line"),
+                ("validation", history["eval_step"], history["val_loss"], "dots"),
+                (f"unigram baseline {baseline:.2f}", [steps[0], steps[-1]], [baseline] * 2,
+                 "dashed"),
+            ]),
+        ],
+    )  # fmt: skip
 
 
 def _progress(total: int, enabled: bool):
@@ -151,7 +150,10 @@ def _progress(total: int, enabled: bool):
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog='The "demo" extra (pip install -e ".[demo]") brings tqdm for a progress bar.',
+    )
     p.add_argument("--steps", type=int, default=200, help="optimizer steps (default 200)")
     p.add_argument("--batch-size", type=int, default=32, help="windows per batch (default 32)")
     p.add_argument("--seq-len", type=int, default=64, help="characters per window (default 64)")
@@ -161,7 +163,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--sample-len", type=int, default=400, help="characters to sample")
     p.add_argument("--temperature", type=float, default=0.8, help="sampling temperature")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--out-dir", type=Path, default=Path("runs/charlm"), help="output dir")
+    p.add_argument(
+        "--out-dir",
+        type=Path,
+        default=Path("runs/charlm"),
+        help="plot and summary directory (default runs/charlm)",
+    )
     p.add_argument("--no-progress", action="store_true", help="disable the tqdm progress bar")
     p.add_argument("--device", default="cpu", choices=["cpu"], help="ember runs on the CPU")
     return p.parse_args(argv)
@@ -236,7 +243,7 @@ def main(argv=None) -> dict:
 
     final_train = evaluate(train_data, 2)
     final_val = history["val_loss"][-1]
-    plot = args.out_dir / "loss_curve.png"
+    plot = args.out_dir / "loss_curve.svg"
     plot_curves(history, baseline, plot)
 
     prompt = "def "

@@ -166,7 +166,10 @@ def accuracies(model, x, adj, labels, *index_sets) -> list[float]:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Needs no optional package (ember and NumPy only); writes no files.",
+    )
     p.add_argument("--nodes", type=int, default=2708, help="graph size (default 2708, Cora's)")
     p.add_argument("--epochs", type=int, default=200, help="full-batch steps (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seed of the graph and weights (0)")

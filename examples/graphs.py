@@ -8,11 +8,12 @@
 3. Compiled: ``ember.compile`` captures the declared ops of ``y = 2 * dot(x, x)`` (the seed's
    next example) once and replays them as generated NumPy code with its backward.
 
-Run: ``python examples/graphs.py``
+Run: ``python examples/graphs.py`` (no options; it writes no files).
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import ember
@@ -80,7 +81,19 @@ def compiled() -> None:
     print(chain_c.explain())
 
 
-if __name__ == "__main__":
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> None:
+    parse_args(argv)  # --help, and an error for any other argument
     recorded()
     explicit()
     compiled()
+
+
+if __name__ == "__main__":
+    main()
