@@ -1,20 +1,41 @@
 # Quick start: `make demo` runs the main job, `make test` runs every check.
-# Both create .venv on first use and install what they need into it.
+# Both create .venv on first use and install what they need into it, again only when
+# pyproject.toml changes: `make demo` only ember[demo], `make test` every extra.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+PYPROJECT_SUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(PYPROJECT_SUM)
+DEMO_STAMP := $(VENV)/.demo-$(PYPROJECT_SUM)
+DOCS_STAMP := $(VENV)/.docs-$(PYPROJECT_SUM)
+ALL_EXTRAS := dev,oracle,viz,distributed,demo,bench,onnx,tensorboard,docs
 
-.PHONY: demo demo-ddp tour test lint bench clean playground
+# $(call system_package,COMMAND,DEBIAN_PACKAGE): install the package with apt (as root, else
+# through sudo) when COMMAND is missing.
+system_package = command -v $(1) >/dev/null || (apt-get update -qq && apt-get install -y -qq $(2)) \
+	|| (sudo apt-get update -qq && sudo apt-get install -y -qq $(2))
+
+.PHONY: demo demo-ddp tour test lint bench clean playground docs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
+# Every extra (make test); it includes what demo and docs need, so their stamps come too.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,oracle,viz,distributed,demo,bench,onnx,tensorboard]"
-	rm -f $(VENV)/.installed-*
-	touch $(STAMP)
+	$(PY) -m pip install --quiet -e ".[$(ALL_EXTRAS)]"
+	rm -f $(VENV)/.installed-* $(VENV)/.demo-* $(VENV)/.docs-*
+	touch $(STAMP) $(DEMO_STAMP) $(DOCS_STAMP)
+
+$(DEMO_STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[demo]"
+	rm -f $(VENV)/.demo-*
+	touch $@
+
+$(DOCS_STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[docs]"
+	rm -f $(VENV)/.docs-*
+	touch $@
 
 # Pure-Python wheels of pytest and its dependencies, for the test that runs the suite in
 # WebAssembly (tests/wasm; pip picks hypothesis's newest pure-Python release there).
@@ -25,14 +46,12 @@ $(WASM_WHEELS): $(STAMP)
 		pytest pluggy iniconfig packaging pygments hypothesis sortedcontainers
 	touch $@
 
-demo: $(STAMP)
-	$(PY) -m pip install --quiet -e ".[demo]"
+demo: $(DEMO_STAMP)
 	$(PY) examples/digits.py --out-dir runs/digits
 
 # Data-parallel training in 2 MPI processes (Open MPI from the `distributed` extra; the
 # OMPI_* variables let it run as root, --oversubscribe on a machine with fewer cores).
 demo-ddp: $(STAMP)
-	$(PY) -m pip install --quiet -e ".[demo,distributed]"
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 $(VENV)/bin/mpirun --oversubscribe \
 		-n 2 $(PY) examples/digits.py --distributed --epochs 5 --no-progress --out-dir runs/digits-ddp
 
@@ -40,38 +59,36 @@ tour: $(STAMP)
 	$(PY) -m ember.tour
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks examples
-	$(VENV)/bin/ruff format --check src tests benchmarks examples
+	$(VENV)/bin/ruff check src tests benchmarks examples tools
+	$(VENV)/bin/ruff format --check src tests benchmarks examples tools
 
-test: $(STAMP) $(WASM_WHEELS) lint playground
+test: $(STAMP) $(WASM_WHEELS) lint playground docs
 	@# gcc builds ember.compile's fused kernels (with Python's headers, which CPython has).
-	@command -v gcc >/dev/null || (apt-get update -qq && apt-get install -y -qq gcc) \
-		|| (sudo apt-get update -qq && sudo apt-get install -y -qq gcc)
-	@# Graphviz's `dot` renders ember.viz pictures (a system package, not on PyPI).
-	@command -v dot >/dev/null || (apt-get update -qq && apt-get install -y -qq graphviz) \
-		|| (sudo apt-get update -qq && sudo apt-get install -y -qq graphviz)
+	@$(call system_package,gcc,gcc)
 	@# Headless Chromium runs the browser playground (tests/browser builds the page itself).
-	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) \
-		|| (sudo apt-get update -qq && sudo apt-get install -y -qq chromium)
+	@$(call system_package,chromium,chromium)
 	@# Node.js runs Pyodide (../shared/pyodide) for the WebAssembly test (tests/wasm).
-	@command -v node >/dev/null || (apt-get update -qq && apt-get install -y -qq nodejs) \
-		|| (sudo apt-get update -qq && sudo apt-get install -y -qq nodejs)
+	@$(call system_package,node,nodejs)
 	@# The torch oracle is installed above: without it, fail rather than skip its comparisons.
 	EMBER_REQUIRE_ORACLE=1 $(PY) -m pytest
 
-# The browser playground in site/playground (ember's wheel, the tutorials' cells, Graphviz in
+# The documentation site, built into site/ (mkdocs.yml; strict: any warning fails). Its pages
+# run code at build time, make_dot pictures included: Graphviz's `dot` is a system package.
+docs: $(DOCS_STAMP)
+	@$(call system_package,dot,graphviz)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --quiet
+
+# The browser playground in playground (ember's wheel, the tutorials' cells, Graphviz in
 # WebAssembly from npm); `.venv/bin/python tools/build_playground.py --serve` also serves it.
 playground: $(STAMP)
 	@# npm fetches Graphviz-in-WebAssembly (@viz-js/viz) for the page.
-	@command -v npm >/dev/null || (apt-get update -qq && apt-get install -y -qq npm) \
-		|| (sudo apt-get update -qq && sudo apt-get install -y -qq npm)
+	@$(call system_package,npm,npm)
 	$(PY) tools/build_playground.py
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet -e ".[bench]"
 	$(PY) benchmarks/run.py --out benchmarks/last-run.md
 	$(PY) benchmarks/w8_gpt.py
 	$(PY) benchmarks/w9_lstm.py
 
 clean:
-	rm -rf $(VENV) .venv-min .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-min .pytest_cache .ruff_cache .hypothesis site

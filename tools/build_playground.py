@@ -1,8 +1,8 @@
-"""Build the browser playground in ``site/playground``: ember in Pyodide, in a web page.
+"""Build the browser playground in ``playground``: ember in Pyodide, in a web page.
 
 PyTorch cannot run in a browser, but NumPy and SciPy can (Pyodide) and ember is pure
 Python, so the page runs the seed tutorials live. It needs files that are built, not kept
-in git (``site/playground/.gitignore`` lists them):
+in git (``playground/.gitignore`` lists them):
 
 * ``wheels/``: ember's wheel, built from this checkout (so the page runs this tree's ember),
   and the ``graphviz`` package's wheel (pure Python; ``ember.viz.make_dot`` imports it);
@@ -16,7 +16,7 @@ in git (``site/playground/.gitignore`` lists them):
 
 Run it with the project's venv (``make playground``); it is idempotent: the wheels and
 ``cells.json`` are rebuilt each time, the npm package is fetched only once.
-``--serve`` then serves the page with a local Pyodide folder (see ``docs/playground.md``).
+``--serve`` then serves the page with a local Pyodide folder (see ``docs/guides/playground.md``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SITE = ROOT / "site" / "playground"
+SITE = ROOT / "playground"
 SEEDS_TESTS = ROOT / "tests" / "seeds"
 # Where npm installs @viz-js/viz (git-ignored); only its one standalone file is served.
 NPM_PREFIX = SITE / ".npm"

@@ -1,4 +1,4 @@
-"""The browser playground (site/playground) runs the seed tutorials in a real browser.
+"""The browser playground (playground) runs the seed tutorials in a real browser.
 
 The page is built (``tools/build_playground.py``: this tree's ember wheel, the cells, Graphviz
 in WebAssembly), served on 127.0.0.1 with the local Pyodide distribution under ``/pyodide/``,
@@ -11,7 +11,7 @@ no request leaving 127.0.0.1.
 
 Chromium is driven through its DevTools protocol over a pipe (``--remote-debugging-pipe``):
 standard library only, no websocket client and no debugging port. Set
-``EMBER_PLAYGROUND_SCREENSHOT=docs/playground.png`` to save the page after its run (the
+``EMBER_PLAYGROUND_SCREENSHOT=docs/guides/playground.png`` to save the page after its run (the
 README shows that picture). Needs Chromium, npm (for the build) and the Pyodide folder
 (``$EMBER_PYODIDE`` or a ``shared/pyodide`` above the checkout): without one of them the
 tests skip, or fail when ``EMBER_REQUIRE_ORACLE`` is set (``make test`` sets it).
