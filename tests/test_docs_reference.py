@@ -94,3 +94,26 @@ def test_pages_cover_each_public_namespace_once():
     modules = [p.module for p in REFERENCE.PAGES]
     assert len(modules) == len(set(modules))
     assert len({p.slug for p in REFERENCE.PAGES}) == len(REFERENCE.PAGES)
+
+
+def _hooks():
+    spec = importlib.util.spec_from_file_location(
+        "mkdocs_hooks", ROOT / "tools" / "mkdocs_hooks.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("page", REFERENCE.PAGES, ids=[p.slug for p in REFERENCE.PAGES])
+def test_every_public_name_has_a_reference_entry(page):
+    """The page the docs build writes has an anchored entry (or a constants-table row) for
+    each public name of its namespace."""
+    text = _hooks().reference_page(page)
+    prefix = "Tensor" if page.module == "ember.Tensor" else page.module
+    missing = [
+        name
+        for name in REFERENCE.public_names(page)
+        if f"{{ #{prefix}.{name} }}" not in text and f'<a id="{prefix}.{name}"></a>' not in text
+    ]
+    assert not missing, f"no reference entry for {missing}"
