@@ -51,3 +51,88 @@ def test_transform_getitem_to_index_lets_vmap_index_with_tensors():
     with TransformGetItemToIndex():
         got = ember.vmap(lambda i, j: x[i, j])(ember.tensor([1, 0]), ember.tensor([2, 1]))
     assert got.tolist() == [5.0, 1.0]
+
+
+@pytest.mark.parametrize("name", ["uint16", "uint32", "uint64"])
+def test_unsigned_shell_dtypes_create_cast_print_and_refuse_promotion(name):
+    def run(m):
+        dt = getattr(m, name)
+        t = m.tensor([1, 2, 3], dtype=dt)
+        out = [
+            repr(dt),
+            dt.is_signed,
+            dt.itemsize,
+            repr(t),
+            repr(m.zeros(2, dtype=dt)),
+            repr(m.full((2,), 5, dtype=dt)),
+            repr(t.float()),
+            repr(m.tensor([1.5, 7.0]).to(dt)),
+            repr(m.cat([t, t])),
+            t.tolist(),
+            t[0].item(),
+            repr(m.zeros(3, dtype=dt).copy_(m.tensor([1.0, 2.0, 3.0]))),
+        ]
+        out.append(_error(lambda: m.promote_types(dt, m.int64)))
+        out.append(_error(lambda: m.promote_types(m.uint8, dt)))
+        return out
+
+    assert run(ember) == run(torch)
+
+
+def test_from_numpy_accepts_unsigned_arrays():
+    import numpy as np
+
+    a = np.array([1, 2], dtype=np.uint32)
+    assert repr(ember.from_numpy(a)) == repr(torch.from_numpy(a))
+
+
+def test_save_on_cpu_is_the_identity_on_cpu_and_refuses_pinning():
+    for m in (ember, torch):
+        a = m.ones(3, requires_grad=True)
+        with m.autograd.graph.save_on_cpu():
+            y = (a * a).sum()
+        y.backward()
+        assert a.grad.tolist() == [2.0, 2.0, 2.0]
+
+    def pinned(m):
+        a = m.ones(3, requires_grad=True)
+        with m.autograd.graph.save_on_cpu(pin_memory=True, device_type="cpu"):
+            (a * a).sum()
+
+    assert _error(lambda: pinned(ember)) == _error(lambda: pinned(torch))
+
+
+def test_custom_op_with_registered_autograd():
+    results = []
+    for m in (ember, torch):
+        ns = f"eco_{m.__name__}"
+
+        @m.library.custom_op(
+            f"{ns}::scale", mutates_args=(), schema="(Tensor x, float k) -> Tensor"
+        )
+        def scale(x, k):
+            return x * k
+
+        x = m.ones(2, requires_grad=True)
+        y = scale(x, 3.0)
+        err = _error(lambda y=y: y.sum().backward())
+
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        m.library.register_autograd(
+            f"{ns}::scale", lambda ctx, g: (g * ctx.k, None), setup_context=setup_context
+        )
+        m.library.register_fake(f"{ns}::scale", lambda x, k, m=m: m.empty_like(x))
+        getattr(m.ops, ns).scale(x, k=3.0).sum().backward()
+        results.append(
+            (
+                repr(y.detach()),
+                err[0],
+                err[1].replace(ns, "NS"),
+                x.grad.tolist(),
+                repr(scale).split("(")[0],
+            )
+        )
+
+    assert results[0] == results[1]

@@ -23,7 +23,7 @@ from .version import __version__  # torch 2.13's, ember's release as its local l
 _LAZY_MODULES = frozenset(
     """nn optim utils testing accelerator amp backends cpu cuda distributed hub jit
     distributions func multiprocessing onnx profiler quasirandom random viz ops fx
-    overrides serialization functional compiler _dynamo _inductor mps sparse""".split()
+    overrides serialization functional compiler _dynamo _inductor mps sparse library""".split()
 )
 _LAZY_NAMES = {
     "as_torch": "._as_torch",

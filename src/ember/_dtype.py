@@ -57,6 +57,10 @@ float64 = dtype("float64", np.float64)
 complex64 = dtype("complex64", np.complex64)
 complex128 = dtype("complex128", np.complex128)
 uint8 = dtype("uint8", np.uint8)
+# torch's "shell" unsigned types: creation, casting, copying, printing, a few kernels
+uint16 = dtype("uint16", np.uint16)
+uint32 = dtype("uint32", np.uint32)
+uint64 = dtype("uint64", np.uint64)
 int8 = dtype("int8", np.int8)
 int16 = dtype("int16", np.int16)
 int32 = dtype("int32", np.int32)
@@ -67,7 +71,24 @@ half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 
-ALL = (float16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, bool)
+ALL = (
+    float16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+    uint8,
+    int8,
+    int16,
+    int32,
+    int64,
+    bool,
+    uint16,
+    uint32,
+    uint64,
+)
+# torch refuses to promote these with any other dtype (and has few kernels for them)
+UNSIGNED_SHELL = frozenset(np.dtype(t) for t in (np.uint16, np.uint32, np.uint64))
 _FROM_NP = {d.np: d for d in ALL}
 _NAMES = {d.name: d for d in ALL}
 
@@ -153,7 +174,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
             "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
-            "uint8, and bool."
+            "uint64, uint32, uint16, uint8, and bool."
         ) from None
 
 
@@ -217,6 +238,9 @@ def set_default_dtype(d: dtype) -> None:
 SCALAR_NAMES = {
     "bool": "Bool",
     "uint8": "Byte",
+    "uint16": "UInt16",
+    "uint32": "UInt32",
+    "uint64": "UInt64",
     "int8": "Char",
     "int16": "Short",
     "int32": "Int",
@@ -236,6 +260,9 @@ SCALAR_NAMES = {
 CPP_NAMES = {
     "bool": "bool",
     "uint8": "unsigned char",
+    "uint16": "unsigned short",
+    "uint32": "unsigned int",
+    "uint64": "unsigned long",
     "int8": "signed char",
     "int16": "short int",
     "int32": "int",

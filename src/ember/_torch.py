@@ -39,6 +39,9 @@ from ._dtype import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._tensor import Size, Tensor, device
 from ._tensor_str import set_printoptions

@@ -231,7 +231,7 @@ class safe_globals:
 # torch dtype name -> ember dtype, or None where ember has no such dtype
 _TORCH_DTYPES: dict[str, _dtype.dtype | None] = {d.name: d for d in _dtype.ALL}
 for _n in (
-    "bfloat16 complex32 uint16 uint32 uint64 float8_e4m3fn float8_e5m2 float8_e4m3fnuz "
+    "bfloat16 complex32 float8_e4m3fn float8_e5m2 float8_e4m3fnuz "
     "float8_e5m2fnuz float8_e8m0fnu float4_e2m1fn_x2 qint8 quint8 qint32 quint4x2 quint2x4 "
     "bits1x8 bits2x4 bits4x2 bits8 bits16 int1 int2 int3 int4 int5 int6 int7 uint1 uint2 uint3 "
     "uint4 uint5 uint6 uint7"

@@ -9,10 +9,11 @@ Example:
 
 from __future__ import annotations
 
-from ..compiler import allow_in_graph, disable, is_compiling, reset
+from ..compiler import allow_in_graph, assume_constant_result, disable, is_compiling, reset
 
 __all__ = [
     "allow_in_graph",
+    "assume_constant_result",
     "config",
     "disable",
     "is_compiling",

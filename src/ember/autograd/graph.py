@@ -36,7 +36,7 @@ SECOND_BACKWARD_MSG = (
     "calling backward."
 )
 
-__all__ = ["Node", "RemovableHandle"]
+__all__ = ["Node", "RemovableHandle", "save_on_cpu"]
 
 
 class SavedOutput:
@@ -322,3 +322,40 @@ def sum_to_shape(grad, shape: tuple):
     if not shape and isinstance(grad, np.generic):
         grad = np.asarray(grad)  # NumPy reduces to scalars; gradients are arrays
     return grad
+
+
+class save_on_cpu:
+    """Context manager storing the tensors saved for backward on the CPU (torch's name).
+
+    torch packs each saved tensor with ``tensor.cpu()`` and unpacks it with
+    ``.to(original_device)``; both are the identity for tensors already on the CPU, which is
+    every ember tensor, so the graph recorded inside is the one recorded outside.
+    ``pin_memory=True`` needs a pinned-memory allocator, which a CPU build lacks: when
+    ``device_type``'s module reports itself available (``"cpu"``) this raises torch's
+    ``RuntimeError`` (torch raises it when the first tensor is saved; ember on entering).
+    An unknown ``device_type`` falls back to ``cuda`` as in torch, where nothing is pinnable.
+
+    Example:
+        >>> import ember
+        >>> a = ember.ones(3, requires_grad=True)
+        >>> with ember.autograd.graph.save_on_cpu():
+        ...     y = (a * a).sum()
+        >>> y.backward()
+        >>> a.grad
+        tensor([2., 2., 2.])
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        # of the device modules (cpu, cuda, mps, ...) only ember.cpu reports itself available
+        self._pin = bool(pin_memory) and device_type == "cpu"
+
+    def __enter__(self):
+        if self._pin:
+            raise RuntimeError(
+                "pin_memory=True requires a CUDA or other accelerator backend; no pinned "
+                "memory allocator is available on this system."
+            )
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
