@@ -1885,11 +1885,30 @@ def inverse(input, *, out=None):
 # -- det, slogdet, logdet ----------------------------------------------------------------------
 
 
+def _lapack_svd(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = True):
+    """``np.linalg.svd`` with torch's answers for non-finite input, which LAPACK may never
+    return from: NaN anywhere raises torch's error; a matrix holding infinities (no NaN)
+    gives NaN results, as torch's."""
+    finite = np.isfinite(a).all(axis=(-2, -1))
+    if finite.all():
+        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    if np.isnan(a).any():
+        raise LinAlgError(
+            "linalg.svd: The algorithm failed to converge because the input matrix contained "
+            "non-finite values."
+        )
+    bad = ~finite
+    res = np.linalg.svd(np.where(bad[..., None, None], 0, a), full_matrices, compute_uv)
+    for part in res if compute_uv else (res,):
+        part[bad] = np.nan  # (``bad`` indexes the batch dims: whole matrices, vectors)
+    return res
+
+
 def _adjugate_T(a: np.ndarray) -> np.ndarray:
     """The cofactor matrix ``adj(A)^T`` (valid for singular A too), via the SVD."""
     if a.shape[-1] == 0:
         return np.zeros_like(a)
-    u, s, vh = np.linalg.svd(a)
+    u, s, vh = _lapack_svd(a)
     ones = np.ones(s.shape[:-1] + (1,), s.dtype)
     left = np.concatenate([ones, np.cumprod(s[..., :-1], -1)], -1)
     right = np.concatenate([np.flip(np.cumprod(np.flip(s[..., 1:], -1), -1), -1), ones], -1)
@@ -2267,7 +2286,7 @@ def _svd_jvp(t_A, U, S, Vh, full_matrices):
 
 
 def _svd_forward(a, full_matrices):
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    u, s, vh = _lapack_svd(a, full_matrices=full_matrices)
     real = s.dtype if a.dtype.kind == "f" else np.dtype(a.real.dtype)
     return u.astype(a.dtype, copy=False), s.astype(real, copy=False), vh.astype(a.dtype, copy=False)
 
@@ -3180,7 +3199,7 @@ def _pinv_array(a, atol, rtol, hermitian: bool):
             inv_s = np.where(s > tol, 1 / np.where(w == 0, 1, w), 0)
             res = (u * inv_s[..., None, :]) @ np.conjugate(u).swapaxes(-1, -2)
         else:
-            u, s, vh = np.linalg.svd(a, full_matrices=False)
+            u, s, vh = _lapack_svd(a, full_matrices=False)
             tol = np.maximum(atol[..., None], rtol[..., None] * s[..., :1])
             inv_s = np.where(s > tol, 1 / np.where(s == 0, 1, s), 0)
             v = np.conjugate(vh).swapaxes(-1, -2)
@@ -3807,7 +3826,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     if a.size == 0:
         return _wrap(np.zeros(a.shape[:-2], np.int64))
     with quiet:
-        s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
+        s = np.abs(np.linalg.eigvalsh(a)) if hermitian else _lapack_svd(a, compute_uv=False)
     smax = s.max(-1)
     tol_v = np.maximum(atol_a, rtol_a * smax)
     return write_out(
