@@ -17,6 +17,19 @@ from ._torch import *  # noqa: F403
 from .version import __version__  # torch 2.13's, ember's release as its local label
 
 
+def _eager_kernel(name: str):
+    """The compiler's checked C loop for an eager op (see ``_aten._core.eager_kernel``);
+    deferred: the compiler loads when an op first asks for one."""
+    from ._compile import lowerings  # deferred: the compiler loads on an op's first ask
+
+    return lowerings.eager(name)
+
+
+from ._aten import _core as _ops_core  # noqa: E402
+
+_ops_core.set_kernel_loader(_eager_kernel)
+
+
 # What ``import ember`` does not load: submodules and names a first program does not need,
 # loaded on first use (as torch loads some of its submodules), so that importing costs the
 # core, autograd and the ops alone.

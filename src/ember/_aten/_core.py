@@ -123,6 +123,38 @@ def register(
     return decorate
 
 
+# -- C kernels for eager ops ---------------------------------------------------------------
+
+# Set by the package root: name -> the C version of an op's array function, checked against
+# the NumPy code on first use per shape (ember._compile.lowerings.eager), or None where C
+# kernels cannot be built. The ops layer cannot import the compiler, which imports it.
+_kernel_loader: list = [None]
+_eager_kernels: dict = {}
+
+
+def set_kernel_loader(loader) -> None:
+    """Install the function that finds an eager op's C kernel by name (the package root's)."""
+    _kernel_loader[0] = loader
+    _eager_kernels.clear()
+
+
+def eager_kernel(name: str):
+    """The C kernel for ``name`` (a callable returning None where it does not apply), or None
+    without a C compiler: loaded on first use only.
+
+    Example:
+        >>> from ember._aten._core import eager_kernel
+        >>> eager_kernel("no such kernel") is None
+        True
+    """
+    try:
+        return _eager_kernels[name]
+    except KeyError:
+        loader = _kernel_loader[0]
+        kernel = _eager_kernels[name] = None if loader is None else loader(name)
+        return kernel
+
+
 def register_methods(methods: dict) -> None:
     """Tensor attributes that are not public functions (dunders, properties)."""
     _METHODS.update(methods)

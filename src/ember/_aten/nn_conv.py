@@ -34,6 +34,7 @@ from ._core import (
     LINEAR,
     QUIET,
     defop,
+    eager_kernel,
     intp,
     is_raw,
     legacy_type_name,
@@ -837,6 +838,22 @@ _max_pool_array = _batched(_max_pool_taps)
 _max_pool_vjp_array = _batched(_max_pool_taps_vjp)
 
 
+def _max_pool2d_eager(x: np.ndarray, geo: _Geometry):
+    """2-d max pooling's maxima and taps: the compiler's C loop where it covers the windows
+    and a C compiler is present (it checks the loop against this NumPy code first), else
+    the NumPy code."""
+    kernel = eager_kernel("max_pool2d")
+    res = None if kernel is None else kernel(x, geo)
+    return _max_pool_array(x, geo) if res is None else res
+
+
+def _max_pool2d_grad_eager(g: np.ndarray, arg: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """2-d max pooling's input gradient, as ``_max_pool2d_eager`` chooses its code."""
+    kernel = eager_kernel("max_pool2d_grad")
+    res = None if kernel is None else kernel(g, arg, geo)
+    return _max_pool_vjp_array(g, arg, geo) if res is None else res
+
+
 def _window_entries(x: Tensor, arg: np.ndarray, geo: _Geometry) -> Tensor:
     """The entry of ``x`` at each window's tap ``arg``: linear in ``x``, recorded."""
     nd = len(geo.k)
@@ -858,8 +875,8 @@ MaxPool2DWithIndicesBackward0 = defop(
     "MaxPool2DWithIndicesBackward0",
     params=("geo",),
     saves=("arg",),
-    forward=_max_pool_array,
-    vjp={"self": lambda g, arg, geo: _max_pool_vjp_array(g, arg, geo)},
+    forward=_max_pool2d_eager,
+    vjp={"self": lambda g, arg, geo: _max_pool2d_grad_eager(g, arg, geo)},
     composite=_max_pool_composite,
     # The tangent at each window's recorded maximum: among tied maxima the one the forward
     # (and the gradient) chose, the first in row-major order.
@@ -899,7 +916,7 @@ def max_pool2d(
     if x.dtype.kind not in "fiuV":
         raise NotImplementedError(f"\"max_pool2d\" not implemented for '{scalar_name(x.dtype)}'")
     geo = _pool_setup(input, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
-    out, arg = _max_pool_array(x, geo)
+    out, arg = _max_pool2d_eager(x, geo)
     t = record(MaxPool2DWithIndicesBackward0, out, (input,), (geo,), (arg,))
     if not return_indices:
         return t

@@ -7,6 +7,8 @@ composed of ember ops as torch composes them.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .._dtype import scalar_name
@@ -35,58 +37,110 @@ def _not_differentiable(fname: str, arg: str) -> RuntimeError:
 # -- batch_norm --------------------------------------------------------------------------------
 
 
+def _rows(a: np.ndarray) -> np.ndarray:
+    """(N, C, L): each sample's values of a channel in one row."""
+    return a.reshape(a.shape[0], a.shape[1], -1)
+
+
+def _channel_sums(a: np.ndarray) -> np.ndarray:
+    """The sum over every dim but the channel's (1): along the rows, then over samples."""
+    return _rows(a).sum(axis=2).sum(axis=0)
+
+
+def _channel_dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(a * b)`` summed over every dim but the channel's, without the product array: one
+    dot product (BLAS) per sample and channel."""
+    return np.matmul(_rows(a)[:, :, None, :], _rows(b)[:, :, :, None]).sum(axis=0).reshape(-1)
+
+
+_BN_EXACT = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _in_float32(fn):
+    """``fn`` on float32 copies of half-precision arrays (bfloat16, float16), its array
+    results rounded back once, as torch's CPU kernels accumulate them in float."""
+
+    @functools.wraps(fn)  # (the op's declaration reads the rule's parameter names)
+    def run(x, *args):
+        if x.dtype in _BN_EXACT:
+            return fn(x, *args)
+        up = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in (x, *args)]
+        res = fn(*up)
+        return tuple(r if r is None else r.astype(x.dtype) for r in res)
+
+    return run
+
+
 def _bn_stats(x, training, eps, running_mean, running_var):
-    """(mean, biased variance, 1/sqrt(var + eps)) per channel: the batch's in training,
-    else the running ones (Tensors in eager code, their arrays in compiled code)."""
+    """(mean, biased variance, 1/sqrt(var + eps), x - mean): the batch's statistics in
+    training (two passes: the mean, then the squares of the centred values), else the
+    running ones (Tensors in eager code, their arrays in compiled code; no centred array)."""
     if training:
-        axes = (0,) + tuple(range(2, x.ndim))
-        mean = x.mean(axis=axes)
+        mean = _channel_sums(x) / (x.size // x.shape[1])
         centered = x - mean.reshape(_bshape(x.ndim, x.shape[1]))
-        var = np.mean(centered * centered, axis=axes)
+        var = _channel_dots(centered, centered) / (x.size // x.shape[1])
     else:
         mean = getattr(running_mean, "_data", running_mean).astype(x.dtype, copy=False)
         var = getattr(running_var, "_data", running_var).astype(x.dtype, copy=False)
-    return mean, var, 1.0 / np.sqrt(var + eps)
+        centered = None
+    return mean, var, 1.0 / np.sqrt(var + eps), centered
 
 
-def _normalize(x, w, b, mean, invstd):
+def _normalize(x, w, b, mean, invstd, centered=None):
+    """``(x - mean) * invstd * w + b`` in two passes over ``x``: with the centred values
+    when training made them, else torch's ``x * alpha + beta``."""
     shape = _bshape(x.ndim, x.shape[1])
-    out = (x - mean.reshape(shape)) * invstd.reshape(shape)
-    if w is not None:
-        out = out * w.reshape(shape)
-    if b is not None:
-        out = out + b.reshape(shape)
+    alpha = invstd if w is None else invstd * w
+    if centered is not None:
+        out = centered * alpha.reshape(shape)
+        if b is not None:
+            out += b.reshape(shape)
+    else:
+        beta = -mean * alpha if b is None else b - mean * alpha
+        out = x * alpha.reshape(shape)
+        out += beta.reshape(shape)
     return np.asarray(out, dtype=x.dtype)
+
+
+@_in_float32
+def _batch_norm_arrays(x, w, b, training, eps, running_mean, running_var):
+    """The normalisation, the mean and 1/std it used, and the biased variance."""
+    mean, var, invstd, centered = _bn_stats(x, training, eps, running_mean, running_var)
+    dt = x.dtype
+    out = _normalize(x, w, b, mean, invstd, centered)
+    return out, np.asarray(mean, dt), np.asarray(invstd, dt), np.asarray(var, dt)
 
 
 def _batch_norm_forward(x, w, b, training, eps, running_mean, running_var):
     """The normalisation, then the statistics it used (saved as torch's result1/result2)."""
-    mean, _, invstd = _bn_stats(x, training, eps, running_mean, running_var)
-    dt = x.dtype
-    return _normalize(x, w, b, mean, invstd), np.asarray(mean, dt), np.asarray(invstd, dt)
+    return _batch_norm_arrays(x, w, b, training, eps, running_mean, running_var)[:3]
 
 
+@_in_float32
 def _batch_norm_vjp(g, input, weight, bias, training, result1, result2, needs_input_grad):
+    """The three gradients from two per-channel reductions of ``g``: its sum, and its dot
+    product with the centred input (torch's ``dotp``)."""
     x = input
     shape = _bshape(x.ndim, x.shape[1])
-    mean = result1.reshape(shape)
-    invstd = result2.reshape(shape)
-    xhat = (x - mean) * invstd
-    axes = (0,) + tuple(range(2, x.ndim))
+    invstd = result2
+    m = x.size // x.shape[1]
+    sum_g = dot = centered = None
+    if (needs_input_grad[0] and training) or (bias is not None and needs_input_grad[2]):
+        sum_g = _channel_sums(g)
+    if (needs_input_grad[0] and training) or (weight is not None and needs_input_grad[1]):
+        centered = x - result1.reshape(shape)
+        dot = _channel_dots(g, centered)
     gx = gw = gb = None
     if needs_input_grad[0]:
-        scale = invstd if weight is None else invstd * weight.reshape(shape)
+        scale = invstd if weight is None else invstd * weight
+        gx = g * scale.reshape(shape)
         if training:
-            n = x.size // x.shape[1]
-            gmean = g.sum(axis=axes, keepdims=True) / n
-            gxmean = (g * xhat).sum(axis=axes, keepdims=True) / n
-            gx = scale * (g - gmean - xhat * gxmean)
-        else:
-            gx = g * scale
+            gx -= centered * (scale * invstd * invstd * dot / m).reshape(shape)
+            gx -= (scale * sum_g / m).reshape(shape)
     if weight is not None and needs_input_grad[1]:
-        gw = (g * xhat).sum(axis=axes)
+        gw = dot * invstd
     if bias is not None and needs_input_grad[2]:
-        gb = g.sum(axis=axes)
+        gb = sum_g
     return gx, gw, gb
 
 
@@ -100,7 +154,7 @@ def _batch_norm_composite(input, weight, bias, training, eps, running_mean, runn
         y = centered / (var + eps).sqrt()
     else:
         dt = input._data.dtype
-        mean, _, invstd = _bn_stats(input._data, False, eps, running_mean, running_var)
+        mean, _, invstd, _ = _bn_stats(input._data, False, eps, running_mean, running_var)
         y = (input - _wrap(mean.reshape(shape).astype(dt))) * _wrap(
             invstd.reshape(shape).astype(dt)
         )
@@ -189,13 +243,12 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
         for stat, name in ((running_mean, "running_mean"), (running_var, "running_var")):
             if stat is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
-    mean, var, invstd = _bn_stats(x, training, eps, running_mean, running_var)
     w = None if weight is None else weight._data
     b = None if bias is None else bias._data
-    dt = x.dtype
-    res = (_normalize(x, w, b, mean, invstd), np.asarray(mean, dt), np.asarray(invstd, dt))
+    *res, var = _batch_norm_arrays(x, w, b, training, eps, running_mean, running_var)
+    mean = res[1]
     params = (bool(training), eps, running_mean, running_var)
-    out = record_result(NativeBatchNormBackward0, res, (input, weight, bias), params)
+    out = record_result(NativeBatchNormBackward0, tuple(res), (input, weight, bias), params)
     if training and (running_mean is not None or running_var is not None):
         # An in-place update the compiler replays (it recomputes the statistics from x).
         side_effect(_update_running, input, running_mean, running_var, momentum, cached=(mean, var))
@@ -205,7 +258,10 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
 def _update_running(x: Tensor, running_mean, running_var, momentum, cached=None) -> None:
     """The running statistics moved towards the batch's (the variance unbiased), in place."""
     a = x._data
-    mean, var = cached if cached is not None else _bn_stats(a, True, 0.0, None, None)[:2]
+    if cached is None:
+        _, mean, _, var = _batch_norm_arrays(a, None, None, True, 0.0, None, None)
+    else:
+        mean, var = cached
     n = a.size // a.shape[1]
     with no_grad():
         if running_mean is not None:

@@ -265,6 +265,54 @@ def attention(query, key, value, attn_bias, scale, groups):
     return out, probs
 
 
+# -- for eager ops ---------------------------------------------------------------------------
+
+# (kernel name, dtype, shapes, geometry) -> whether the C loop gave the NumPy code's result
+# on the first call with that key (later calls trust it, or keep to NumPy).
+_EAGER_CHECKED: dict = {}
+
+
+def _same_results(a, b) -> bool:
+    a, b = (a, b) if isinstance(a, tuple) else ((a,), (b,))
+    return all(np.array_equal(x, y, equal_nan=x.dtype.kind == "f") for x, y in zip(a, b))
+
+
+def _checked(name: str, c_fn, numpy_fn, covered):
+    """``c_fn`` for eager calls where ``covered(*arrays, geo)``: on the first call per key,
+    its result is compared with ``numpy_fn``'s, which is used (then always) if they differ."""
+
+    def run(*args):
+        if not covered(*args):
+            return None
+        geo = args[-1]
+        key = (name, *(a.shape for a in args[:-1]), args[0].dtype, geo.k, geo.s, geo.pads)
+        ok = _EAGER_CHECKED.get(key)
+        if ok is None:
+            mine, reference = c_fn(*args), numpy_fn(*args)
+            ok = _EAGER_CHECKED[key] = _same_results(mine, reference)
+            return reference
+        return c_fn(*args) if ok else None
+
+    return run
+
+
+def eager(name: str):
+    """The C kernel eager ops may call for ``name`` (``_aten._core.eager_kernel``), or None
+    when kernels cannot be built here (no C compiler, WebAssembly, EMBER_COMPILE_KERNELS=0)."""
+    if kernels.available():
+        return None
+    if name == "max_pool2d":
+        return _checked(name, max_pool2d, _conv._max_pool_array, _pool_covered)
+    if name == "max_pool2d_grad":
+        return _checked(
+            name,
+            max_pool2d_grad,
+            _conv._max_pool_vjp_array,
+            lambda g, arg, geo: _pool_covered(g, geo) and arg.dtype == np.int16,
+        )
+    return None
+
+
 class LoweredNode:
     """Stands for an op's node in generated code: its backward is a C-backed function
     ``fn(node, grad, *saved)`` (the node keeps the params and the inputs' edges)."""

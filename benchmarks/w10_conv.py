@@ -1,0 +1,170 @@
+"""W10 CIFAR-size conv step: a batch of 64 3x32x32 float32 images through
+conv3x3(3->32)+BN+ReLU+maxpool, conv3x3(32->64)+BN+ReLU+maxpool, linear 4096->10 and
+cross-entropy, forward and backward, timed for ember and torch in the same run.
+
+Run as a script: ``python benchmarks/w10_conv.py [--repeats 9] [--profile] [--no-compile]``.
+Timed: ember eager, torch eager (as many threads as NumPy's BLAS), torch with one thread,
+ember compiled (``ember.compile``) and ``torch.compile``. All start from the same weights and
+batch; every variant's loss and gradients are checked against torch in float64 before the
+timings are printed. Prints each median and its ratio to torch eager. ``--profile`` adds
+cProfile's top functions of ember's eager step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import statistics
+import time
+
+import numpy as np
+
+N, C, S, CLASSES = 64, 3, 32, 10
+
+
+def _data(seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    return {
+        "x": rng.standard_normal((N, C, S, S)).astype(np.float32),
+        "y": rng.integers(0, CLASSES, N).astype(np.int64),
+    }
+
+
+def _model(lib):
+    nn = lib.nn
+    return nn.Sequential(
+        nn.Conv2d(C, 32, 3, padding=1),
+        nn.BatchNorm2d(32),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1),
+        nn.BatchNorm2d(64),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(64 * (S // 4) ** 2, CLASSES),
+    )
+
+
+def _setup(lib, state: dict, data: dict, dtype=None):
+    model = _model(lib)
+    model.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
+    x, y = lib.tensor(data["x"]), lib.tensor(data["y"])
+    if dtype is not None:
+        model, x = model.to(dtype), x.to(dtype)
+    return model, x, y
+
+
+def _step(lib, model, x, y):
+    model.zero_grad(set_to_none=True)
+    loss = lib.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    return loss
+
+
+def _time(lib, model, x, y, repeats: int) -> float:
+    for _ in range(3):  # warm-up (and, compiled, the captures)
+        _step(lib, model, x, y)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        _step(lib, model, x, y)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _grads(module) -> list[np.ndarray]:
+    return [p.grad.detach().numpy().astype(np.float64) for p in module.parameters()]
+
+
+def _check(name: str, loss, grads, ref_loss, ref_grads) -> None:
+    """float32 results against the float64 reference: the loss to 1e-4, each gradient to
+    0.5% in norm (max pooling may pick the other of two nearly equal values in float32, so
+    an elementwise bound would test rounding; a conv bias before BatchNorm has a gradient
+    of zero up to rounding, hence the floor at 1e-3 of the largest element)."""
+    np.testing.assert_allclose(float(loss.detach()), ref_loss, rtol=1e-4, err_msg=name)
+    scale = max(np.abs(r).max() for r in ref_grads)
+    for i, (g, r) in enumerate(zip(grads, ref_grads)):
+        bound = 5e-3 * max(np.linalg.norm(r), 1e-3 * scale * np.sqrt(r.size))
+        error = np.linalg.norm(g - r)
+        assert error <= bound, f"{name}: gradient {i} off by {error:.3g} (bound {bound:.3g})"
+
+
+def _blas_threads() -> int:
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+        return blas[0] if blas else os.cpu_count() or 1
+    except ImportError:
+        return int(os.environ.get("OPENBLAS_NUM_THREADS", os.cpu_count() or 1))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--no-compile", action="store_true", help="skip both compilers")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    import ember
+
+    threads = _blas_threads()
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    state = {k: v.numpy() for k, v in _model(torch).state_dict().items()}
+    data = _data()
+
+    # The float64 reference: torch, same weights and batch.
+    ref_model, ref_x, ref_y = _setup(torch, state, data, torch.float64)
+    ref_loss = float(_step(torch, ref_model, ref_x, ref_y).detach())
+    ref_grads = _grads(ref_model)
+
+    results = {}
+    # ember first: torch's idle OpenMP workers keep spinning after its ops and would slow
+    # NumPy's BLAS threads on a small machine.
+    e_model, e_x, e_y = _setup(ember, state, data)
+    _check("ember", _step(ember, e_model, e_x, e_y), _grads(e_model), ref_loss, ref_grads)
+    results["ember eager"] = _time(ember, e_model, e_x, e_y, args.repeats)
+    if not args.no_compile:
+        c_model, c_x, c_y = _setup(ember, state, data)
+        compiled = ember.compile(c_model)
+        _check("ember compiled", _step(ember, compiled, c_x, c_y), _grads(c_model), ref_loss,
+               ref_grads)  # fmt: skip
+        results["ember compiled"] = _time(ember, compiled, c_x, c_y, args.repeats)
+
+    t_model, t_x, t_y = _setup(torch, state, data)
+    _check("torch", _step(torch, t_model, t_x, t_y), _grads(t_model), ref_loss, ref_grads)
+    results["torch eager"] = _time(torch, t_model, t_x, t_y, args.repeats)
+    torch.set_num_threads(1)
+    results["torch eager, 1 thread"] = _time(torch, t_model, t_x, t_y, args.repeats)
+    torch.set_num_threads(threads)
+    if not args.no_compile:
+        tc_model, tc_x, tc_y = _setup(torch, state, data)
+        tcompiled = torch.compile(tc_model)
+        _check("torch.compile", _step(torch, tcompiled, tc_x, tc_y), _grads(tc_model), ref_loss,
+               ref_grads)  # fmt: skip
+        results["torch.compile"] = _time(torch, tcompiled, tc_x, tc_y, args.repeats)
+
+    base = results["torch eager"]
+    print(
+        f"W10 conv step: batch {N} of {C}x{S}x{S} float32, forward + backward ({threads} threads)"
+    )
+    print("  (loss and gradients of every variant checked against torch in float64)")
+    for name, seconds in results.items():
+        print(f"  {name:24s} {seconds * 1e3:8.2f} ms  {seconds / base:5.2f}x torch eager")
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(args.repeats):
+            _step(ember, e_model, e_x, e_y)
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(15)
+
+
+if __name__ == "__main__":
+    main()
