@@ -89,6 +89,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py --out benchmarks/last-run.md
 	$(PY) benchmarks/w8_gpt.py
 	$(PY) benchmarks/w9_lstm.py
+	$(PY) benchmarks/w10_conv.py
 
 clean:
 	rm -rf $(VENV) .venv-min .pytest_cache .ruff_cache .hypothesis site

@@ -24,17 +24,16 @@ a cProfile of ember's epochs by cumulative time.
 from __future__ import annotations
 
 import argparse
-import cProfile
 import gc
 import importlib.util
 import math
-import pstats
 import statistics
 import time
 import types
 from pathlib import Path
 
 import numpy as np
+from workloads import print_profile  # (this folder: the scripts run as python benchmarks/...)
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gcn.py"
 TO_TORCH = (
@@ -279,12 +278,7 @@ def main(argv=None) -> None:
     for name, s in medians.items():
         print(f"| {name} | {s * 1e3:.2f} | {s / medians['torch eager']:.2f}x |")
     if args.profile:
-        prof = cProfile.Profile()
-        prof.enable()
-        for _ in range(args.repeats):
-            impls["ember eager"].step()
-        prof.disable()
-        pstats.Stats(prof).sort_stats("cumtime").print_stats(25)
+        print_profile(impls["ember eager"].step, args.repeats, top=25, sort="cumtime")
 
 
 if __name__ == "__main__":

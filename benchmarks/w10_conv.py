@@ -13,13 +13,12 @@ cProfile's top functions of ember's eager step.
 from __future__ import annotations
 
 import argparse
-import cProfile
 import os
-import pstats
 import statistics
 import time
 
 import numpy as np
+from workloads import print_profile  # (this folder: the scripts run as python benchmarks/...)
 
 N, C, S, CLASSES = 64, 3, 32, 10
 
@@ -158,12 +157,7 @@ def main(argv=None) -> None:
     for name, seconds in results.items():
         print(f"  {name:24s} {seconds * 1e3:8.2f} ms  {seconds / base:5.2f}x torch eager")
     if args.profile:
-        prof = cProfile.Profile()
-        prof.enable()
-        for _ in range(args.repeats):
-            _step(ember, e_model, e_x, e_y)
-        prof.disable()
-        pstats.Stats(prof).sort_stats("tottime").print_stats(15)
+        print_profile(lambda: _step(ember, e_model, e_x, e_y), args.repeats)
 
 
 if __name__ == "__main__":

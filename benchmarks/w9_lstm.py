@@ -11,13 +11,12 @@ adds cProfile's top functions of ember's run.
 from __future__ import annotations
 
 import argparse
-import cProfile
 import os
-import pstats
 import statistics
 import time
 
 import numpy as np
+from workloads import print_profile  # (this folder: the scripts run as python benchmarks/...)
 
 T, B, I, H = 50, 32, 64, 128
 
@@ -107,12 +106,7 @@ def main(argv=None) -> None:
     print(f"  torch eager {torch_s * 1e3:8.2f} ms (median of {args.repeats})")
     print(f"  ratio ember / torch: {ember_s / torch_s:.2f} (target <= 1.5)")
     if args.profile:
-        prof = cProfile.Profile()
-        prof.enable()
-        for _ in range(args.repeats):
-            _step(e_model, e_x)
-        prof.disable()
-        pstats.Stats(prof).sort_stats("tottime").print_stats(12)
+        print_profile(lambda: _step(e_model, e_x), args.repeats, top=12)
 
 
 if __name__ == "__main__":

@@ -631,3 +631,17 @@ def reference(workload: str, inp: dict):
         for k, v in inp.items()
     }
     return implementations(workload)["numpy"](as64)
+
+
+def print_profile(step, repeats: int, top: int = 15, sort: str = "tottime") -> None:
+    """cProfile's ``top`` functions (by ``sort``) over ``repeats`` calls of ``step()``: the
+    profile each script's ``--profile`` prints for BENCHMARKS.md."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(repeats):
+        step()
+    prof.disable()
+    pstats.Stats(prof).sort_stats(sort).print_stats(top)
