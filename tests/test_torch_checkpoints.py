@@ -5,6 +5,7 @@ import io
 import os
 import pickle
 import struct
+import warnings
 import zipfile
 from collections import OrderedDict
 
@@ -428,9 +429,19 @@ def test_safe_globals(tmp_path):
 
 
 def test_unsupported_torch_dtype_is_refused_clearly(tmp_path):
-    torch.save({"w": torch.ones(2, dtype=torch.uint16)}, tmp_path / "u16.pt")
-    with pytest.raises(ValueError, match="uint16"):
-        load(tmp_path / "u16.pt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: "ComplexHalf support is experimental"
+        torch.save({"w": torch.ones(2, dtype=torch.complex32)}, tmp_path / "c32.pt")
+    with pytest.raises(ValueError, match="complex32"):
+        load(tmp_path / "c32.pt")
+
+
+def test_torch_unsigned_checkpoints_load(tmp_path):
+    values = [0, 1, 65535]
+    for dtype in (torch.uint16, torch.uint32, torch.uint64):
+        torch.save({"w": torch.tensor(values, dtype=dtype)}, tmp_path / "u.pt")
+        w = load(tmp_path / "u.pt")["w"]
+        assert str(w.dtype) == str(dtype) and w.tolist() == values
 
 
 def test_legacy_torch_format_is_refused(tmp_path):

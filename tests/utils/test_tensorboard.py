@@ -46,7 +46,7 @@ from ember.utils.tensorboard import SummaryWriter  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 MESSAGE = (
     "TensorBoard logging requires TensorBoard version 1.15 or above "
-    "(install it with: pip install 'ember[tensorboard]')"
+    "(install ember's tensorboard extra: pip install -e '.[tensorboard]' in ember's checkout)"
 )
 ALL = {k: 0 for k in ("scalars", "histograms", "images", "tensors", "audio", "distributions")}
 
