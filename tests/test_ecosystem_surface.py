@@ -136,3 +136,30 @@ def test_custom_op_with_registered_autograd():
         )
 
     assert results[0] == results[1]
+
+
+def test_nn_buffer_registers_as_torchs():
+    """nn.Buffer (transformers' rotary embeddings assign ``self.inv_freq = nn.Buffer(...)``)."""
+    torch = pytest.importorskip("torch")
+    for lib in (ember, torch):
+        b = lib.nn.Buffer(lib.ones(2))
+        assert repr(b) == "tensor([1., 1.])" and b.persistent
+        assert isinstance(b, lib.nn.Buffer) and not isinstance(lib.ones(1), lib.nn.Buffer)
+        assert type(b * 2) is lib.Tensor
+        m = lib.nn.Module()
+        m.steps = lib.nn.Buffer(lib.tensor(3))
+        m.cache = lib.nn.Buffer(lib.zeros(2), persistent=False)
+        assert [n for n, _ in m.named_buffers()] == ["steps", "cache"]
+        assert list(m.state_dict()) == ["steps"] and type(m.cache) is lib.Tensor
+        w = lib.ones(2, requires_grad=True)
+        shared = lib.nn.Buffer(w)
+        assert shared.requires_grad and shared.grad_fn is None
+        with lib.no_grad():
+            w.add_(1)
+        assert shared.tolist() == [2.0, 2.0]  # the same values (a detached alias)
+        assert repr(lib.nn.Buffer()) == "tensor([])"
+        with pytest.raises(AttributeError, match="'list' object has no attribute 'detach'"):
+            lib.nn.Buffer([1, 2])
+        m.p = lib.nn.Parameter(lib.ones(1))
+        with pytest.raises(TypeError, match="as parameter 'p'"):
+            m.p = lib.nn.Buffer(lib.ones(1))

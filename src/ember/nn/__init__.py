@@ -14,9 +14,10 @@ from . import attention, functional, init, modules, parallel, utils
 from .modules import *  # noqa: F403  (every layer, listed once in modules.__all__)
 from .modules.lazy import UninitializedBuffer, UninitializedParameter
 from .parallel import DataParallel
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
 __all__ = [
+    "Buffer",
     "DataParallel",
     "UninitializedBuffer",
     "UninitializedParameter",

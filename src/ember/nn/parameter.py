@@ -8,7 +8,7 @@ import numpy as np
 from .. import _creation, _dtype, _overrides
 from .._tensor import Tensor
 
-__all__ = ["Parameter", "UninitializedBuffer", "UninitializedParameter"]
+__all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter"]
 
 
 class Parameter(Tensor):
@@ -153,6 +153,61 @@ class UninitializedParameter(_UninitializedMixin, Parameter):
 
     def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
         pass
+
+
+def _alias(data: Tensor, cls: type = Tensor) -> Tensor:
+    """A new ``cls`` sharing ``data``'s values and version counter, with no history (as
+    ``data.detach()``) and ``data``'s ``requires_grad``."""
+    t = object.__new__(cls)
+    t._data = data._data
+    t._rg = data.requires_grad
+    t.grad_fn = None
+    t._output_nr = 0
+    t._vc = data._vc
+    t._grad = None
+    t._aux = None
+    return t
+
+
+class Buffer(Tensor):
+    """A Tensor that is a module buffer: assigning it to a Module attribute registers it with
+    ``register_buffer`` (``persistent``: whether ``state_dict`` holds it). The module keeps
+    a plain Tensor sharing its values.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> m = nn.Module()
+        >>> m.steps = nn.Buffer(ember.tensor(0))
+        >>> m.cache = nn.Buffer(ember.zeros(2), persistent=False)
+        >>> [name for name, _ in m.named_buffers()], list(m.state_dict())
+        (['steps', 'cache'], ['steps'])
+    """
+
+    __slots__ = ("persistent",)
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
+        if data is None:
+            data = _creation.empty(0)
+        if not isinstance(data, Tensor):
+            raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
+        t = _alias(data, cls)
+        t.persistent = persistent
+        return t
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
+        # Everything happens in __new__; Tensor.__init__ would re-create the data.
+        pass
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        return repr(_alias(self))  # torch's Buffer is a plain Tensor: it prints as one
+
+    __str__ = __repr__
+
+
+# Ops on a Buffer give plain Tensors (torch's Buffer.__torch_function__ is disabled too).
+Buffer.__torch_function__ = classmethod(_overrides._disabled_torch_function_impl)
+_overrides.plain_type(Buffer)
 
 
 class UninitializedBuffer(_UninitializedMixin, Tensor):

@@ -14,7 +14,7 @@ from ..._tensor import Tensor, _legacy_type_name, device
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.graph import RemovableHandle
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter, _alias
 
 __all__ = ["Module"]
 
@@ -538,7 +538,10 @@ class Module:
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
-                if buffers is not None and name in buffers:
+                if isinstance(value, Buffer):
+                    remove_from(self.__dict__)  # (a plain attribute of that name goes)
+                    self.register_buffer(name, _alias(value), value.persistent)
+                elif buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(
                             f"cannot assign '{_typename(value)}' as buffer '{name}' "
