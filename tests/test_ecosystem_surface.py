@@ -163,3 +163,36 @@ def test_nn_buffer_registers_as_torchs():
         m.p = lib.nn.Parameter(lib.ones(1))
         with pytest.raises(TypeError, match="as parameter 'p'"):
             m.p = lib.nn.Buffer(lib.ones(1))
+
+
+def test_frombuffer_as_torch():
+    """torch.frombuffer (safetensors' loading path in from_pretrained): memory shared with a
+    writable buffer, torch's checks and messages, a copy with torch's warning otherwise."""
+    import warnings
+
+    torch = pytest.importorskip("torch")
+    for lib in (ember, torch):
+        data = bytearray(b"\x01\x00\x00\x00\x02\x00\x00\x00")
+        t = lib.frombuffer(data, dtype=lib.int32)
+        assert t.tolist() == [1, 2] and t.dtype == lib.int32
+        t[0] = 7
+        assert data[0] == 7  # shared
+        assert lib.frombuffer(data, dtype=lib.int32, count=1, offset=4).tolist() == [2]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert lib.frombuffer(b"\x01\x02", dtype=lib.uint8).tolist() == [1, 2]
+        assert "The given buffer is not writable" in str(caught[0].message)
+        for kwargs, message in (
+            ({"count": 0}, r"both buffer length \(8\) and count \(0\) must not be 0"),
+            ({"count": 3}, r"requested buffer length \(3 \* 4 bytes\) after offset"),
+            ({"offset": 9}, r"offset \(9 bytes\) must be non-negative"),
+            ({"offset": 2}, r"must be a multiple of element size \(4\)"),
+        ):
+            with pytest.raises(ValueError, match=message):
+                lib.frombuffer(data, dtype=lib.int32, **kwargs)
+        with pytest.raises(ValueError, match="does not implement Python buffer protocol"):
+            lib.frombuffer([1, 2], dtype=lib.float32)
+        ones = lib.ones(2).new_ones(size=(2, 3))
+        assert ones.shape == (2, 3) and lib.ones(2).new_zeros(size=(1,)).shape == (1,)
+        with pytest.raises(TypeError, match=r"new_ones\(\) got multiple values for argument"):
+            lib.ones(2).new_ones(2, size=(2,))

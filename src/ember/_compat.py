@@ -565,8 +565,24 @@ def _new_dtype(self: Tensor, dtype):
     return self.dtype if dtype is None else dtype
 
 
+def _new_size(fname: str, dims: tuple, size) -> tuple:
+    """The size of ``t.new_*(*dims)`` or ``t.new_*(size=...)`` (torch takes either)."""
+    if size is None:
+        return dims
+    if dims:
+        raise TypeError(f"{fname}() got multiple values for argument 'size'")
+    return (size,)
+
+
 def new_zeros(
-    self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+    self,
+    *dims,
+    size=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    layout=None,
+    pin_memory=False,
 ):
     """Zeros of ``size`` with this tensor's dtype unless ``dtype`` is given.
 
@@ -575,11 +591,19 @@ def new_zeros(
         >>> ember.tensor([1.0], dtype=ember.float64).new_zeros(2)
         tensor([0., 0.], dtype=torch.float64)
     """
+    size = _new_size("new_zeros", dims, size)
     return _creation._zeros(size, _new_dtype(self, dtype), requires_grad)
 
 
 def new_ones(
-    self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+    self,
+    *dims,
+    size=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    layout=None,
+    pin_memory=False,
 ):
     """Ones of ``size`` with this tensor's dtype unless ``dtype`` is given.
 
@@ -588,11 +612,19 @@ def new_ones(
         >>> ember.tensor([1, 2], dtype=ember.int32).new_ones(2)
         tensor([1, 1], dtype=torch.int32)
     """
+    size = _new_size("new_ones", dims, size)
     return _creation.ones(*size, dtype=_new_dtype(self, dtype), requires_grad=requires_grad)
 
 
 def new_empty(
-    self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False
+    self,
+    *dims,
+    size=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    layout=None,
+    pin_memory=False,
 ):
     """An uninitialised tensor of ``size`` with this tensor's dtype (ember zero-fills it).
 
@@ -602,6 +634,7 @@ def new_empty(
         >>> t.shape, t.dtype
         (torch.Size([2, 3]), torch.int64)
     """
+    size = _new_size("new_empty", dims, size)
     return _creation.empty(*size, dtype=_new_dtype(self, dtype), requires_grad=requires_grad)
 
 

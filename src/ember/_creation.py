@@ -554,6 +554,65 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return _wrap(ndarray)
 
 
+def frombuffer(
+    buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad: bool = False
+) -> Tensor:
+    """A 1-D tensor sharing memory with an object that has the buffer protocol (``bytearray``,
+    ``array.array``, ``mmap``...): ``count`` elements of ``dtype`` from byte ``offset``
+    (``count=-1``: to the end).
+
+    Example:
+        >>> import ember
+        >>> data = bytearray(b"\\x01\\x00\\x02\\x00")
+        >>> t = ember.frombuffer(data, dtype=ember.int16)
+        >>> t
+        tensor([1, 2], dtype=torch.int16)
+        >>> t[0] = 7; bytes(data)
+        b'\\x07\\x00\\x02\\x00'
+    """
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    length, size = view.nbytes, _dtype.to_numpy_dtype(dtype).itemsize
+    if length <= 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(
+            f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+            f"({length} bytes) minus 1"
+        )
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(
+                f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be "
+                f"a multiple of element size ({size})"
+            )
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(
+            f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) "
+            f"must not be greater than actual buffer length ({length} bytes)"
+        )
+    arr = np.frombuffer(buffer, dtype=_dtype.to_numpy_dtype(dtype), count=count, offset=offset)
+    if not arr.flags.writeable:
+        # torch warns and shares the memory anyway; NumPy refuses writes to it, so ember
+        # copies (writing to a read-only buffer is undefined behaviour in torch).
+        _warn(
+            "The given buffer is not writable, and PyTorch does not support non-writable "
+            "tensors. This means you can write to the underlying (supposedly non-writable) "
+            "buffer using the tensor. You may want to copy the buffer to protect its data or "
+            "make it writable before converting it to a tensor. This type of warning will be "
+            "suppressed for the rest of this program. (Triggered internally at "
+            "/__w/pytorch/pytorch/torch/csrc/utils/tensor_new.cpp:1556.)",
+            UserWarning,
+            stacklevel=2,
+        )
+        arr = arr.copy()
+    t = _wrap(arr)
+    return t.requires_grad_() if requires_grad else t
+
+
 # -- filled -----------------------------------------------------------------------------
 
 

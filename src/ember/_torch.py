@@ -56,6 +56,7 @@ from ._creation import (
     empty_like,
     eye,
     from_numpy,
+    frombuffer,
     full,
     full_like,
     get_rng_state,
