@@ -574,58 +574,53 @@ def _new_size(fname: str, dims: tuple, size) -> tuple:
     return (size,)
 
 
-def new_zeros(
-    self,
-    *dims,
-    size=None,
-    dtype=None,
-    device=None,
-    requires_grad=False,
-    layout=None,
-    pin_memory=False,
-):
+def _new_method(name: str, make, doc: str):
+    """``Tensor.<name>(*size, size=None, dtype=None, ...)``: ``make(size, dtype, requires_grad)``
+    with this tensor's dtype unless ``dtype`` is given (the device, layout and pinning that
+    torch also takes are all the CPU's)."""
+
+    def method(
+        self,
+        *dims,
+        size=None,
+        dtype=None,
+        device=None,
+        requires_grad=False,
+        layout=None,
+        pin_memory=False,
+    ):
+        return make(_new_size(name, dims, size), _new_dtype(self, dtype), requires_grad)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = doc
+    return method
+
+
+new_zeros = _new_method(
+    "new_zeros",
+    _creation._zeros,
     """Zeros of ``size`` with this tensor's dtype unless ``dtype`` is given.
 
     Example:
         >>> import ember
         >>> ember.tensor([1.0], dtype=ember.float64).new_zeros(2)
         tensor([0., 0.], dtype=torch.float64)
-    """
-    size = _new_size("new_zeros", dims, size)
-    return _creation._zeros(size, _new_dtype(self, dtype), requires_grad)
-
-
-def new_ones(
-    self,
-    *dims,
-    size=None,
-    dtype=None,
-    device=None,
-    requires_grad=False,
-    layout=None,
-    pin_memory=False,
-):
+    """,
+)
+new_ones = _new_method(
+    "new_ones",
+    lambda size, dtype, rg: _creation.ones(*size, dtype=dtype, requires_grad=rg),
     """Ones of ``size`` with this tensor's dtype unless ``dtype`` is given.
 
     Example:
         >>> import ember
         >>> ember.tensor([1, 2], dtype=ember.int32).new_ones(2)
         tensor([1, 1], dtype=torch.int32)
-    """
-    size = _new_size("new_ones", dims, size)
-    return _creation.ones(*size, dtype=_new_dtype(self, dtype), requires_grad=requires_grad)
-
-
-def new_empty(
-    self,
-    *dims,
-    size=None,
-    dtype=None,
-    device=None,
-    requires_grad=False,
-    layout=None,
-    pin_memory=False,
-):
+    """,
+)
+new_empty = _new_method(
+    "new_empty",
+    lambda size, dtype, rg: _creation.empty(*size, dtype=dtype, requires_grad=rg),
     """An uninitialised tensor of ``size`` with this tensor's dtype (ember zero-fills it).
 
     Example:
@@ -633,9 +628,8 @@ def new_empty(
         >>> t = ember.tensor([1, 2]).new_empty(2, 3)
         >>> t.shape, t.dtype
         (torch.Size([2, 3]), torch.int64)
-    """
-    size = _new_size("new_empty", dims, size)
-    return _creation.empty(*size, dtype=_new_dtype(self, dtype), requires_grad=requires_grad)
+    """,
+)
 
 
 def new_full(

@@ -39,7 +39,7 @@ def mpirun_command(nproc: int) -> tuple[list, dict]:
     with what Open MPI needs to run as root and on fewer cores than processes."""
     local = Path(sys.executable).with_name("mpirun")
     launcher = str(local) if local.exists() else shutil.which("mpirun") or shutil.which("mpiexec")
-    assert launcher, "no mpirun: pip install 'ember[distributed]'"
+    assert launcher, "no mpirun: pip install -e '.[distributed]' in ember's checkout"
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     version = subprocess.run([launcher, "--version"], capture_output=True, text=True, env=env)
     extra = ["--oversubscribe"] if "Open MPI" in version.stdout + version.stderr else []
@@ -172,3 +172,18 @@ def test_sampler_epoch_changes_permutation_and_rank_checked():
         DistributedSampler(range(4), num_replicas=2, rank=2)
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         DistributedSampler(range(4))
+
+
+def test_environment_set_by_init_is_removed_by_destroy(monkeypatch):
+    """A single-process group: init adds RANK/WORLD_SIZE/LOCAL_RANK only where absent, and
+    destroy_process_group takes back exactly those (torch's init sets none)."""
+    import ember.distributed as dist
+
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LOCAL_RANK", "0")  # the launcher's: stays
+    dist.init_process_group("mpi")
+    assert (os.environ["RANK"], os.environ["WORLD_SIZE"]) == ("0", "1")
+    dist.destroy_process_group()
+    assert "RANK" not in os.environ and "WORLD_SIZE" not in os.environ
+    assert os.environ["LOCAL_RANK"] == "0"

@@ -357,12 +357,13 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     """torch.promote_types on NumPy dtypes (differs from NumPy for float16 with integers)."""
     if a == b:
         return a
-    if a in _dtype.UNSIGNED_SHELL or b in _dtype.UNSIGNED_SHELL:
+    ka, kb = a.kind, b.kind
+    # (the kind first: only unsigned operands pay for the set lookup)
+    if (ka == "u" or kb == "u") and (a in _dtype.UNSIGNED_SHELL or b in _dtype.UNSIGNED_SHELL):
         raise RuntimeError(
             "Promotion for uint16, uint32, uint64 types is not supported, attempted to "
             f"promote {_dtype.scalar_name(a)} and {_dtype.scalar_name(b)}"
         )
-    ka, kb = a.kind, b.kind
     if ka == "V" or kb == "V":
         return _promote_bf16(a, b)
     if ka in "fc" and kb in "biu":

@@ -190,13 +190,12 @@ class ProcessGroup:
     ``group.WORLD`` and what ``new_group`` returns.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     pg = dist.new_group([0])
-        ...     pg.rank(), pg.size()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> pg = dist.new_group([0])
+        >>> pg.rank(), pg.size()
         (0, 1)
+        >>> dist.destroy_process_group()
     """
 
     def __init__(self, comm, ranks: list, backend: str) -> None:
@@ -231,6 +230,7 @@ class _State:
     default_pg: ProcessGroup | None = None
     groups: list = []
     created = 0  # new_group calls so far: the same count on every process
+    env_set: list = []  # the variables init_process_group added to os.environ
 
 
 class _WorldMeta(type):
@@ -243,12 +243,11 @@ class group(metaclass=_WorldMeta):  # noqa: N801  (torch's name)
     """``group.WORLD``: the default process group (None before ``init_process_group``).
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.group.WORLD.size()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.group.WORLD.size()
         1
+        >>> dist.destroy_process_group()
         >>> dist.group.WORLD is None
         True
     """
@@ -259,12 +258,11 @@ class GroupMember(metaclass=_WorldMeta):
     returns on a process outside the new group).
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.GroupMember.WORLD is dist.group.WORLD
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.GroupMember.WORLD is dist.group.WORLD
         True
+        >>> dist.destroy_process_group()
     """
 
     NON_GROUP_MEMBER = _NON_MEMBER
@@ -336,8 +334,8 @@ def init_process_group(
     process started by ``torchrun`` rather than ``mpirun`` fails clearly instead of running
     alone. ``init_method``, ``store`` and ``timeout`` are accepted and not used (MPI's
     launcher is the rendezvous). Sets ``RANK``/``WORLD_SIZE``/``LOCAL_RANK`` in the
-    environment when they are absent (which ``destroy_process_group`` leaves set: the
-    examples here restore ``os.environ`` with ``unittest.mock.patch.dict``).
+    environment when they are absent, for the group's lifetime: ``destroy_process_group``
+    removes them again.
 
     With two processes (``mpirun -n 2 python prog.py``)::
 
@@ -347,12 +345,11 @@ def init_process_group(
     A script run without a launcher is a group of one process (MPI's singleton).
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.is_initialized(), dist.get_rank(), dist.get_world_size()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.is_initialized(), dist.get_rank(), dist.get_world_size()
         (True, 0, 1)
+        >>> dist.destroy_process_group()
     """
     if _State.default_pg is not None:
         raise ValueError("trying to initialize the default process group twice!")
@@ -365,7 +362,8 @@ def init_process_group(
         raise ValueError(f"Invalid backend: '{backend}' (ember runs over MPI: use 'mpi')")
     if not is_available():
         raise RuntimeError(
-            "ember.distributed needs mpi4py and an MPI runtime: pip install 'ember[distributed]'"
+            "ember.distributed needs mpi4py and an MPI runtime: install ember's distributed "
+            "extra (pip install -e '.[distributed]' in ember's checkout)"
         )
     MPI = _mpi()
     world = MPI.COMM_WORLD
@@ -383,22 +381,22 @@ def init_process_group(
     pg = ProcessGroup(world.Dup(), list(range(mpi_size)), name)
     _State.default_pg = pg
     _State.groups = [pg]
-    os.environ.setdefault("RANK", str(mpi_rank))
-    os.environ.setdefault("WORLD_SIZE", str(mpi_size))
     local = os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK") or os.environ.get("MPI_LOCALRANKID")
-    os.environ.setdefault("LOCAL_RANK", local if local is not None else str(mpi_rank))
+    values = {"RANK": mpi_rank, "WORLD_SIZE": mpi_size, "LOCAL_RANK": local or mpi_rank}
+    _State.env_set = [name for name in values if name not in os.environ]
+    for name in _State.env_set:
+        os.environ[name] = str(values[name])
 
 
 def is_initialized() -> bool:
     """True between ``init_process_group`` and ``destroy_process_group``.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.is_initialized()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.is_initialized()
         True
+        >>> dist.destroy_process_group()
         >>> dist.is_initialized()
         False
     """
@@ -412,11 +410,10 @@ def destroy_process_group(group=None) -> None:
     ``init_process_group`` may be called again.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.destroy_process_group()
-        ...     dist.is_initialized()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.destroy_process_group()
+        >>> dist.is_initialized()
         False
     """
     if group is None:
@@ -427,6 +424,7 @@ def destroy_process_group(group=None) -> None:
         _State.groups = []
         _State.default_pg = None
         _State.created = 0
+        _unset_env()
         return
     if group is _NON_MEMBER:
         return
@@ -437,6 +435,14 @@ def destroy_process_group(group=None) -> None:
         _State.groups.remove(group)
     if group is _State.default_pg:
         _State.default_pg = None
+        _unset_env()
+
+
+def _unset_env() -> None:
+    """Remove what init_process_group added to os.environ (what was there stays)."""
+    for name in _State.env_set:
+        os.environ.pop(name, None)
+    _State.env_set = []
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None, **kwargs):
@@ -452,13 +458,12 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, **kwargs)
             dist.all_reduce(t, group=evens)
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     sub = dist.new_group([0])
-        ...     dist.get_process_group_ranks(sub), dist.get_world_size(sub)
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> sub = dist.new_group([0])
+        >>> dist.get_process_group_ranks(sub), dist.get_world_size(sub)
         ([0], 1)
+        >>> dist.destroy_process_group()
     """
     world = _default()
     ranks = sorted(range(world.size()) if ranks is None else {int(r) for r in ranks})
@@ -484,12 +489,11 @@ def get_rank(group=None) -> int:
     """This process's rank in ``group`` (the default group when None); -1 if not a member.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.get_rank()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.get_rank()
         0
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     return -1 if pg is None else pg.rank()
@@ -499,12 +503,11 @@ def get_world_size(group=None) -> int:
     """Number of processes in ``group``; -1 if this process is not a member.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.get_world_size()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.get_world_size()
         1
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     return -1 if pg is None else pg.size()
@@ -514,12 +517,11 @@ def get_backend(group=None) -> str:
     """The backend name given to ``init_process_group`` (``"mpi"`` or ``"gloo"``).
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.get_backend()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.get_backend()
         'mpi'
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -531,12 +533,11 @@ def get_process_group_ranks(group) -> list:
     """The global ranks of ``group``'s processes.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.get_process_group_ranks(dist.group.WORLD)
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.get_process_group_ranks(dist.group.WORLD)
         [0]
+        >>> dist.destroy_process_group()
     """
     pg = _default() if group is None else group
     return list(pg._ranks)
@@ -546,12 +547,11 @@ def get_global_rank(group, group_rank: int) -> int:
     """Global rank of the process with rank ``group_rank`` in ``group``.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.get_global_rank(dist.new_group([0]), 0)
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.get_global_rank(dist.new_group([0]), 0)
         0
+        >>> dist.destroy_process_group()
     """
     return get_process_group_ranks(group)[group_rank]
 
@@ -560,12 +560,11 @@ def get_group_rank(group, global_rank: int) -> int:
     """Rank inside ``group`` of the process with global rank ``global_rank``.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.get_group_rank(dist.new_group([0]), 0)
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.get_group_rank(dist.new_group([0]), 0)
         0
+        >>> dist.destroy_process_group()
     """
     ranks = get_process_group_ranks(group)
     if global_rank not in ranks:
@@ -581,13 +580,12 @@ class Work:
     back into the tensors), ``is_completed()`` polls.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     work = dist.all_reduce(ember.tensor([1.0, 2.0]), async_op=True)
-        ...     work.wait(), work.is_completed()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> work = dist.all_reduce(ember.tensor([1.0, 2.0]), async_op=True)
+        >>> work.wait(), work.is_completed()
         (True, True)
+        >>> dist.destroy_process_group()
     """
 
     def __init__(self, requests: list, finish=None, result=None) -> None:
@@ -687,12 +685,11 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         dist.all_reduce(t, op=dist.ReduceOp.AVG)   # tensor([3., 6.])
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
+        >>> import ember, ember.distributed as dist
         >>> t = ember.tensor([1.0, 2.0])
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.all_reduce(t, op=dist.ReduceOp.MAX)
-        ...     dist.destroy_process_group()
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        >>> dist.destroy_process_group()
         >>> t
         tensor([1., 2.])
     """
@@ -720,14 +717,13 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         dist.broadcast(t, src=0)
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     t = ember.tensor([1.0, 2.0])
-        ...     dist.broadcast(t, src=0)
-        ...     t
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> t = ember.tensor([1.0, 2.0])
+        >>> dist.broadcast(t, src=0)
+        >>> t
         tensor([1., 2.])
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -747,14 +743,13 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         dist.all_gather(out, ember.full((2,), float(dist.get_rank())))
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = [ember.zeros(2)]
-        ...     dist.all_gather(out, ember.tensor([1.0, 2.0]))
-        ...     out
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = [ember.zeros(2)]
+        >>> dist.all_gather(out, ember.tensor([1.0, 2.0]))
+        >>> out
         [tensor([1., 2.])]
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -784,14 +779,13 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         dist.all_gather_into_tensor(out, ember.ones(2) * dist.get_rank())
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = ember.zeros(2)
-        ...     dist.all_gather_into_tensor(out, ember.tensor([1.0, 2.0]))
-        ...     out
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = ember.zeros(2)
+        >>> dist.all_gather_into_tensor(out, ember.tensor([1.0, 2.0]))
+        >>> out
         tensor([1., 2.])
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -816,14 +810,13 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         dist.reduce_scatter_tensor(out, ember.arange(2.0 * dist.get_world_size()))
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = ember.zeros(2)
-        ...     dist.reduce_scatter_tensor(out, ember.tensor([1.0, 2.0]))
-        ...     out
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = ember.zeros(2)
+        >>> dist.reduce_scatter_tensor(out, ember.tensor([1.0, 2.0]))
+        >>> out
         tensor([1., 2.])
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -852,14 +845,13 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
         dist.reduce_scatter(out, [ember.ones(2) for _ in range(dist.get_world_size())])
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = ember.zeros(2)
-        ...     dist.reduce_scatter(out, [ember.tensor([1.0, 2.0])])
-        ...     out
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = ember.zeros(2)
+        >>> dist.reduce_scatter(out, [ember.tensor([1.0, 2.0])])
+        >>> out
         tensor([1., 2.])
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -888,14 +880,13 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         dist.reduce(t, dst=0, op=dist.ReduceOp.PRODUCT)
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     t = ember.tensor([2.0, 3.0])
-        ...     dist.reduce(t, dst=0, op=dist.ReduceOp.PRODUCT)
-        ...     t
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> t = ember.tensor([2.0, 3.0])
+        >>> dist.reduce(t, dst=0, op=dist.ReduceOp.PRODUCT)
+        >>> t
         tensor([2., 3.])
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -928,14 +919,13 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         dist.gather(ember.ones(2) * dist.get_rank(), out, dst=0)
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = [ember.zeros(2)]
-        ...     dist.gather(ember.tensor([1.0, 2.0]), out, dst=0)
-        ...     out
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = [ember.zeros(2)]
+        >>> dist.gather(ember.tensor([1.0, 2.0]), out, dst=0)
+        >>> out
         [tensor([1., 2.])]
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -972,14 +962,13 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         dist.scatter(out, parts, src=0)
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = ember.zeros(2)
-        ...     dist.scatter(out, [ember.tensor([1.0, 2.0])], src=0)
-        ...     out
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = ember.zeros(2)
+        >>> dist.scatter(out, [ember.tensor([1.0, 2.0])], src=0)
+        >>> out
         tensor([1., 2.])
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -1010,14 +999,13 @@ def all_to_all_single(
         dist.all_to_all_single(out, ember.arange(2.0) + 10 * dist.get_rank())
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = ember.zeros(3)
-        ...     dist.all_to_all_single(out, ember.arange(3.0))
-        ...     out
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = ember.zeros(3)
+        >>> dist.all_to_all_single(out, ember.arange(3.0))
+        >>> out
         tensor([0., 1., 2.])
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -1047,14 +1035,13 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     """``output_tensor_list[i]`` on process j receives ``input_tensor_list[j]`` of process i.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = [ember.zeros(2)]
-        ...     dist.all_to_all(out, [ember.tensor([1.0, 2.0])])
-        ...     out
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = [ember.zeros(2)]
+        >>> dist.all_to_all(out, [ember.tensor([1.0, 2.0])])
+        >>> out
         [tensor([1., 2.])]
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -1081,13 +1068,12 @@ def barrier(group=None, async_op=False, device_ids=None):
     a :class:`Work` whose ``wait()`` blocks).
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.barrier()
-        ...     dist.barrier(async_op=True).wait()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.barrier()
+        >>> dist.barrier(async_op=True).wait()
         True
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -1099,13 +1085,12 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False) -> None:
     """A barrier (MPI reports a process that fails; ``timeout`` is not used).
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     dist.monitored_barrier()
-        ...     dist.is_initialized()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> dist.monitored_barrier()
+        >>> dist.is_initialized()
         True
+        >>> dist.destroy_process_group()
     """
     barrier(group)
 
@@ -1119,14 +1104,13 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     A process may send to itself: the example's single process receives its own message.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     send = dist.isend(ember.tensor([1.0, 2.0]), dst=0)
-        ...     out = ember.zeros(2)
-        ...     dist.irecv(out, src=0).wait(), send.wait()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> send = dist.isend(ember.tensor([1.0, 2.0]), dst=0)
+        >>> out = ember.zeros(2)
+        >>> dist.irecv(out, src=0).wait(), send.wait()
         (True, True)
+        >>> dist.destroy_process_group()
         >>> out
         tensor([1., 2.])
 
@@ -1153,15 +1137,14 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     returns a :class:`Work` whose ``wait()`` completes it.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = ember.zeros(2)
-        ...     recv = dist.irecv(out, src=0)
-        ...     dist.send(ember.tensor([1.0, 2.0]), dst=0)
-        ...     recv.wait()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = ember.zeros(2)
+        >>> recv = dist.irecv(out, src=0)
+        >>> dist.send(ember.tensor([1.0, 2.0]), dst=0)
+        >>> recv.wait()
         True
+        >>> dist.destroy_process_group()
         >>> out
         tensor([1., 2.])
     """
@@ -1185,15 +1168,14 @@ def send(tensor, dst=None, group=None, tag=0, group_dst=None) -> None:
     """Send ``tensor`` to process ``dst`` (blocks until it can be reused).
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = ember.zeros(2)
-        ...     recv = dist.irecv(out, src=0)  # posted first: this process sends to itself
-        ...     dist.send(ember.tensor([1.0, 2.0]), dst=0)
-        ...     recv.wait()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = ember.zeros(2)
+        >>> recv = dist.irecv(out, src=0)  # posted first: this process sends to itself
+        >>> dist.send(ember.tensor([1.0, 2.0]), dst=0)
+        >>> recv.wait()
         True
+        >>> dist.destroy_process_group()
         >>> out
         tensor([1., 2.])
     """
@@ -1207,16 +1189,15 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None) -> int:
     global rank.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     send = dist.isend(ember.tensor([1.0, 2.0]), dst=0)  # to itself
-        ...     out = ember.zeros(2)
-        ...     dist.recv(out)
-        ...     send.wait()
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> send = dist.isend(ember.tensor([1.0, 2.0]), dst=0)  # to itself
+        >>> out = ember.zeros(2)
+        >>> dist.recv(out)
         0
+        >>> send.wait()
         True
+        >>> dist.destroy_process_group()
         >>> out
         tensor([1., 2.])
     """
@@ -1231,13 +1212,12 @@ class P2POp:
     """A point-to-point operation for :func:`batch_isend_irecv`: ``P2POp(dist.isend, t, 1)``.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     op = dist.P2POp(dist.irecv, ember.zeros(2), peer=0)
-        ...     op.op is dist.irecv, op.peer
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> op = dist.P2POp(dist.irecv, ember.zeros(2), peer=0)
+        >>> op.op is dist.irecv, op.peer
         (True, 0)
+        >>> dist.destroy_process_group()
     """
 
     def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None) -> None:
@@ -1254,15 +1234,14 @@ def batch_isend_irecv(p2p_op_list: list) -> list:
     """Start every operation of ``p2p_op_list``; returns their :class:`Work` handles.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = ember.zeros(2)
-        ...     ops = [dist.P2POp(dist.isend, ember.tensor([1.0, 2.0]), 0),
-        ...            dist.P2POp(dist.irecv, out, 0)]
-        ...     [work.wait() for work in dist.batch_isend_irecv(ops)]
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = ember.zeros(2)
+        >>> ops = [dist.P2POp(dist.isend, ember.tensor([1.0, 2.0]), 0),
+        ...        dist.P2POp(dist.irecv, out, 0)]
+        >>> [work.wait() for work in dist.batch_isend_irecv(ops)]
         [True, True]
+        >>> dist.destroy_process_group()
         >>> out
         tensor([1., 2.])
     """
@@ -1311,14 +1290,13 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
         dist.all_gather_object(out, {"rank": dist.get_rank()})
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = [None]
-        ...     dist.all_gather_object(out, {"rank": dist.get_rank()})
-        ...     out
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = [None]
+        >>> dist.all_gather_object(out, {"rank": dist.get_rank()})
+        >>> out
         [{'rank': 0}]
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -1332,14 +1310,13 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
     """Process ``dst`` receives every process's ``obj`` (as JSON) in ``object_gather_list``.
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     out = [None]
-        ...     dist.gather_object({"loss": 0.5}, out, dst=0)
-        ...     out
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> out = [None]
+        >>> dist.gather_object({"loss": 0.5}, out, dst=0)
+        >>> out
         [{'loss': 0.5}]
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
@@ -1367,14 +1344,13 @@ def broadcast_object_list(object_list: list, src=None, group=None, device=None, 
         dist.broadcast_object_list(cfg, src=0)
 
     Example:
-        >>> import os, unittest.mock, ember, ember.distributed as dist
-        >>> with unittest.mock.patch.dict(os.environ):  # init sets RANK, WORLD_SIZE: undo after
-        ...     dist.init_process_group("mpi")  # alone: a group of one process
-        ...     cfg = [{"lr": 0.1}]
-        ...     dist.broadcast_object_list(cfg, src=0)
-        ...     cfg
-        ...     dist.destroy_process_group()
+        >>> import ember, ember.distributed as dist
+        >>> dist.init_process_group("mpi")  # alone: a group of one process
+        >>> cfg = [{"lr": 0.1}]
+        >>> dist.broadcast_object_list(cfg, src=0)
+        >>> cfg
         [{'lr': 0.1}]
+        >>> dist.destroy_process_group()
     """
     pg = _resolve(group)
     if pg is None:
