@@ -8,7 +8,7 @@ PYPROJECT_SUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 STAMP := $(VENV)/.installed-$(PYPROJECT_SUM)
 DEMO_STAMP := $(VENV)/.demo-$(PYPROJECT_SUM)
 DOCS_STAMP := $(VENV)/.docs-$(PYPROJECT_SUM)
-ALL_EXTRAS := dev,oracle,viz,distributed,demo,bench,onnx,tensorboard,docs
+ALL_EXTRAS := dev,oracle,viz,distributed,demo,bench,onnx,tensorboard,docs,ecosystem
 
 # $(call system_package,COMMAND,DEBIAN_PACKAGE): install the package with apt (as root, else
 # through sudo) when COMMAND is missing.

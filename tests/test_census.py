@@ -22,9 +22,6 @@ CANNOT_EXIST = {
 # Not built yet: each belongs to an open issue.
 _TAIL = "issue 26's long tail, not built yet"
 NOT_YET = {
-    "Tensor.resize_": _TAIL + " (in-place shape changes)",
-    "Tensor.squeeze_": _TAIL + " (in-place shape changes)",
-    "Tensor.storage": _TAIL + " (typed storages)",
     "torch.ops.aten._foreach_maximum_.overloads": _TAIL + " (torch.ops for _foreach_*)",
     "torch.distributed.optim": _TAIL + " (ZeroRedundancyOptimizer)",
     "torch.distributed.optim.ZeroRedundancyOptimizer": _TAIL,

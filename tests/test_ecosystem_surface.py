@@ -196,3 +196,101 @@ def test_frombuffer_as_torch():
         assert ones.shape == (2, 3) and lib.ones(2).new_zeros(size=(1,)).shape == (1,)
         with pytest.raises(TypeError, match=r"new_ones\(\) got multiple values for argument"):
             lib.ones(2).new_ones(2, size=(2,))
+
+
+def _outcome(fn):
+    try:
+        return ("ok", repr(fn()))
+    except Exception as e:  # noqa: BLE001 (the error is what is compared)
+        return type(e).__name__, str(e)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.Stream(),
+        lambda m: m.Stream("cpu", priority=-1),
+        lambda m: m.Stream("meta"),
+        lambda m: m.Stream("cuda"),
+        lambda m: m.Stream(0),
+        lambda m: (m.Stream().query(), m.Stream().synchronize(), m.Stream() == m.Stream()),
+        lambda m: m.Stream().wait_event(m.Event()),
+        lambda m: m.Stream().wait_stream(m.Stream()),
+        lambda m: m.Stream().record_event(),
+        lambda m: m.Event(),
+        lambda m: m.Event(enable_timing=True, blocking=True),
+        lambda m: m.Event("cuda"),
+        lambda m: (m.Event().query(), m.Event().synchronize(), m.Event().wait()),
+        lambda m: m.Event().record(),
+        lambda m: m.Event().elapsed_time(m.Event()),
+        lambda m: m.Event(enable_timing=True).elapsed_time(m.Event(enable_timing=True)),
+        lambda m: m.Event().ipc_handle(),
+    ],
+)
+def test_streams_and_events_behave_as_a_cpu_build(call):
+    assert _outcome(lambda: call(ember)) == _outcome(lambda: call(torch))
+
+
+def test_device_as_a_context_manager_and_default_device():
+    def run(m):
+        seen = []
+        with m.device("cpu") as d:
+            seen.append((repr(d), str(m.ones(2).device), str(m.get_default_device())))
+        with m.device("cuda"):
+            seen.append(_outcome(lambda: m.randn(2)))
+            seen.append(_outcome(lambda: m.zeros(2, device="cpu").device))
+        seen.append(str(m.get_default_device()))
+        m.set_default_device("cuda")
+        try:
+            seen.append(_outcome(lambda: m.tensor([1.0])))
+            seen.append(_outcome(lambda: m.arange(3)))
+        finally:
+            m.set_default_device(None)
+        seen.append(_outcome(lambda: m.ones(1)))
+        return seen
+
+    assert run(ember) == run(torch)
+
+
+def test_data_classes_are_generic_as_torchs():
+    import torch.utils.data as td
+
+    import ember.utils.data as ed
+
+    for name in (
+        "Dataset",
+        "IterableDataset",
+        "Subset",
+        "ConcatDataset",
+        "Sampler",
+        "DistributedSampler",
+        "DataLoader",
+    ):
+        assert getattr(ed, name)[int].__args__ == (int,), name
+        assert len(getattr(ed, name).__parameters__) == len(getattr(td, name).__parameters__)
+    for name in ("SequentialSampler", "RandomSampler", "BatchSampler", "TensorDataset"):
+        assert getattr(ed, name).__parameters__ == (), name
+
+    class Evens(ed.Sampler[int]):
+        def __iter__(self):
+            return iter([0, 2])
+
+    assert list(ed.DataLoader(ed.TensorDataset(ember.arange(4)), sampler=Evens())) == [
+        [ember.tensor([0])],
+        [ember.tensor([2])],
+    ]
+
+
+def test_config_report_hub_hash_and_checkpoint_device_states():
+    from torch.utils.checkpoint import get_device_states as torch_states
+
+    from ember.utils.checkpoint import get_device_states, set_device_states
+
+    assert ember.__config__.show().startswith("PyTorch built with:\n")
+    assert "NumPy" in ember.__config__.show()
+    assert ember.__config__.parallel_info().startswith("ATen/Parallel:\n")
+    assert ember.hub.HASH_REGEX.pattern == torch.hub.HASH_REGEX.pattern
+    assert get_device_states(ember.ones(2), 3) == torch_states(torch.ones(2), 3) == ([], [])
+    set_device_states([], [])
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        set_device_states([0], [None])

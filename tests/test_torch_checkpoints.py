@@ -338,7 +338,7 @@ def test_whole_module_and_optimizer_are_refused(tmp_path):
         save({"model": m}, tmp_path / "m.pt")
     with pytest.raises(TypeError, match="state_dict"):
         save(ember.optim.SGD(m.parameters(), lr=0.1), tmp_path / "m.pt")
-    for bad in (np.ones(2), frozenset([1]), object(), lambda: 0):
+    for bad in (np.ones(2, dtype=object), frozenset([1]), object(), lambda: 0):
         with pytest.raises(TypeError, match="ember.save"):
             save({"x": bad}, tmp_path / "m.pt")
     assert os.listdir(tmp_path) == []

@@ -393,10 +393,22 @@ def _values_and_grads(op, wrap=None, mode=None):
 
 # Entries whose results are plain Tensors in torch too, or that ember cannot run on a
 # subclass instance: results of autograd.grad, values written into a plain tensor, t_()
-# on a view of a graph tensor (an alias, as as_subclass makes; ember's known limitation).
+# and the other in-place shape changes on a view of a graph tensor (an alias, as
+# as_subclass makes; ember's known limitation).
 # (``sparse.``: a sparse result has ember's sparse class, which dispatches the sparse ops,
 # whatever the class of the dense tensor it was made from; torch keeps the subclass)
-_PLAIN_RESULTS = {"binary_cross_entropy_gradient", "view_plain_base", "t_", "sparse."}
+_PLAIN_RESULTS = {
+    "binary_cross_entropy_gradient",
+    "view_plain_base",
+    "t_",
+    "squeeze_",
+    "squeeze__dim",
+    "squeeze__dims",
+    "unsqueeze_",
+    "transpose_",
+    "swapdims_",
+    "sparse.",
+}
 
 
 def _public(op) -> bool:

@@ -54,6 +54,17 @@ PAGES = (
     Page("utils.checkpoint", "ember.utils.checkpoint", "Activation checkpointing."),
     Page("amp", "ember.amp", "Automatic mixed precision (bfloat16 / float16 on CPU)."),
     Page("distributed", "ember.distributed", "Data-parallel training over MPI."),
+    Page(
+        "distributed.device_mesh",
+        "ember.distributed.device_mesh",
+        "Device meshes: process groups arranged in named dimensions.",
+    ),
+    Page(
+        "distributed.tensor",
+        "ember.distributed.tensor",
+        "DTensor's module surface: placements, and torch's errors without a device mesh.",
+    ),
+    Page("storage", "ember.storage", "Untyped and typed storages: the bytes under tensors."),
     Page("profiler", "ember.profiler", "Timing ops and modules."),
     Page("fx", "ember.fx", "Explicit graphs: symbolic tracing and graph modules."),
     Page("onnx", "ember.onnx", "Exporting to ONNX."),

@@ -33,6 +33,7 @@ CORE = {
     "_creation",
     "_alloc",
     "_quiet",
+    "_meta",
 }
 # The layers, bottom up; a part not listed is in the last one.
 LAYERS = [

@@ -36,14 +36,18 @@ _ops_core.set_kernel_loader(_eager_kernel)
 _LAZY_MODULES = frozenset(
     """nn optim utils testing accelerator amp backends cpu cuda distributed hub jit
     distributions func multiprocessing onnx profiler quasirandom random viz ops fx
-    overrides serialization functional compiler _dynamo _inductor mps sparse library""".split()
+    overrides serialization functional compiler _dynamo _inductor mps sparse library _C
+    __config__""".split()
 )
 _LAZY_NAMES = {
     "as_torch": "._as_torch",
     "vmap": ".func",  # torch.vmap is torch.func.vmap
     "compile": "._compile",
+    "get_device_module": "._device_module",
     "load": ".serialization",
     "save": ".serialization",
+    "PyTorchFileReader": "._C",
+    "ScriptModule": ".jit",
     **dict.fromkeys(
         """autocast get_autocast_dtype is_autocast_cache_enabled is_autocast_enabled
         set_autocast_cache_enabled set_autocast_dtype set_autocast_enabled""".split(),

@@ -16,13 +16,15 @@ from . import _creation, _dtype
 from ._aten.inplace import setitem
 from ._mode import state as _mode
 from ._overrides import warn as _warn
-from ._tensor import Size, Tensor, register_methods
+from ._tensor import DEFAULT_DEVICE, Size, Tensor, register_methods
 from ._tensor import device as _device
 from .autograd.views import VIEW_LEAF_MSG
 
 _wrap = Tensor._wrap
 
 __all__ = [
+    "Event",
+    "Stream",
     "BoolTensor",
     "ByteTensor",
     "CharTensor",
@@ -129,10 +131,140 @@ def _tensor_pin_memory(self, device=None):
     raise RuntimeError("Cannot access accelerator device when none is available.")
 
 
+# -- streams and events (torch.Stream, torch.Event) on the CPU ---------------------------
+
+_NO_CPU_EVENTS = "cpu backend doesn't support events."
+
+
+def _stream_device(device):
+    """The device of a Stream or Event: the CPU (or meta) as torch's CPU build allows."""
+    if device is None:
+        return _device("cpu")
+    if isinstance(device, int):  # an accelerator index
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    d = _device(device)
+    if d.type not in ("cpu", "meta"):
+        raise RuntimeError(f"PyTorch is not linked with support for {d.type} devices")
+    return d
+
+
+class Stream:
+    """``torch.Stream``: an ordered queue of work on a device. On the CPU work runs as it is
+    issued, so a stream is always idle; recording events fails as on torch's CPU build.
+
+    Example:
+        >>> import ember
+        >>> s = ember.Stream()
+        >>> s, s.query()
+        (torch.Stream device_type=cpu, device_index=-1, stream_id=0, True)
+    """
+
+    def __init__(self, device=None, *, priority: int = 0) -> None:
+        self.device = _stream_device(device)
+        self.device_type = self.device.type
+        self.device_index = -1 if self.device.index is None else self.device.index
+        self.stream_id = 0
+
+    def query(self) -> bool:
+        """True: all work issued to a CPU stream has finished."""
+        return True
+
+    def synchronize(self) -> None:
+        """Wait for the stream's work (none is pending on the CPU)."""
+
+    def wait_event(self, event: Event) -> None:
+        """Make later work wait for ``event`` (nothing to wait for on the CPU)."""
+
+    def wait_stream(self, stream: Stream) -> None:
+        """Make later work wait for ``stream``'s: needs an event, which the CPU lacks."""
+        raise RuntimeError(_NO_CPU_EVENTS)
+
+    def record_event(self, event: Event | None = None) -> Event:
+        """Record an event on the stream: the CPU has no events."""
+        raise RuntimeError(_NO_CPU_EVENTS)
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Stream) and (self.device, self.stream_id) == (
+            other.device,
+            other.stream_id,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.device, self.stream_id))
+
+    def __repr__(self) -> str:
+        return (
+            f"torch.Stream device_type={self.device_type}, device_index={self.device_index}, "
+            f"stream_id={self.stream_id}"
+        )
+
+
+class Event:
+    """``torch.Event``: a marker in a stream's work, for synchronizing and timing. A CPU
+    event is never recorded (torch's CPU build refuses), so it is always complete.
+
+    Example:
+        >>> import ember
+        >>> e = ember.Event(enable_timing=True)
+        >>> e, e.query()
+        (torch.Event device_type=cpu, device_index=-1, event_flag=1, event_id=0, True)
+    """
+
+    def __init__(
+        self,
+        device=None,
+        *,
+        enable_timing: bool = False,
+        blocking: bool = False,
+        interprocess: bool = False,
+    ) -> None:
+        self.device = _stream_device(device)
+        self.event_id = 0
+        self._timing = enable_timing
+
+    def record(self, stream: Stream | None = None) -> None:
+        """Record the event on ``stream``: the CPU has no events."""
+        raise RuntimeError(_NO_CPU_EVENTS)
+
+    def query(self) -> bool:
+        """True: nothing recorded is pending."""
+        return True
+
+    def synchronize(self) -> None:
+        """Wait for the event (never pending on the CPU)."""
+
+    def wait(self, stream: Stream | None = None) -> None:
+        """Make ``stream``'s later work wait for the event (nothing to wait for)."""
+
+    def elapsed_time(self, end_event: Event) -> float:
+        """Milliseconds between two recorded timing events: CPU events are never recorded."""
+        if not (self._timing and end_event._timing):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        raise ValueError("Both events must be recorded before calculating elapsed time.")
+
+    def ipc_handle(self):
+        """A handle to share the event between processes: not supported, as in torch."""
+        raise NotImplementedError(
+            "torch.Event ipc is not supported yet, please open an issue if you need this!"
+        )
+
+    def __repr__(self) -> str:
+        index = -1 if self.device.index is None else self.device.index
+        return (
+            f"torch.Event device_type={self.device.type}, device_index={index}, "
+            f"event_flag={int(self._timing)}, event_id={self.event_id}"
+        )
+
+
 # -- default device and matmul precision ---------------------------------------------------
 
 _matmul_precision = ["highest"]
-_default_device: list = [None]
 
 
 def set_float32_matmul_precision(precision: str) -> None:
@@ -176,7 +308,7 @@ def set_default_device(device) -> None:
         device(type='cpu')
         >>> ember.set_default_device(None)
     """
-    _default_device[0] = None if device is None else _device(device)
+    DEFAULT_DEVICE[0] = None if device is None else _device(device)
 
 
 def get_default_device():
@@ -187,7 +319,7 @@ def get_default_device():
         >>> ember.get_default_device()
         device(type='cpu')
     """
-    return _default_device[0] or _device("cpu")
+    return DEFAULT_DEVICE[0] or _device("cpu")
 
 
 # -- threads and determinism ----------------------------------------------------------------
@@ -589,7 +721,8 @@ def _new_method(name: str, make, doc: str):
         layout=None,
         pin_memory=False,
     ):
-        return make(_new_size(name, dims, size), _new_dtype(self, dtype), requires_grad)
+        dev = self.device if device is None else device  # (self's: meta or the CPU)
+        return make(_new_size(name, dims, size), _new_dtype(self, dtype), requires_grad, dev)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = doc
@@ -598,7 +731,7 @@ def _new_method(name: str, make, doc: str):
 
 new_zeros = _new_method(
     "new_zeros",
-    _creation._zeros,
+    lambda size, dtype, rg, dev: _creation._zeros(size, dtype, rg, dev),
     """Zeros of ``size`` with this tensor's dtype unless ``dtype`` is given.
 
     Example:
@@ -609,7 +742,7 @@ new_zeros = _new_method(
 )
 new_ones = _new_method(
     "new_ones",
-    lambda size, dtype, rg: _creation.ones(*size, dtype=dtype, requires_grad=rg),
+    lambda size, dtype, rg, dev: _creation.ones(*size, dtype=dtype, requires_grad=rg, device=dev),
     """Ones of ``size`` with this tensor's dtype unless ``dtype`` is given.
 
     Example:
@@ -620,7 +753,7 @@ new_ones = _new_method(
 )
 new_empty = _new_method(
     "new_empty",
-    lambda size, dtype, rg: _creation.empty(*size, dtype=dtype, requires_grad=rg),
+    lambda size, dtype, rg, dev: _creation.empty(*size, dtype=dtype, requires_grad=rg, device=dev),
     """An uninitialised tensor of ``size`` with this tensor's dtype (ember zero-fills it).
 
     Example:
@@ -660,6 +793,7 @@ def new_full(
         _scalar(fill_value),
         dtype=_new_dtype(self, dtype),
         requires_grad=requires_grad,
+        device=self.device if device is None else device,
     )
 
 
@@ -681,8 +815,10 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, pin_
             stacklevel=2,
         )
         arr = data._data.astype(_dtype.to_numpy_dtype(d), copy=True)
-        return _creation._finish(arr, requires_grad)
-    return _creation.tensor(data, dtype=d, requires_grad=requires_grad)
+        t = _creation._finish(arr, requires_grad)
+        return t if device is None and not self.is_meta else t.to(device or self.device)
+    dev = self.device if device is None else device
+    return _creation.tensor(data, dtype=d, requires_grad=requires_grad, device=dev)
 
 
 # -- fill_diagonal_ ---------------------------------------------------------------------------

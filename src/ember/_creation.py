@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _dtype
 from ._alloc import raise_alloc_error
+from ._meta import MetaArray, meta_empty
 from ._overrides import warn as _warn
 from ._quiet import QUIET, quiet_reset, quiet_set
 from ._tensor import Tensor, check_device
@@ -241,6 +242,19 @@ def _new_from(make, shape: tuple, dtype, requires_grad: bool) -> Tensor:
     return _finish(data, requires_grad)
 
 
+def _meta(shape: tuple, dtype, requires_grad: bool) -> Tensor:
+    """A tensor on the ``meta`` device: ``shape`` and ``dtype``, no data."""
+    return _finish(meta_empty(shape, dtype), requires_grad)
+
+
+def _like_is_meta(input: Tensor, device) -> bool:
+    """Whether a ``*_like`` factory makes a meta tensor: ``device``, else ``input``'s (the
+    default device plays no part)."""
+    if device is None:
+        return type(input._data) is MetaArray
+    return bool(check_device(device))
+
+
 def _no_grad_dtype():
     raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
 
@@ -260,7 +274,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         >>> ember.tensor([0.1, 1.0])
         tensor([0.1000, 1.0000])
     """
-    check_device(device)
+    meta = check_device(device)
     if isinstance(data, Tensor):
         _warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
@@ -278,6 +292,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         arr = _from_python(data, None if dtype is None else _dtype.to_numpy_dtype(dtype))
     if dtype is not None:
         arr = arr.astype(_dtype.to_numpy_dtype(dtype), copy=False)
+    if meta:
+        arr = meta_empty(arr.shape, arr.dtype)
     return _finish(arr, requires_grad)
 
 
@@ -524,7 +540,10 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         >>> t
         tensor([5., 2.], dtype=torch.float64)
     """
-    check_device(device)
+    if check_device(device):
+        if isinstance(data, Tensor):
+            return data.to("meta", dtype)
+        return tensor(data, dtype=dtype, device="meta")
     if isinstance(data, Tensor):
         if dtype is None or _dtype.to_numpy_dtype(dtype) == data._data.dtype:
             return data
@@ -626,15 +645,20 @@ def zeros(
         >>> ember.zeros(2)
         tensor([0., 0.])
     """
-    check_device(device)
+    meta = check_device(device)
     shape = _size(shape, size, "zeros: Dimension size must be non-negative.", "zeros")
+    if meta:
+        return _meta(shape, _float_dtype(dtype), requires_grad)
     return _new(np.zeros, shape, _float_dtype(dtype), requires_grad)
 
 
-def _zeros(size: tuple, dtype, requires_grad: bool) -> Tensor:
+def _zeros(size: tuple, dtype, requires_grad: bool, device=None) -> Tensor:
     """Zeros with the message of every factory but torch.zeros for a negative size
     (Tensor.new_zeros's)."""
-    return _new(np.zeros, _size(size, fname="new_zeros"), _float_dtype(dtype), requires_grad)
+    shape = _size(size, fname="new_zeros")
+    if check_device(device):
+        return _meta(shape, _float_dtype(dtype), requires_grad)
+    return _new(np.zeros, shape, _float_dtype(dtype), requires_grad)
 
 
 def ones(
@@ -648,7 +672,8 @@ def ones(
         tensor([[1., 1.],
                 [1., 1.]], requires_grad=True)
     """
-    check_device(device)
+    if check_device(device):
+        return _meta(_size(shape, size, fname="ones"), _float_dtype(dtype), requires_grad)
     return _new(np.ones, _size(shape, size, fname="ones"), _float_dtype(dtype), requires_grad)
 
 
@@ -670,7 +695,8 @@ def empty(
         >>> ember.empty(2, 3).shape
         torch.Size([2, 3])
     """
-    check_device(device)
+    if check_device(device):
+        return _meta(_size(shape, size), _float_dtype(dtype), requires_grad)
     return _new(np.zeros, _size(shape, size), _float_dtype(dtype), requires_grad)
 
 
@@ -684,11 +710,13 @@ def full(
         >>> ember.full((2,), 7)
         tensor([7, 7])
     """
-    check_device(device)
+    meta = check_device(device)
     if dtype is None:
         dt = _infer_dtype(fill_value)
     else:
         dt = _dtype.to_numpy_dtype(dtype)
+    if meta:
+        return _meta(_size((size,)), dt, requires_grad)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     return _new_full(_size((size,)), fill_value, dt, requires_grad)
@@ -712,12 +740,14 @@ def eye(
         tensor([[1., 0., 0.],
                 [0., 1., 0.]])
     """
-    check_device(device)
+    meta = check_device(device)
     m = n if m is None else m
     if n < 0 or m < 0:
         name, v = ("n", n) if n < 0 else ("m", m)
         raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dt = _float_dtype(dtype)
+    if meta:
+        return _meta((n, m), dt, requires_grad)
     try:
         data = np.eye(n, m, dtype=dt)
     except (MemoryError, ValueError) as e:
@@ -739,7 +769,7 @@ def arange(
         >>> ember.arange(0, 3)
         tensor([0, 1, 2])
     """
-    check_device(device)
+    meta = check_device(device)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -766,6 +796,8 @@ def arange(
         if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
             raise RuntimeError("upper bound and lower bound inconsistent with step sign")
         n = 0
+    if meta:
+        return _meta((n,), dt, requires_grad)
     try:
         if dt.kind in "fV":
             data = (start + np.arange(n, dtype=np.float64) * step).astype(dt)
@@ -791,8 +823,10 @@ def linspace(
         >>> ember.linspace(0, 1, 5)
         tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
-    check_device(device)
+    meta = check_device(device)
     _check_steps(steps)
+    if meta:
+        return _meta((steps,), _float_dtype(dtype), requires_grad)
     return _new_from(
         lambda: np.linspace(start, end, steps, dtype=np.float64),
         (steps,),
@@ -820,8 +854,10 @@ def logspace(
         >>> ember.logspace(0, 2, 3)
         tensor([  1.,  10., 100.])
     """
-    check_device(device)
+    meta = check_device(device)
     _check_steps(steps)
+    if meta:
+        return _meta((steps,), _float_dtype(dtype), requires_grad)
     return _new_from(
         lambda: np.logspace(start, end, steps, base=base),
         (steps,),
@@ -856,9 +892,11 @@ def rand(
         >>> ember.rand(2, 3).shape
         torch.Size([2, 3])
     """
-    check_device(device)
+    meta = check_device(device)
     dt, shape = _float_dtype(dtype), _size(shape, size, fname="rand")
     _check_sampled_dtype(dt, "check_uniform_bounds")
+    if meta:  # nothing drawn: the generator does not move
+        return _meta(shape, dt, requires_grad)
     return _sample(_rng(generator).random, shape, dt, requires_grad)
 
 
@@ -880,10 +918,12 @@ def randn(
         >>> ember.randn(3, requires_grad=True).requires_grad
         True
     """
-    check_device(device)
+    meta = check_device(device)
     dt = _float_dtype(dtype)
     rng, shape = _rng(generator), _size(shape, size, fname="randn")
     _check_sampled_dtype(dt, "normal_kernel_cpu")
+    if meta:  # nothing drawn: the generator does not move
+        return _meta(shape, dt, requires_grad)
     return _sample(rng.standard_normal, shape, dt, requires_grad)
 
 
@@ -906,7 +946,7 @@ def randint(
         >>> ember.randint(0, 10, (3,)).dtype
         torch.int64
     """
-    check_device(device)
+    meta = check_device(device)
     if size is None:
         if isinstance(high, (tuple, list)):
             low, high, size = 0, low, high
@@ -916,6 +956,8 @@ def randint(
         low, high = 0, low
     dt = np.dtype(np.int64) if dtype is None else _dtype.to_numpy_dtype(dtype)
     shape, rng = _size((size,)), _rng(generator)
+    if meta:
+        return _meta(shape, dt, requires_grad)
     return _new_from(
         lambda: rng.integers(low, high, size=shape, dtype=np.int64), shape, dt, requires_grad
     )
@@ -939,9 +981,11 @@ def randperm(
         >>> sorted(ember.randperm(4).tolist())
         [0, 1, 2, 3]
     """
-    check_device(device)
+    meta = check_device(device)
     dt = np.dtype(np.int64) if dtype is None else _dtype.to_numpy_dtype(dtype)
     shape, rng = _size((n,)), _rng(generator)
+    if meta:
+        return _meta(shape, dt, requires_grad)
     return _new_from(lambda: rng.permutation(n), shape, dt, requires_grad)
 
 
@@ -967,7 +1011,7 @@ def normal(
         >>> ember.normal(2.0, 0.5, (2, 3), dtype=ember.float64).dtype
         torch.float64
     """
-    check_device(device)
+    meta = check_device(device)
     mean, std = float(mean), float(std)
     dt = _float_dtype(dtype)
     if dt.kind not in "fcV":
@@ -977,6 +1021,8 @@ def normal(
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     shape, rng = _size((size,), fname="normal"), _rng(generator)
+    if meta:
+        return _meta(shape, dt, requires_grad)
     t = _new_from(lambda: mean + std * rng.standard_normal(shape), shape, dt, requires_grad)
     if out is not None:
         out.data = t.to(out.dtype) if out.dtype != t.dtype else t
@@ -1019,7 +1065,8 @@ def zeros_like(
         >>> ember.zeros_like(ember.tensor([[1, 2]]))
         tensor([[0, 0]])
     """
-    check_device(device)
+    if _like_is_meta(input, device):
+        return _meta(input._data.shape, _like_dtype(input, dtype), requires_grad)
     return _new(np.zeros, input._data.shape, _like_dtype(input, dtype), requires_grad)
 
 
@@ -1033,7 +1080,8 @@ def ones_like(
         >>> ember.ones_like(ember.tensor([[1, 2]]))
         tensor([[1, 1]])
     """
-    check_device(device)
+    if _like_is_meta(input, device):
+        return _meta(input._data.shape, _like_dtype(input, dtype), requires_grad)
     return _new(np.ones, input._data.shape, _like_dtype(input, dtype), requires_grad)
 
 
@@ -1049,8 +1097,9 @@ def empty_like(
         >>> t.shape, t.dtype
         (torch.Size([2, 3]), torch.int32)
     """
-    check_device(device)
-    return zeros_like(input, dtype=dtype, requires_grad=requires_grad)
+    if _like_is_meta(input, device):
+        return _meta(input._data.shape, _like_dtype(input, dtype), requires_grad)
+    return _new(np.zeros, input._data.shape, _like_dtype(input, dtype), requires_grad)
 
 
 def full_like(
@@ -1071,8 +1120,9 @@ def full_like(
         tensor([[7., 7.],
                 [7., 7.]])
     """
-    check_device(device)
     dt = _like_dtype(input, dtype)
+    if _like_is_meta(input, device):
+        return _meta(input._data.shape, dt, requires_grad)
     return _new_full(input._data.shape, fill_value, dt, requires_grad)
 
 
@@ -1094,10 +1144,12 @@ def rand_like(
         >>> t.shape, t.dtype, bool(((t >= 0) & (t < 1)).all())
         (torch.Size([2, 3]), torch.float64, True)
     """
-    check_device(device)
+    meta = _like_is_meta(input, device)
     dt = _like_dtype(input, dtype)
     rng = _rng(generator)
     _check_sampled_dtype(dt, "check_uniform_bounds")
+    if meta:
+        return _meta(input._data.shape, dt, requires_grad)
     return _sample(rng.random, input._data.shape, dt, requires_grad)
 
 
@@ -1118,10 +1170,12 @@ def randn_like(
         >>> ember.randn_like(ember.zeros(2, 3)).shape
         torch.Size([2, 3])
     """
-    check_device(device)
+    meta = _like_is_meta(input, device)
     dt = _like_dtype(input, dtype)
     rng = _rng(generator)
     _check_sampled_dtype(dt, "normal_kernel_cpu")
+    if meta:
+        return _meta(input._data.shape, dt, requires_grad)
     return _sample(rng.standard_normal, input._data.shape, dt, requires_grad)
 
 
@@ -1145,8 +1199,10 @@ def randint_like(
         >>> ember.randint_like(ember.zeros(3), 5).shape
         torch.Size([3])
     """
-    check_device(device)
+    meta = _like_is_meta(input, device)
     if high is None:
         low, high = 0, low
     dt, shape, rng = _like_dtype(input, dtype), input._data.shape, _rng(generator)
+    if meta:
+        return _meta(shape, dt, requires_grad)
     return _new_from(lambda: rng.integers(low, high, size=shape), shape, dt, requires_grad)

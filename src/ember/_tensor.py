@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _dtype, _overrides, _tensor_str
 from ._dtype import dtype as _dtype_cls
+from ._meta import NO_DATA, MetaArray
 from ._mode import state as _state
 from ._overrides import warn as _warn
 
@@ -575,14 +576,14 @@ class Tensor:
 
     @property
     def device(self) -> device:
-        """Where the tensor lives: always the CPU.
+        """Where the tensor lives: the CPU, or ``meta`` for a tensor without data.
 
         Example:
             >>> import ember
-            >>> ember.ones(2).device
-            device(type='cpu')
+            >>> ember.ones(2).device, ember.ones(2, device="meta").device
+            (device(type='cpu'), device(type='meta'))
         """
-        return _CPU
+        return _META if type(self._data) is MetaArray else _CPU
 
     @property
     def is_cuda(self) -> bool:
@@ -611,18 +612,28 @@ class Tensor:
     # but ``is_cpu``; ``is_pinned``, ``is_shared`` and ``is_distributed`` are methods.
     @property
     def is_cpu(self) -> bool:
-        """True: ember tensors live in host memory.
+        """True for a tensor in host memory (every one but meta tensors).
 
         Example:
             >>> import ember
             >>> ember.zeros(1).is_cpu, ember.zeros(1).is_meta
             (True, False)
         """
-        return True
+        return type(self._data) is not MetaArray
+
+    @property
+    def is_meta(self) -> bool:
+        """True for a tensor on the ``meta`` device: a shape and a dtype, no data.
+
+        Example:
+            >>> import ember
+            >>> ember.zeros(1, device="meta").is_meta, ember.zeros(1).is_meta
+            (True, False)
+        """
+        return type(self._data) is MetaArray
 
     is_xpu = _false_property("xpu")
     is_mps = _false_property("mps")
-    is_meta = _false_property("meta")
     is_ipu = _false_property("ipu")
     is_mkldnn = _false_property("mkldnn")
     is_vulkan = _false_property("vulkan")
@@ -727,6 +738,8 @@ class Tensor:
             >>> t[1, 1].data_ptr() - t.data_ptr() == 5 * t.element_size()
             True
         """
+        if type(self._data) is MetaArray:
+            return 0  # (torch's, for a tensor without storage data)
         return self._data.__array_interface__["data"][0]
 
     def type(self, dtype=None):
@@ -735,7 +748,8 @@ class Tensor:
         return self.to(dtype)
 
     def cpu(self) -> Tensor:
-        """This tensor on the CPU: itself, as ember tensors are there already.
+        """This tensor on the CPU: itself, as ember tensors are there already (a meta
+        tensor has no data to copy: torch's NotImplementedError).
 
         Example:
             >>> import ember
@@ -743,6 +757,8 @@ class Tensor:
             >>> t.cpu() is t
             True
         """
+        if type(self._data) is MetaArray:
+            raise NotImplementedError(NO_DATA)
         return self
 
     def get_device(self) -> int:
@@ -794,9 +810,13 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
+        if type(self._data) is MetaArray:
+            raise TypeError(_META_NUMPY)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if type(self._data) is MetaArray:
+            raise TypeError(_META_NUMPY)
         if dtype is None:
             return self._data
         return self._data.astype(dtype)
@@ -818,7 +838,7 @@ class Tensor:
                 if self._data.size > 1
                 else "Boolean value of Tensor with no values is ambiguous"
             )
-        return bool(self._data.reshape(()))
+        return bool(self._data.reshape(()).item())
 
     def _python_scalar(self):
         if self._data.size != 1:
@@ -879,7 +899,7 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0:
+        if self._data.ndim == 0 and type(self._data) is not MetaArray:
             return self._data.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -1009,8 +1029,27 @@ class device:
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
+    def __enter__(self) -> device:
+        """``with torch.device(d):`` makes ``d`` the default device of the tensors created
+        inside (as ``set_default_device``), restoring the previous default on exit."""
+        _entered_devices.append(DEFAULT_DEVICE[0])
+        DEFAULT_DEVICE[0] = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        DEFAULT_DEVICE[0] = _entered_devices.pop()
+
 
 _CPU = device("cpu")
+_META = device("meta")
+_META_NUMPY = (
+    "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+    "host memory first."
+)
+# The default device of factories called without one (set_default_device, ``with device``);
+# None means the CPU. The defaults that ``with device(...)`` blocks replaced, innermost last.
+DEFAULT_DEVICE: list = [None]
+_entered_devices: list = []
 
 
 class layout:
@@ -1050,6 +1089,9 @@ strided = LAYOUTS["strided"]
 # the Tensor subclass that holds it. Filled by the op families that define such data; the
 # engine and the recorder ask this (autograd knows no op) on their rare non-ndarray paths.
 DATA_CLASSES: dict = {}
+# Meta tensors' data (a MetaArray: an ndarray subclass without values) is kept as it is
+# wherever an op's result would be turned into a plain ndarray.
+DATA_CLASSES[MetaArray] = Tensor
 
 
 def wrap_data(data) -> Tensor:
@@ -1061,13 +1103,19 @@ def wrap_data(data) -> Tensor:
     return t
 
 
-def check_device(dev) -> None:
-    """Accept the CPU; any other device fails as in a CPU-only torch build."""
+def check_device(dev) -> bool | None:
+    """Accept the CPU (None) and ``meta`` (True: the caller makes a tensor without data);
+    any other device fails as in a CPU-only torch build. ``None`` means the default device
+    (``set_default_device``, ``with torch.device(...)``)."""
+    if dev is None:
+        dev = DEFAULT_DEVICE[0]
     if dev is None or dev == "cpu" or dev is _CPU:
-        return
+        return None
     d = dev if isinstance(dev, device) else device(dev)
     if d.type == "cpu":
-        return
+        return None
+    if d.type == "meta":
+        return True
     if d.type == "cuda":
         raise AssertionError("Torch not compiled with CUDA enabled")
     raise RuntimeError(f"ember computes on the CPU only; device '{d}' is not available")

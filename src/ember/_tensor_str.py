@@ -6,8 +6,8 @@ mirrors torch's: pick one formatting mode (integer-valued, fixed point or scient
 one column width per tensor from the elements that will actually be shown, then lay the
 elements out in nested brackets, wrapping long rows at ``linewidth``.
 
-This module deliberately depends on nothing but NumPy and the standard library because it
-runs on every ``print`` of a tensor.
+This module deliberately depends on nothing but NumPy, the standard library and
+``ember._meta`` (NumPy only) because it runs on every ``print`` of a tensor.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
+from ._meta import MetaArray
 
 __all__ = [
     "format_tensor",
@@ -335,10 +337,16 @@ def format_tensor(data: np.ndarray, suffixes: list[str], name: str | None = None
         The string ``repr(torch_tensor)`` would produce for a CPU tensor with the same
         values under the current print options and default dtype.
     """
-    data = np.asarray(data)
     prefix = f"{name or 'tensor'}("
     indent = len(prefix)
     extra: list[str] = []
+    if isinstance(data, MetaArray):  # no values: torch prints the device, size and dtype
+        extra.append("device='meta'")
+        extra.append("size=" + str(tuple(data.shape)))
+        if data.dtype != _default_dtype[0]:
+            extra.append("dtype=" + _dtype_name(data.dtype))
+        return _add_suffixes(prefix + "...", extra + list(suffixes), indent)
+    data = np.asarray(data)
     if data.size == 0:
         # numpy-style: a 1-d empty shape is implied by "[]", any other shape is spelled out.
         if data.ndim != 1:

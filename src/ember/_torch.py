@@ -109,6 +109,7 @@ from ._aten.nn_layers import (  # noqa: E402  (torch exposes these at the top le
     pixel_unshuffle,
 )
 from ._aten.nn_activation import celu, hardshrink, prelu, rrelu, selu, threshold  # noqa: E402
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 from ._tensor import LAYOUTS as _LAYOUTS, layout, strided  # noqa: E402
 
 # torch's layouts (``t.layout``; sparse tensors are ``ember._aten.sparse``'s)
@@ -120,6 +121,7 @@ sparse_bsc = _LAYOUTS["sparse_bsc"]
 _mkldnn = _LAYOUTS["_mkldnn"]
 
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402  (and Tensor.untyped_storage)
 
 
 def is_tensor(obj) -> bool:

@@ -19,10 +19,17 @@ registered with ``add_safe_globals``), which are mapped onto ember's own impleme
 Calls (``REDUCE``/``NEWOBJ``), ``BUILD`` and item assignment are allowed only on those
 objects, and every size in the file is checked against the file's length before anything is
 allocated. Nothing from the file is ever imported or executed.
+
+NumPy arrays, dtypes and scalars are written as torch's pickler writes them (NumPy's own
+``__reduce__``) and read through checked stand-ins for NumPy's reconstruction globals
+(``numpy[._]core.multiarray._reconstruct``/``scalar``, ``numpy.ndarray``, ``numpy.dtype``):
+allowed with ``weights_only=False``, or with ``weights_only=True`` when the user allowlisted
+them, as torch requires.
 """
 
 from __future__ import annotations
 
+import _codecs
 import io
 import pickle
 import pickletools
@@ -590,6 +597,176 @@ def _make_parameter(*args):
     return Parameter(*args)
 
 
+# -- NumPy objects --------------------------------------------------------------------------
+#
+# torch.save pickles a NumPy array as ``_reconstruct(ndarray, (0,), b"b")`` followed by BUILD
+# with the state ``(1, shape, dtype, is_fortran, raw_bytes)``; a dtype as
+# ``dtype("u4", False, True)`` followed by BUILD with ``(3, byteorder, None, None, None,
+# elsize, alignment, flags)``; a scalar as ``scalar(dtype, raw_bytes)``. ember maps those
+# globals onto the checked stand-ins below: only numeric, bool and fixed-size string dtypes
+# are accepted, every argument and state is validated, and sizes are checked against the
+# bytes the file holds. Nothing of NumPy's is called with unchecked arguments.
+
+
+class _NumpyClass:
+    """``numpy.ndarray`` as the unpickler sees it: only an argument of ``_reconstruct``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<class '{self.name}'>"
+
+
+_NP_NDARRAY = _NumpyClass("numpy.ndarray")
+_NP_DTYPE_SPEC = re.compile(r"(b1|[iu][1248]|f(2|4|8|16)|c(8|16|32)|[US][0-9]{1,9})\Z")
+_NP_KINDS = "biufcUS"
+
+
+def _np_refused(what: str) -> _Refused:
+    return _Refused(
+        f"ember.load: {what}; ember loads NumPy arrays, dtypes and scalars of numeric, bool and "
+        "fixed-size string dtypes only (others would need code or arbitrary objects from the file)"
+    )
+
+
+def _np_supported(dt) -> bool:
+    """Whether ``dt`` is a plain numeric, bool or fixed-size string NumPy dtype."""
+    return (
+        isinstance(dt, np.dtype)
+        and type(dt).__module__ == "numpy.dtypes"
+        and dt.kind in _NP_KINDS
+        and dt.fields is None
+        and dt.subdtype is None
+        and not dt.hasobject
+        and dt.metadata is None
+    )
+
+
+def _np_reconstruct(*args):
+    """numpy's ``_reconstruct(ndarray, (0,), b"b")``: the empty array BUILD then fills in."""
+    if (
+        len(args) != 3
+        or args[0] is not _NP_NDARRAY
+        or type(args[1]) is not tuple
+        or len(args[1]) != 1
+        or type(args[1][0]) is not int
+        or args[1][0] != 0
+        or type(args[2]) is not bytes
+        or args[2] != b"b"
+    ):
+        raise _Refused(
+            f"ember.load: _reconstruct is only allowed as (numpy.ndarray, (0,), b'b'), got "
+            f"{args!r:.120}"
+        )
+    return np.empty((0,), dtype=np.int8)
+
+
+def _np_dtype(*args):
+    """numpy's ``dtype(spec, align, copy)``: always a fresh copy, so BUILD changes only it."""
+    if not 1 <= len(args) <= 3 or not all(type(a) is bool for a in args[1:]):
+        raise _bad(f"invalid numpy.dtype arguments {args!r:.120}")
+    spec = args[0]
+    if type(spec) is not str or not _NP_DTYPE_SPEC.match(spec):
+        raise _np_refused(f"NumPy dtype {spec!r:.40} is not supported")
+    try:
+        dt = np.dtype(spec, align=False, copy=True)
+    except TypeError:
+        raise _np_refused(f"NumPy dtype {spec!r:.40} does not exist on this platform") from None
+    if not _np_supported(dt):
+        raise _np_refused(f"NumPy dtype {spec!r:.40} is not supported")
+    return dt
+
+
+def _np_scalar(*args):
+    """numpy's ``scalar(dtype, raw_bytes)``: a NumPy scalar of that dtype."""
+    if len(args) != 2 or not _np_supported(args[0]):
+        raise _np_refused(f"NumPy scalars must be (dtype, bytes), got {args!r:.120}")
+    dt, data = args
+    if type(data) is not bytes or len(data) != dt.itemsize:
+        raise _bad(f"a NumPy scalar of dtype {dt} needs {dt.itemsize} bytes of data")
+    if dt.kind == "b":
+        return np.bool_(data != b"\x00")  # any nonzero byte is True, as for tensors
+    if dt.itemsize == 0:
+        return dt.type()
+    return np.frombuffer(data, dtype=dt)[0]
+
+
+def _np_same_state(state, expected: tuple) -> bool:
+    return (
+        type(state) is tuple
+        and len(state) == len(expected)
+        and all(type(a) is type(b) and a == b for a, b in zip(state, expected))
+    )
+
+
+def _np_build_dtype(dt: np.dtype, state) -> None:
+    """BUILD of a fresh dtype: only the state NumPy itself writes, in either byte order."""
+    native = dt.__reduce__()[2]
+    swapped = dt.newbyteorder().__reduce__()[2]
+    if not (_np_same_state(state, native) or _np_same_state(state, swapped)):
+        raise _np_refused(f"unsupported state {state!r:.120} for NumPy dtype {dt}")
+    dt.__setstate__(state)
+
+
+def _np_build_array(arr: np.ndarray, state) -> None:
+    """BUILD of a fresh ``_reconstruct`` array: shape, dtype, order and its raw bytes."""
+    if type(state) is not tuple or len(state) not in (4, 5):
+        raise _bad(f"invalid NumPy array state {state!r:.120}")
+    if len(state) == 5:
+        if type(state[0]) is not int or state[0] != 1:
+            raise _bad(f"unsupported NumPy array state version {state[0]!r:.40}")
+        state = state[1:]
+    shape, dt, fortran, raw = state
+    if (
+        type(shape) is not tuple
+        or len(shape) > 64
+        or not all(type(n) is int and n >= 0 for n in shape)
+    ):
+        raise _bad(f"invalid NumPy array shape {shape!r:.120}")
+    if not _np_supported(dt):
+        raise _np_refused(f"NumPy arrays of dtype {dt!r:.60} are not supported")
+    if type(fortran) is not bool:
+        raise _bad("the NumPy array order flag must be a bool")
+    if type(raw) is not bytes:
+        raise _np_refused("NumPy array data must be bytes")
+    count = 1
+    for n in shape:
+        count *= n
+    if count * dt.itemsize != len(raw):
+        raise _bad(
+            f"a NumPy array of shape {shape} and dtype {dt} needs {count * dt.itemsize} bytes "
+            f"but the file holds {len(raw)}"
+        )
+    arr.__setstate__((1, shape, dt, fortran, raw))
+    if dt.kind == "b" and arr.size:
+        arr[...] = arr.view(np.uint8) != 0  # NumPy bools must be exactly 0 or 1
+
+
+def _make_bytes(*args):
+    # protocol 2 pickles b"" as bytes() (NumPy's empty arrays hold it); no sizes: bytes(n)
+    if not args:
+        return b""
+    if len(args) == 2 and isinstance(args[0], str) and args[1] in _TEXT_ENCODINGS:
+        return args[0].encode(args[1])
+    raise _bad("bytes() must be empty or built from text")
+
+
+# Globals torch's weights_only=True refuses unless allowlisted, and weights_only=False
+# allows: NumPy's (both spellings: numpy.core in NumPy 1, numpy._core in NumPy 2) and the
+# bytes() that protocol 2 writes for b"".
+_OPT_IN_GLOBALS: dict[str, Any] = {
+    "numpy.ndarray": _NP_NDARRAY,
+    "numpy.dtype": _np_dtype,
+    "builtins.bytes": _make_bytes,
+}
+for _core in ("numpy.core", "numpy._core"):
+    _OPT_IN_GLOBALS[f"{_core}.multiarray._reconstruct"] = _np_reconstruct
+    _OPT_IN_GLOBALS[f"{_core}.multiarray.scalar"] = _np_scalar
+
+
 def _default_globals() -> dict[str, Any]:
     table: dict[str, Any] = {
         "collections.OrderedDict": _make_ordered_dict,
@@ -630,7 +807,19 @@ _CALLABLE = {
     if callable(v) and v is not Tensor and not isinstance(v, type)
 }
 _CALLABLE[id(Parameter)] = Parameter
+_CALLABLE.update({id(v): v for v in _OPT_IN_GLOBALS.values() if callable(v)})
 _CALLABLE_SAFE = {id(Parameter): _make_parameter}  # checked stand-ins for REDUCE on classes
+
+# Python's own objects behind default globals: allowlisting one of them (accelerate adds
+# _codecs.encode) keeps ember's checked stand-in in use rather than the unchecked original.
+_CHECKED_TWINS: dict[str, Any] = {
+    "_codecs.encode": _codecs.encode,
+    "builtins.set": set,
+    "builtins.complex": complex,
+    "builtins.bytearray": bytearray,
+    "collections.OrderedDict": OrderedDict,
+    "collections.Counter": Counter,
+}
 
 _BLOCKED_MODULES = {
     "os",
@@ -730,6 +919,8 @@ class _Unpickler(pickle._Unpickler):
             self._user = dict(_user_globals)
         self._user_ids = {id(v) for v in self._user.values()}
         self._tuple_depth: dict[int, tuple[tuple, int]] = {}
+        # NumPy arrays and dtypes made by _reconstruct/dtype and not yet filled in by BUILD
+        self._np_pending: dict[int, Any] = {}
 
     def _refuse(self, detail: str) -> _Refused:
         return _Refused(_weights_only_message(detail, self._weights_only))
@@ -743,8 +934,19 @@ class _Unpickler(pickle._Unpickler):
             raise self._refuse(
                 f"Trying to load unsupported GLOBAL {full} whose module {module} is blocked."
             )
-        if full in self._user:
-            return self._user[full]
+        opt_in = _OPT_IN_GLOBALS.get(full)
+        if opt_in is not None:
+            # As torch: with weights_only=True each of these must be allowlisted; either way
+            # ember uses its checked stand-in, never NumPy's (or bytes') own code.
+            if self._weights_only and full not in self._user:
+                raise self._refuse(
+                    _unsupported_global(full) + " (Or load with weights_only=False: ember "
+                    "then also reads NumPy arrays, dtypes and scalars, still running no code.)"
+                )
+            return opt_in
+        user = self._user.get(full)
+        if user is not None and user is not _CHECKED_TWINS.get(full):
+            return user
         if full in _DEFAULT_GLOBALS:
             if full == "torch.bfloat16":
                 return _dtype._bfloat16()
@@ -788,7 +990,9 @@ class _Unpickler(pickle._Unpickler):
         if id(func) in _CALLABLE_SAFE and _CALLABLE.get(id(func)) is func:
             stack[-1] = _CALLABLE_SAFE[id(func)](*args)
         elif _CALLABLE.get(id(func)) is func or id(func) in self._user_ids:
-            stack[-1] = func(*args)
+            stack[-1] = result = func(*args)
+            if func is _np_reconstruct or func is _np_dtype:
+                self._np_pending[id(result)] = result
         else:
             raise self._refuse(f"Trying to call reduce for unrecognized function {func!r:.80}")
 
@@ -829,7 +1033,20 @@ class _Unpickler(pickle._Unpickler):
         state = self.stack.pop()
         inst = self.stack[-1]
         cls = type(inst)
-        if cls is OrderedDict or cls is Counter:
+        if self._np_pending.get(id(inst)) is inst:
+            del self._np_pending[id(inst)]
+            if self._weights_only and id(cls) not in self._user_ids:
+                raise self._refuse(
+                    "Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
+                    f"`add_safe_globals`, but got {cls}"
+                )
+            if isinstance(inst, np.dtype):
+                _np_build_dtype(inst, state)
+            else:
+                _np_build_array(inst, state)
+        elif isinstance(inst, (np.ndarray, np.dtype, np.generic)):
+            raise self._refuse(f"cannot BUILD a NumPy object twice or one of type {cls}")
+        elif cls is OrderedDict or cls is Counter:
             # torch stores e.g. a state dict's ``_metadata`` attribute this way
             if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
                 raise self._refuse("OrderedDict state must be a dict with str keys")
@@ -1365,16 +1582,16 @@ class _Pickler:
         if obj is None:
             self.out += b"N"
             return
-        if obj is True or obj is False or isinstance(obj, np.bool_):
+        if obj is True or obj is False:
             self.out += b"\x88" if obj else b"\x89"
             return
         idx = self.memo.get(id(obj))
         if idx is not None:
             self._get(idx)
             return
-        if isinstance(obj, np.generic) and isinstance(obj, np.number):
-            obj = obj.item()
-        if isinstance(obj, int):
+        if isinstance(obj, (np.ndarray, np.generic, np.dtype)):
+            self._numpy(obj, depth)
+        elif isinstance(obj, int):
             self._int(int(obj))
         elif isinstance(obj, float):
             self.out += b"G" + struct.pack(">d", float(obj))
@@ -1454,6 +1671,37 @@ class _Pickler:
         else:
             raise TypeError(_unsavable(obj))
 
+    def _numpy(self, obj, depth: int) -> None:
+        """A NumPy array, dtype or scalar, pickled as torch's pickler does (NumPy's own
+        ``__reduce__``: ``_reconstruct`` + BUILD, ``dtype`` + BUILD, ``scalar``)."""
+        if isinstance(obj, np.ndarray) and type(obj) is not np.ndarray:
+            cls = type(obj)
+            raise TypeError(
+                f"ember.save: cannot save NumPy array subclass {cls.__module__}.{cls.__qualname__}"
+                "; convert it with numpy.asarray first"
+            )
+        dt = obj if isinstance(obj, np.dtype) else obj.dtype
+        if not _np_supported(dt):
+            raise TypeError(
+                f"ember.save: cannot save NumPy objects of dtype {dt}: only numeric, bool and "
+                "fixed-size string dtypes are supported (ember.load would refuse others)"
+            )
+        func, args, *rest = obj.__reduce__()
+        state = rest[0] if rest else None
+        self._global(func.__module__, func.__name__)
+        if isinstance(obj, np.ndarray):  # args: (numpy.ndarray, (0,), b"b")
+            self._global(np.ndarray.__module__, np.ndarray.__name__)
+            for arg in args[1:]:
+                self.save(arg, depth + 1)
+            self.out += b"\x87"
+        else:
+            self._tuple(args, depth)
+        self.out += b"R"
+        self._put(obj)
+        if state is not None:
+            self.save(state, depth + 1)
+            self.out += b"b"
+
     def collect(self, obj) -> None:
         """Find every tensor in ``obj`` (first pass), so storages can be laid out."""
         stack = [(obj, 0)]
@@ -1510,16 +1758,10 @@ def _unsavable(obj) -> str:
             f"ember.save: cannot save a whole optimizer ({cls.__name__}); save "
             "optimizer.state_dict() instead"
         )
-    if isinstance(obj, np.ndarray):
-        return (
-            "ember.save: cannot save NumPy arrays in torch's format (torch.load(weights_only="
-            "True) refuses them); convert with ember.from_numpy / ember.tensor, or save with "
-            "format='safetensors'"
-        )
     return (
         f"ember.save: cannot save objects of type {cls.__module__}.{cls.__qualname__}; only "
-        "tensors, numbers, strings, bytes, bools, None, dtypes, torch.Size, devices, and "
-        "dicts/lists/tuples/sets of these are supported"
+        "tensors, NumPy arrays/dtypes/scalars, numbers, strings, bytes, bools, None, dtypes, "
+        "torch.Size, devices, and dicts/lists/tuples/sets of these are supported"
     )
 
 

@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 
 __all__ = [
     "download_url_to_file",
@@ -20,6 +21,10 @@ __all__ = [
     "load_state_dict_from_url",
     "set_dir",
 ]
+
+# The hash prefix in a checkpoint file's name (``resnet18-f37072fd.pth``), which torch checks
+# downloads against; libraries import it to parse such names.
+HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
 
 _hub_dir: list = [None]
 
@@ -32,6 +37,20 @@ def get_dir() -> str:
         os.getenv("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache")), "torch"
     )
     return os.path.join(os.path.expanduser(home), "hub")
+
+
+def _get_torch_home() -> str:
+    """torch's cache root: ``$TORCH_HOME``, or ``$XDG_CACHE_HOME/torch`` (default
+    ``~/.cache/torch``), user-expanded."""
+    return os.path.expanduser(
+        os.getenv(
+            "TORCH_HOME",
+            os.path.join(
+                os.getenv("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache")),
+                "torch",
+            ),
+        )
+    )
 
 
 def set_dir(d) -> None:

@@ -543,8 +543,10 @@ class _Ops(types.ModuleType):
         return namespace
 
     def load_library(self, path) -> None:
-        """torch loads C++ operator libraries here; ember has none to load."""
-        raise NotImplementedError("ember.ops.load_library: ember has no C++ operator libraries")
+        """torch loads a C++ operator library here (``dlopen``); ember has no C++ runtime
+        for one, so loading fails as a library that cannot be loaded does in torch: with
+        ``OSError`` (libraries such as torchvision then run without their C++ ops)."""
+        raise OSError(f"{path}: ember cannot load C++ operator libraries")
 
 
 aten = _OpNamespace("aten")
@@ -605,6 +607,7 @@ _OVERLOAD = {
     "MaxBackward0": "dim",
     "MeanBackward1": "dim",
     "MedianBackward1": "dim",
+    "NanmedianBackward1": "dim",
     "MinBackward0": "dim",
     "MulBackward0": "Tensor",
     "MulBackward1": "Scalar",
@@ -632,6 +635,7 @@ _OVERLOAD = {
     "SumBackward1": "dim_IntList",
     "TransposeBackward0": "int",
     "UnbindBackward0": "int",
+    "UnsafeSplitBackward0": "Tensor",
     "VarBackward0": "correction",
     "VarMeanBackward0": "correction",
     "WhereBackward0": "self",
@@ -701,14 +705,18 @@ _OP_NAME = {
     ),
     "SmoothL1LossBackward0": "smooth_l1_loss.default",  # the rule reads L1Loss as l1loss
     "SoftmaxBackward0": "_softmax.default",
+    "SqueezeBackward3": "squeeze_.default",
     "SqueezeBackward4": "squeeze_.dim",
+    "SqueezeBackward5": "squeeze_.dims",
     "TBackward1": "t_.default",
+    "TransposeBackward1": "transpose_.default",
     "ThresholdBackward1": "threshold_.default",
     "ToCopyBackward0": "_to_copy.default",
     "TrilinearBackward0": "_trilinear.default",
     "UniformBackward0": "uniform_.default",
     "Unique2Backward0": "_unique2.default",
     "UnsafeViewBackward0": "_unsafe_view.default",
+    "UnsqueezeBackward1": "unsqueeze_.default",
     "UpsampleNearestExact1DBackward0": "_upsample_nearest_exact1d.default",
     "UpsampleNearestExact2DBackward0": "_upsample_nearest_exact2d.default",
     "UpsampleNearestExact3DBackward0": "_upsample_nearest_exact3d.default",
@@ -1570,6 +1578,7 @@ _ADAPTERS: dict = {
     "_linalg_eigh.default": _linalg_eigh,
     "_unique2.default": _unique2,
     "unique_dim.default": _unique_dim,
+    "unique_consecutive.default": "ember._aten.sorting:_unique_consecutive_aten",
     "_pack_padded_sequence.default": _pack_padded_sequence,
     "_unpack_dual.default": _unpack_dual,
 }
@@ -1593,7 +1602,6 @@ UNIMPLEMENTED = {
     "recorded when a view is regenerated after an in-place write)",
     "as_strided_scatter.default": "ember has no as_strided_scatter (recorded internally, as "
     "as_strided)",
-    "squeeze_.dim": "ember has no in-place squeeze_ (the node is recorded inside matmul)",
     "_ctc_loss.default": "nn.functional.ctc_loss computes no log_alpha to return",
     "_ctc_loss_backward.default": "ember computes ctc_loss's gradient inside its node",
     "_embedding_bag.default": "nn.functional.embedding_bag returns no offset2bag, bag_size "
@@ -1710,6 +1718,9 @@ aten::addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) ->
 aten::addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 aten::addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+aten::addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
+    Scalar alpha=1) -> Tensor
 aten::affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
 aten::alias(Tensor(a) self) -> Tensor(a)
 aten::all(Tensor self) -> Tensor
@@ -1937,6 +1948,12 @@ aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *,
     ScalarType? dtype=None) -> Tensor
 aten::median(Tensor self) -> Tensor
 aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+aten::nanmedian(Tensor self) -> Tensor
+aten::nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,
+    Tensor indices)
+aten::mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+aten::dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+aten::renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
 aten::min(Tensor self) -> Tensor
 aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 aten::minimum(Tensor self, Tensor other) -> Tensor
@@ -1957,6 +1974,7 @@ aten::nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf
 aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *,
     ScalarType? dtype=None) -> Tensor
 aten::narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
+aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
 aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean,
     Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C,
@@ -2038,6 +2056,7 @@ aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
 aten::sigmoid(Tensor self) -> Tensor
 aten::sign(Tensor self) -> Tensor
+aten::sgn(Tensor self) -> Tensor
 aten::silu(Tensor self) -> Tensor
 aten::sin(Tensor self) -> Tensor
 aten::sinc(Tensor self) -> Tensor
@@ -2068,12 +2087,16 @@ aten::special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
 aten::special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
 aten::split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 aten::split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+aten::unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+aten::unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
 aten::sqrt(Tensor self) -> Tensor
 aten::square(Tensor self) -> Tensor
 aten::squeeze(Tensor(a) self) -> Tensor(a)
 aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 aten::squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
+aten::squeeze_(Tensor(a!) self) -> Tensor(a!)
 aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
+aten::squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 aten::stack(Tensor[] tensors, int dim=0) -> Tensor
 aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None,
     bool keepdim=False) -> Tensor
@@ -2087,6 +2110,7 @@ aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *,
 aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 aten::t(Tensor(a) self) -> Tensor(a)
 aten::t_(Tensor(a!) self) -> Tensor(a!)
+aten::put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
 aten::take(Tensor self, Tensor index) -> Tensor
 aten::tan(Tensor self) -> Tensor
 aten::tanh(Tensor self) -> Tensor
@@ -2096,6 +2120,7 @@ aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True,
     bool sorted=True) -> (Tensor values, Tensor indices)
 aten::trace(Tensor self) -> Tensor
 aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
+aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
 aten::tril(Tensor self, SymInt diagonal=0) -> Tensor
 aten::triu(Tensor self, SymInt diagonal=0) -> Tensor
 aten::trunc(Tensor self) -> Tensor
@@ -2105,9 +2130,12 @@ aten::unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size,
     int step) -> Tensor
 aten::uniform_(Tensor(a!) self, float from=0., float to=1., *,
     Generator? generator=None) -> Tensor(a!)
+aten::unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False,
+    int? dim=None) -> (Tensor, Tensor, Tensor)
 aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False,
     bool return_counts=False) -> (Tensor, Tensor, Tensor)
 aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
+aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)
 aten::upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners,
     float? scales_h=None, float? scales_w=None) -> Tensor
 aten::upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners,

@@ -7,6 +7,9 @@ Two formats, told apart by their first bytes when loading:
   read with torch's ``weights_only=True`` rules: a restricted unpickler that admits only an
   allow-list of globals (extend it with ``add_safe_globals``) and never runs code from the
   file; ``weights_only=False`` does not lift that. Files ``ember.save`` writes load in torch.
+  NumPy arrays, dtypes and scalars are pickled as torch pickles them; loading them needs
+  ``weights_only=False`` or NumPy's globals allowlisted (as in torch), and goes through
+  ember's checked stand-ins for NumPy's reconstruction functions, never NumPy's own.
 * ember's safetensors-style format, chosen by a ``.safetensors`` suffix or
   ``format="safetensors"``; it involves no pickle at all.
 
@@ -28,9 +31,10 @@ writer's process id, plus ``.XXXXXXXXXXXX`` when one process writes the same pat
 several threads at once), so that the next save of the same path can recognise and remove
 the temporaries of writers that died mid-save, while leaving those of live processes alone.
 
-Savable objects: Tensors, NumPy arrays, ember dtypes, ``int``/``float``/``str``/``bool``/
-``None`` (NumPy scalars are saved as the Python number), and dicts, lists and tuples of
-these. The same Tensor object referenced twice is stored once and loads as one object.
+Savable objects in the safetensors layout: Tensors, NumPy arrays, ember dtypes,
+``int``/``float``/``str``/``bool``/``None`` (NumPy scalars are saved as the Python number),
+and dicts, lists and tuples of these. The same Tensor object referenced twice is stored once
+and loads as one object.
 """
 
 from __future__ import annotations
@@ -269,7 +273,9 @@ def save(
 
     The format is torch's zip checkpoint (``torch.load`` reads it) unless ``f`` ends in
     ``.safetensors`` or ``format="safetensors"`` is given. Tensors viewing one buffer are
-    stored once and keep sharing memory when loaded. A whole ``nn.Module`` is refused: save
+    stored once and keep sharing memory when loaded. NumPy arrays, dtypes and scalars (of
+    numeric, bool and string dtypes) are pickled as torch pickles them. A whole ``nn.Module``
+    is refused: save
     its ``state_dict()``. A path is written atomically (temporary file in the same
     directory, fsync, rename). ``pickle_module``, ``pickle_protocol`` and torch's private
     flags are accepted for compatibility and ignored: ember writes pickle protocol 2, as torch.
@@ -686,7 +692,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     ``weights_only=True`` rules: only tensors, parameters, numbers, strings, containers,
     ``torch.Size``, devices, dtypes and globals allowed with ``add_safe_globals``; anything
     else raises ``pickle.UnpicklingError`` naming the refused global, and nothing in the file
-    is ever executed, whatever ``weights_only`` says. Malformed files raise ``ValueError``.
+    is ever executed, whatever ``weights_only`` says. As in torch, NumPy arrays, dtypes and
+    scalars load with ``weights_only=False``, or with ``weights_only=True`` once NumPy's
+    globals are allowlisted; ember rebuilds them with its own checked code either way.
+    Malformed files raise ``ValueError``.
     ``map_location`` may name or map to the CPU only (a CUDA target raises torch's CPU-build
     ``RuntimeError``); a callable is called as in torch. ``pickle_module`` and ``mmap`` are
     accepted for compatibility: tensors are always read into fresh memory.

@@ -25,6 +25,9 @@ OPS = [
     Op("angle_real", lambda m, x: m.angle(x), (S(5),)),
     Op("polar", lambda m, r, t: m.view_as_real(m.polar(r, t)), (P(4), S(4))),
     Op("abs_complex", lambda m, x, y: _z(m, x, y).abs(), (S(5), S(5))),
+    Op("sgn_complex", lambda m, x, y: m.view_as_real(_z(m, x, y).sgn()), (S(5), S(5))),
+    Op("sgn_", lambda m, x, y: m.view_as_real((_z(m, x, y) * 1).sgn_()), (S(5), S(5))),
+    Op("sgn_real", lambda m, x: m.sgn(x) * x, (S(3, 4),)),
 ]
 
 

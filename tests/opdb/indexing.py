@@ -143,6 +143,20 @@ OPS = [
     ),
     # take
     Op("take", lambda m, x: m.take(x, _idx(m, [0, 11, 5])), (S(3, 4),)),
+    Op("put", lambda m, x, v: x.put(_idx(m, [0, -1, 5]), v), (S(3, 4), S(3))),
+    Op(
+        "put_accumulate",
+        lambda m, x, v: m.put(x, _idx(m, [[0, 5], [5, 2]]), v, accumulate=True),
+        (S(3, 4), S(2, 2)),
+    ),
+    Op("put_", lambda m, x, v: (x * 1).put_(_idx(m, [7, 1]), v), (S(2, 4), S(2))),
+    Op(
+        "take_along_dim",
+        lambda m, x: m.take_along_dim(x, _idx(m, [[0, 3], [2, 1], [1, 1]]), 1),
+        (S(3, 4),),
+    ),
+    Op("take_along_dim_flat", lambda m, x: x.take_along_dim(_idx(m, [11, 0, 4])), (S(3, 4),)),
+    Op("diagflat", lambda m, x: m.diagflat(x, -1), (S(2, 2),)),
     Op("take_repeats", lambda m, x: x.take(_idx(m, [[0, -1], [-1, 2]])), (S(2, 3),)),
     # triangles and diagonals
     Op("tril", lambda m, x: x.tril(), (S(3, 4),)),

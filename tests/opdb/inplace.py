@@ -129,6 +129,12 @@ OPS = [
     Op("zero_", lambda m, x, y: x.clone().zero_() + y, (S(3), S(3))),
     Op("fill_", lambda m, x, y: x.clone().fill_(2.5) * y, (S(3), S(3))),
     Op("t_", lambda m, x: (x * 2).t_(), (S(3, 4),)),
+    Op("squeeze_", lambda m, x: (x * 2).squeeze_() * x.squeeze(), (S(3, 1, 4),)),
+    Op("squeeze__dim", lambda m, x: (x * 2).squeeze_(-2) * x.squeeze(1), (S(3, 1, 4),)),
+    Op("squeeze__dims", lambda m, x: (x * 2).squeeze_((0, 1)) * x[0, 0], (S(1, 1, 4),)),
+    Op("unsqueeze_", lambda m, x: (x * 2).unsqueeze_(1) * x.unsqueeze(1), (S(3, 4),)),
+    Op("transpose_", lambda m, x: (x * 2).transpose_(0, 2) * x.transpose(0, 2), (S(2, 3, 4),)),
+    Op("swapdims_", lambda m, x: (x * 2).swapdims_(-1, 0).swapaxes_(0, 1), (S(2, 3, 4),)),
     # in-place ops through views (CopySlices)
     Op("view_slice_imul", _slice_imul, (S(3, 4), S(4))),
     Op("view_select_exp_", _select_exp_, (S(3, 4),)),

@@ -11,6 +11,13 @@ def _mask(m, rows):
     return m.tensor(rows, dtype=m.float64)
 
 
+def _with_nans(m, x):
+    """``x`` with NaNs in two places (rows keep values that are not NaN)."""
+    nan = m.zeros(x.shape, dtype=m.bool)
+    nan[0, 1] = nan[1, 3] = True
+    return m.where(nan, float("nan"), x)
+
+
 OPS = [
     # running extremes (random values: no ties, where the picked index is ill-defined)
     Op("cummax", lambda m, x: m.cummax(x, 1).values, (S(3, 4),)),
@@ -62,6 +69,23 @@ OPS = [
     Op("median", lambda m, x: x.median(), (S(3, 5),)),
     Op("median_dim", lambda m, x: x.median(1).values, (S(3, 5),)),
     Op("median_dim_keepdim", lambda m, x: m.median(x, 0, keepdim=True).values, (S(4, 3),)),
+    Op("nanmedian", lambda m, x: _with_nans(m, x).nanmedian(), (S(2, 4),)),
+    Op("nanmedian_dim", lambda m, x: _with_nans(m, x).nanmedian(1).values, (S(2, 4),)),
+    Op("nanmedian_keepdim", lambda m, x: m.nanmedian(x, 0, keepdim=True).values, (S(4, 3),)),
+    # mode of distinct values: the smallest one
+    Op("mode", lambda m, x: x.mode(1).values, (S(3, 4),)),
+    Op("mode_keepdim", lambda m, x: m.mode(x, 0, True).values, (S(4, 3),)),
+    Op("sum_to_size", lambda m, x: x.sum_to_size(3, 1), (S(2, 3, 4),)),
+    Op("sum_to_size_keep", lambda m, x: x.sum_to_size((1, 3, 1)), (S(2, 3, 4),)),
+    # dist: the p-norm of a broadcast difference
+    Op("dist", lambda m, x, y: m.dist(x, y), (S(3, 4), S(4)), broadcasts=True),
+    Op("dist_p3", lambda m, x, y: x.dist(y, 3), (S(3, 4), S(3, 4))),
+    Op("dist_p1", lambda m, x, y: m.dist(x, y, 1), (S(3, 4), S(3, 4))),
+    Op("dist_inf", lambda m, x, y: m.dist(x, y, float("inf")), (S(3, 4), S(3, 4))),
+    # renorm: rows 0 and 2 have a norm above maxnorm, row 1 below
+    Op("renorm", lambda m, x: m.renorm(x * _mask(m, [[3.0], [0.1], [2.0]]), 2, 0, 1.0), (S(3, 4),)),
+    Op("renorm_p1_dim1", lambda m, x: x.renorm(1, 1, 1.5), (S(4, 3),)),
+    Op("renorm_", lambda m, x: (x * 3).renorm_(3, -1, 2.0), (S(2, 3, 2),)),
     Op("std", lambda m, x: x.std(), (S(3, 4),)),
     Op("std_dim", lambda m, x: x.std(1, correction=0), (S(3, 4),)),
     Op("std_dims_keepdim", lambda m, x: x.std((0, 2), keepdim=True), (S(2, 3, 4),)),
@@ -166,6 +190,8 @@ OPS = [
     Op("cumsum", lambda m, x: x.cumsum(1), (S(3, 4),)),
     Op("cumsum_0d", lambda m, x: x.cumsum(0), (S(),)),
     Op("cumprod", lambda m, x: m.cumprod(x, 0), (S(4, 3),)),
+    Op("cumsum_", lambda m, x: (x * 1).cumsum_(1), (S(3, 4),)),
+    Op("cumprod_", lambda m, x: (x * 1).cumprod_(0), (S(4, 3),)),
     Op(
         "cumprod_zero",
         lambda m, x: (x * _mask(m, [1.0, 0.0, 1.0, 0.0, 1.0])).cumprod(0),

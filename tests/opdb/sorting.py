@@ -38,6 +38,22 @@ OPS = [
         grad=False,
         forward=False,  # torch: forward AD is not implemented for unique_dim
     ),
+    Op(
+        "unique_consecutive",
+        lambda m, x: m.unique_consecutive(
+            m.round(x).repeat_interleave(2), return_inverse=True, return_counts=True
+        ),
+        (S(6),),
+        grad=False,
+        forward=False,  # torch: forward AD is not implemented for unique_consecutive
+    ),
+    Op(
+        "unique_consecutive_dim",
+        lambda m, x: x.repeat_interleave(2, dim=1).unique_consecutive(dim=1),
+        (S(3, 2),),
+        grad=False,
+        forward=False,  # torch: forward AD is not implemented for unique_consecutive
+    ),
     # repeat_interleave: an int count (one node, torch's last one's name), or a tensor of them
     Op("repeat_interleave", lambda m, x: m.repeat_interleave(x, 2, dim=1), (S(2, 3),)),
     Op("repeat_interleave_flat", lambda m, x: x.repeat_interleave(3), (S(2, 2),)),
@@ -72,4 +88,13 @@ OPS = [
     ),
     Op("addcmul_", lambda m, a, b, c: (a * 1).addcmul_(b, c, value=2), (S(2, 3), S(3), S(2, 3))),
     Op("addcdiv_", lambda m, a, b, c: (a * 1).addcdiv_(b, c), (S(2, 3), S(2, 3), P(2, 3))),
+    # addr, addbmm: scaled sums of products; input broadcasts
+    Op("addr", lambda m, a, u, v: m.addr(a, u, v, beta=0.5, alpha=-2), (S(3), S(2), S(3))),
+    Op("addr_", lambda m, a, u, v: (a * 1).addr_(u, v), (S(2, 3), S(2), S(3))),
+    Op(
+        "addbmm",
+        lambda m, c, a, b: m.addbmm(c, a, b, beta=1.5, alpha=0.5),
+        (S(3, 2), S(4, 3, 5), S(4, 5, 2)),
+    ),
+    Op("addbmm_", lambda m, c, a, b: (c * 1).addbmm_(a, b), (S(3, 2), S(2, 3, 4), S(2, 4, 2))),
 ]

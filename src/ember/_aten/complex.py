@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from .._overrides import warn as _warn
 from ._core import (
     LINEAR,
     apply,
@@ -37,16 +38,20 @@ from ._core import (
     run,
     write_out,
 )
+from .shape import transpose as _transpose
 
 __all__ = [
+    "adjoint",
     "angle",
     "complex",
     "conj",
     "conj_physical",
     "imag",
+    "is_neg",
     "polar",
     "real",
     "resolve_conj",
+    "resolve_neg",
     "view_as_complex",
     "view_as_real",
 ]
@@ -429,3 +434,110 @@ def polar(abs, angle, *, out=None):
     if out is not None:
         return write_out("polar", res, out)
     return res
+
+
+# -- adjoint, mH, H; is_neg, resolve_neg ------------------------------------------------------
+
+
+def _deprecated_on_0d(what: str, line: int) -> None:
+    _warn(
+        f"{what} is deprecated on 0-D tensors. Consider using x.conj(). (Triggered internally "
+        f"at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:{line}.)",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _adjoint_of(x):
+    """The last two dims swapped, conjugated (``conj`` of the transpose, as torch)."""
+    return conj(_transpose(x, -2, -1))
+
+
+@register("adjoint", method=True)
+def adjoint(input):
+    """The conjugate transpose of each matrix: the last two dims swapped and conjugated.
+
+    Example:
+        >>> import ember
+        >>> ember.adjoint(ember.tensor([[1 + 1j, 2 + 0j]]))
+        tensor([[1.-1.j],
+                [2.-0.j]])
+    """
+    require_tensor(input, "adjoint")
+    return _checked_adjoint(input, "adjoint()", "tensor.adjoint()", 4390)
+
+
+def _checked_adjoint(x, what: str, where: str, line: int):
+    """The adjoint of a batch of matrices ``x``, with torch's deprecation warning for 0-d
+    (``what``, torch's source ``line``) and its error for 1-d (``where``)."""
+    nd = x._data.ndim
+    if nd == 0:
+        _deprecated_on_0d(what, line)
+        return conj(x)
+    if nd == 1:
+        raise RuntimeError(
+            f"{where} is only supported on matrices or batches of matrices. Got 1-D tensor."
+        )
+    return _adjoint_of(x)
+
+
+def _mH(self):
+    """The conjugate transpose of each matrix of a batch (``adjoint()``).
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2, 3, 4).mH.shape
+        torch.Size([2, 4, 3])
+    """
+    return _checked_adjoint(self, "Tensor.mH", "tensor.mH", 4382)
+
+
+def _H(self):
+    """The conjugate transpose of a matrix.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([[1j, 2]]).H
+        tensor([[0.-1.j],
+                [2.-0.j]])
+    """
+    nd = self._data.ndim
+    if nd == 0:
+        _deprecated_on_0d("Tensor.H", 4335)
+        return conj(self)
+    if nd != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if nd > 2 else ""
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor.{hint}"
+        )
+    return _adjoint_of(self)
+
+
+@register("is_neg", method=True)
+def is_neg(input) -> bool:
+    """False: ember has no lazy negation (torch's negative bit), so nothing is pending.
+
+    Example:
+        >>> import ember
+        >>> ember.is_neg(ember.tensor([1.0]))
+        False
+    """
+    require_tensor(input, "is_neg")
+    return False
+
+
+@register("resolve_neg", method=True)
+def resolve_neg(input):
+    """``input`` itself: ember's negations are never lazy, so there is nothing to resolve.
+
+    Example:
+        >>> import ember
+        >>> x = ember.tensor([1.0])
+        >>> ember.resolve_neg(x) is x
+        True
+    """
+    require_tensor(input, "resolve_neg")
+    return input
+
+
+register_methods({"mH": property(_mH), "H": property(_H)})

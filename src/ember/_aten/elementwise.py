@@ -16,6 +16,7 @@ import numpy as np
 
 from .._alloc import from_numpy_error
 from .._dtype import scalar_name
+from .._meta import MetaArray, keep_array
 from .._tensor import Tensor
 from ..autograd.opdef import cconj
 from ._core import (
@@ -33,6 +34,7 @@ from ._core import (
     register,
     register_methods,
     require_tensor,
+    result_type,
     run,
     scalar_or_tensor,
     write_out,
@@ -236,6 +238,8 @@ def _true_divide(a, b):
     kind = a.dtype.kind if hasattr(a, "dtype") else ("i" if isinstance(a, int) else "f")
     if kind in "biu":
         dt = default_float()  # integer division gives the default float dtype, as torch
+        if type(a) is MetaArray or type(b) is MetaArray:
+            return keep_array(a, dt) / keep_array(b, dt)
         return np.asarray(a, dtype=dt) / np.asarray(b, dtype=dt)
     return a / b
 
@@ -1021,7 +1025,7 @@ _UNARY_ROWS = [
         lambda a: np.maximum(a, np.zeros((), a.dtype)),
         lambda g, result: g * (result > 0),
     ),
-    ("abs", "AbsBackward0", np.abs, lambda g, self: g * sgn(self)),
+    ("abs", "AbsBackward0", np.abs, lambda g, self: g * sgn_rule(self)),
     ("sign", "SignBackward0", np.sign, lambda g: g * 0),
     (
         "reciprocal",
@@ -1191,7 +1195,7 @@ def unary_op(
                 res = forward(a)
             finally:
                 quiet_reset(token)
-        if type(res) is not np.ndarray:
+        if type(res) is not np.ndarray and type(res) is not MetaArray:
             res = np.asarray(res, dtype=a.dtype)
         t = record(node_cls, res, (input,))
         return t if out is None else write_out(name, t, out)
@@ -1211,7 +1215,7 @@ def unary_op(
     return node_cls, op
 
 
-def sgn(x):
+def sgn_rule(x):
     """torch's ``sgn`` for rules on arrays and Tensors: ``sign(x)`` for reals, ``z / |z|``
     (0 at 0) for complex values, written with differentiable ops for higher orders."""
     if not (x.dtype.kind == "c" if type(x) is np.ndarray else x.is_complex()):
@@ -1223,7 +1227,7 @@ def sgn(x):
 
 def _abs_jvp(t_self, self):
     """torch's tangent of abs: ``Re(conj(sgn(z)) * t)`` (``sign(x) * t`` for reals)."""
-    d = t_self * cconj(sgn(self))
+    d = t_self * cconj(sgn_rule(self))
     if d.dtype.kind == "c" if type(d) is np.ndarray else d.is_complex():
         return d.real
     return d
@@ -1259,6 +1263,45 @@ for _row in _UNARY_ROWS:
         globals()[_row[1]] = _node
     globals()[_row[0]] = _fn
     _UNARY_OPS[_row[0]] = _fn
+
+
+# -- sgn ------------------------------------------------------------------------------------
+
+
+def _sgn_forward(a):
+    """``sign`` of real values, ``z / |z|`` (0 at 0) of complex ones."""
+    if a.dtype == np.bool_:
+        return a.copy()
+    if a.dtype.kind != "c":
+        return np.sign(a)
+    m = np.abs(a)
+    zero = m == 0
+    return np.where(zero, 0, a / np.where(zero, 1, m)).astype(a.dtype, copy=False)
+
+
+def _sgn_vjp(g, self, result):
+    """torch's sgn_backward: zero for reals; ``(g - sgn * Re(conj(sgn) g)) / |z|`` (0 at 0)
+    for complex values (its own adjoint: forward mode applies the same formula)."""
+    if not (self.dtype.kind == "c" if type(self) is np.ndarray else self.is_complex()):
+        return _zeros_like(g)
+    m = np.abs(self)
+    zero = m == 0
+    return _zero_where(zero, (g - result * (cconj(result) * g).real) / _select(zero, 1.0, m))
+
+
+SgnBackward0, sgn = unary_op(
+    "sgn",
+    "SgnBackward0",
+    _sgn_forward,
+    _sgn_vjp,
+    keeps_int=True,
+    jvp=lambda t_self, self, result: _sgn_vjp(t_self, self, result),
+    doc=example_doc(
+        "``sign`` of real values, ``z / |z|`` of complex ones (0 at 0).",
+        "ember.sgn(ember.tensor([3 + 4j, 0j, -2 + 0j]))",
+        "tensor([ 0.6000+0.8000j,  0.0000+0.0000j, -1.0000+0.0000j])",
+    ),
+)
 
 
 def _round_decimals(a, decimals):
@@ -1505,7 +1548,7 @@ def _compare(np_fn, fname: str, doc: str, aliases: tuple = ()):
             res = np_fn(a, b)
         except ValueError:
             raise broadcast_error(np.shape(a), np.shape(b)) from None
-        return write_out(fname, _wrap(np.asarray(res)), out)
+        return write_out(fname, _wrap(res if type(res) is np.ndarray else keep_array(res)), out)
 
     op.__name__ = op.__qualname__ = fname
     op.__doc__ = doc
@@ -1582,7 +1625,7 @@ def _logical(np_fn, fname: str, doc: str):
             res = np_fn(*args)
         except ValueError:
             raise broadcast_error(*(np.shape(a) for a in args)) from None
-        return write_out(fname, _wrap(np.asarray(res)), out)
+        return write_out(fname, _wrap(res if type(res) is np.ndarray else keep_array(res)), out)
 
     op.__name__ = op.__qualname__ = fname
     op.__doc__ = doc
@@ -1639,7 +1682,8 @@ def _bitwise(np_fn, symbol: str, fname: str, doc: str):
         if np.asarray(a).dtype.kind not in "biu":
             raise TypeError(f"unsupported operand type(s) for {symbol}: 'Tensor' and 'Tensor'")
         try:
-            return _wrap(np.asarray(np_fn(a, b)))
+            res = np_fn(a, b)
+            return _wrap(res if type(res) is np.ndarray else keep_array(res))
         except ValueError:
             raise broadcast_error(np.shape(a), np.shape(b)) from None
 
@@ -1693,6 +1737,88 @@ def bitwise_not(input):
     if input._data.dtype.kind not in "biu":
         raise RuntimeError("bitwise_not is only implemented for integer and boolean tensors")
     return _wrap(np.invert(input._data))
+
+
+def _shift(input, other, out, left: bool):
+    """``input << other`` or ``input >> other`` of integer tensors, as torch computes them:
+    a shift by a negative amount or by the dtype's bit width or more gives 0 (``<<``) or
+    the sign (``>>``), where C (and NumPy) leave it undefined."""
+    fname = "bitwise_left_shift" if left else "bitwise_right_shift"
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        require_tensor(input, fname)
+    x, y = scalar_or_tensor(input), scalar_or_tensor(other)
+    dt = result_type(x, y)
+    a, b = np.asarray(_raw(x)), np.asarray(_raw(y))
+    if dt.kind not in "iu":
+        kernel = "lshift_cpu" if left else "rshift_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(dt)}'")
+    a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise broadcast_error(a.shape, b.shape) from None
+    outside = (b < 0) | (b >= dt.itemsize * 8)
+    amount = np.where(outside, 0, b).astype(dt, copy=False)
+    if left:
+        res = np.where(outside, 0, np.left_shift(a, amount))
+    else:
+        res = np.where(outside, np.where(a < 0, -1, 0), np.right_shift(a, amount))
+    res = np.broadcast_to(np.asarray(res, dtype=dt), shape).copy()
+    return write_out(fname, _wrap(res), out)
+
+
+@register("bitwise_left_shift", method=True, inplace=True)
+def bitwise_left_shift(input, other, *, out=None):
+    """Elementwise ``input << other`` of integer tensors (0 where the shift is negative or
+    at least the bit width).
+
+    Example:
+        >>> import ember
+        >>> ember.bitwise_left_shift(ember.tensor([1, -3]), ember.tensor([2, 1]))
+        tensor([ 4, -6])
+    """
+    return _shift(input, other, out, True)
+
+
+@register("bitwise_right_shift", method=True, inplace=True)
+def bitwise_right_shift(input, other, *, out=None):
+    """Elementwise ``input >> other`` of integer tensors, arithmetic for signed ones (the
+    sign where the shift is negative or at least the bit width).
+
+    Example:
+        >>> import ember
+        >>> ember.bitwise_right_shift(ember.tensor([16, -7]), ember.tensor([2, 1]))
+        tensor([ 4, -4])
+    """
+    return _shift(input, other, out, False)
+
+
+register_methods(
+    {
+        "__lshift__": bitwise_left_shift,
+        "__rshift__": bitwise_right_shift,
+        "__rlshift__": lambda self, other: bitwise_left_shift(other, self),
+        "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
+        "__ilshift__": lambda self, other: self.bitwise_left_shift_(other),
+        "__irshift__": lambda self, other: self.bitwise_right_shift_(other),
+    }
+)
+
+
+@register("isreal", method=True)
+def isreal(input):
+    """True where an element has no imaginary part (every element of a real tensor).
+
+    Example:
+        >>> import ember
+        >>> ember.isreal(ember.tensor([1 + 0j, 1 + 2j]))
+        tensor([ True, False])
+    """
+    require_tensor(input, "isreal")
+    a = input._data
+    if a.dtype.kind != "c":
+        return _wrap(np.ones(a.shape, dtype=np.bool_))
+    return _wrap(np.asarray(a.imag == 0))
 
 
 def _test(np_fn, fname: str, doc: str):

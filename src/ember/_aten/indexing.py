@@ -44,8 +44,12 @@ from ._core import (
     record,
     register,
     register_methods,
+    require_tensor,
+    run,
+    write_out,
 )
-from .shape import SliceBackward0, UnsqueezeBackward0, _check_src, expanded_size
+from .shape import SliceBackward0, UnsqueezeBackward0, _check_src, _reshape, expanded_size
+from .shape import expand as _expand_to
 
 _wrap = Tensor._wrap
 
@@ -2193,3 +2197,144 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 
 register_methods({"__getitem__": getitem})
+
+
+# -- take_along_dim, diagflat, put ----------------------------------------------------------
+
+
+@register("take_along_dim", method=True)
+def take_along_dim(input: Tensor, indices: Tensor, dim=None, *, out=None) -> Tensor:
+    """Values of ``input`` at ``indices`` along ``dim`` (``gather`` after broadcasting the
+    other dims of both); without ``dim``, of the flattened ``input``.
+
+    Example:
+        >>> import ember
+        >>> x = ember.tensor([[10, 30, 20], [60, 40, 50]])
+        >>> ember.take_along_dim(x, x.argmax(1, keepdim=True), 1)
+        tensor([[30],
+                [60]])
+    """
+    require_tensor(input, "take_along_dim")
+    require_tensor(indices, "take_along_dim", "indices", 2)
+    a, idx = input._data, indices._data
+    if idx.dtype != np.int64:
+        raise RuntimeError(
+            "torch.take_along_dim(): dtype of indices should be Long but got "
+            f"{scalar_name(idx.dtype)}"
+        )
+    if dim is None:
+        res = gather(_reshape(input, (-1,)), 0, _reshape(indices, (-1,)))
+        return write_out("take_along_dim", res, out)
+    d = normalize_dim(dim, a.ndim)
+    if a.ndim != idx.ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of "
+            f"dimensions, but got {a.ndim} dimensions for input, and {idx.ndim} dimensions for "
+            "indices"
+        )
+    sizes = list(a.shape)
+    sizes[d] = idx.shape[d]
+    shape = list(broadcast_shapes(tuple(sizes), idx.shape))
+    if tuple(shape) != idx.shape:
+        indices = _expand_to(indices, *shape)
+    shape[d] = a.shape[d]
+    if tuple(shape) != a.shape:
+        input = _expand_to(input, *shape)
+    return write_out("take_along_dim", gather(input, d, indices), out)
+
+
+@register("diagflat", method=True)
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A matrix whose ``offset`` diagonal holds the elements of ``input`` (flattened).
+
+    Example:
+        >>> import ember
+        >>> ember.diagflat(ember.tensor([[1, 2], [3, 4]]))
+        tensor([[1, 0, 0, 0],
+                [0, 2, 0, 0],
+                [0, 0, 3, 0],
+                [0, 0, 0, 4]])
+    """
+    require_tensor(input, "diagflat")
+    flat = input if input._data.ndim == 1 else _reshape(input, (-1,))
+    return diag_embed(flat, offset)
+
+
+def _put_forward(a, src, index, accumulate):
+    out = a.copy()
+    flat = out.reshape(-1)
+    if accumulate:
+        np.add.at(flat, intp(index), src.reshape(-1))
+    else:
+        flat[index] = src.reshape(-1)
+    return out
+
+
+def _put_self_vjp(g, index, accumulate):
+    """The gradient of ``self``: all of ``g``, or without the replaced positions."""
+    if accumulate:
+        return g
+    if is_raw(g):
+        out = np.array(g)
+        out.reshape(-1)[index] = 0
+        return out
+    zeros = _wrap(np.zeros(np.shape(index), dtype=g._data.dtype))
+    return put(g, _wrap(np.asarray(index, np.int64)), zeros)
+
+
+def _put_source_vjp(g, source, index):
+    """The gradient of ``source``: ``g`` at the positions written (``g.take(index)``)."""
+    if is_raw(g):
+        return np.asarray(g).reshape(-1)[index].reshape(np.shape(source))
+    return take(g, _wrap(np.asarray(index, np.int64))).reshape(tuple(source.shape))
+
+
+PutBackward0 = defop(
+    "PutBackward0",
+    inputs=("self", "source"),
+    params=("index", "accumulate"),
+    forward=_put_forward,
+    vjp={"self": _put_self_vjp, "source": _put_source_vjp},
+    jvp=LINEAR,
+)
+
+
+@register("put", method=True, inplace=True)
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """``input`` with the elements of ``source`` written at the flat positions ``index``
+    (added to them with ``accumulate=True``).
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2, 2).put(ember.tensor([0, -1]), ember.tensor([1.0, 2.0]))
+        tensor([[1., 0.],
+                [0., 2.]])
+    """
+    require_tensor(input, "put")
+    require_tensor(index, "put", "index", 2)
+    require_tensor(source, "put", "source", 3)
+    a, idx, src = input._data, index._data, source._data
+    if idx.dtype != np.int64:
+        raise RuntimeError(
+            f"put_(): Expected a long tensor for index, but got {scalar_name(idx.dtype)}"
+        )
+    if a.dtype != src.dtype:
+        raise RuntimeError(
+            "put_(): self and source expected to have the same dtype, but got self.dtype = "
+            f"{scalar_name(a.dtype)} and source.dtype = {scalar_name(src.dtype)}"
+        )
+    if idx.size != src.size:
+        raise IndexError(
+            "put_(): Expected source and index to have the same number of elements, but got "
+            f"source.numel() = {src.size}, index.numel() = {idx.size}"
+        )
+    n = a.size
+    flat = idx.reshape(-1)
+    bad = (flat < -n) | (flat >= n)
+    if bad.any():
+        raise IndexError(
+            f"out of range: tried to access index {flat[bad][0]} on a tensor of {n} elements."
+        )
+    positions = np.where(flat < 0, flat + n, flat)
+    params = (positions, bool(accumulate))
+    return run(PutBackward0, (input, source), (a, src), params)

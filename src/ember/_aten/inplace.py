@@ -1,5 +1,6 @@
 """In-place ops: the ``op_`` variant of every registered op, ``zero_``, ``fill_``, ``copy_``,
-``t_`` and indexed assignment (``__setitem__``).
+the in-place shape changes (``t_``, ``squeeze_``, ``transpose_``, ``resize_`` ...) and
+indexed assignment (``__setitem__``).
 
 ``op_`` runs the out-of-place op and stores its result into the tensor, which takes the op's
 node as its history (``autograd.views.apply_inplace``: snapshots, version counters, views
@@ -7,6 +8,8 @@ and forward-AD tangents are handled there, once for all ops).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -21,9 +24,10 @@ from ..autograd.recording import (
     tangent_of,
 )
 from ..autograd.views import apply_inplace, check_writable, set_history
-from ._core import LINEAR, broadcast_error, defop, record, register
+from ._core import LINEAR, broadcast_error, defop, normalize_dim, normalize_dims, record, register
 from .indexing import index_np, index_put
-from .shape import expanded_size
+from .reduction import SqueezeBackward4
+from .shape import _squeeze_array, expanded_size
 
 _wrap = Tensor._wrap
 
@@ -43,6 +47,11 @@ INPLACE_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "acos_": ("ember.tensor([1.0, 0.0])", "", "tensor([0.0000, 1.5708])"),
     "acosh_": ("ember.tensor([1.0, 2.0])", "", "tensor([0.0000, 1.3170])"),
     "add_": ("ember.tensor([1.0, 2.0])", "10, alpha=2", "tensor([21., 22.])"),
+    "addbmm_": (
+        "ember.tensor([[1.0, 2.0], [3.0, 4.0]])",
+        "ember.ones(2, 2, 1), ember.ones(2, 1, 2)",
+        "tensor([[3., 4.],\n        [5., 6.]])",
+    ),
     "addcdiv_": (
         "ember.tensor([1.0, 1.0])",
         "ember.tensor([1.0, 6.0]), ember.tensor([2.0, 4.0]), value=2",
@@ -52,6 +61,11 @@ INPLACE_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "ember.tensor([1.0, 1.0])",
         "ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0]), value=0.5",
         "tensor([2.5000, 5.0000])",
+    ),
+    "addr_": (
+        "ember.zeros(2, 2)",
+        "ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0])",
+        "tensor([[3., 4.],\n        [6., 8.]])",
     ),
     "arccos_": ("ember.tensor([1.0, 0.0])", "", "tensor([0.0000, 1.5708])"),
     "arccosh_": ("ember.tensor([1.0, 2.0])", "", "tensor([0.0000, 1.3170])"),
@@ -70,8 +84,18 @@ INPLACE_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "atan_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.0000, 0.7854])"),
     "atanh_": ("ember.tensor([0.0, 0.5])", "", "tensor([0.0000, 0.5493])"),
     "bitwise_and_": ("ember.tensor([12, 10])", "ember.tensor([10, 6])", "tensor([8, 2])"),
+    "bitwise_left_shift_": (
+        "ember.tensor([1, 2])",
+        "2",
+        "tensor([4, 8])",
+    ),
     "bitwise_not_": ("ember.tensor([0, 5])", "", "tensor([-1, -6])"),
     "bitwise_or_": ("ember.tensor([12, 1])", "ember.tensor([10, 2])", "tensor([14,  3])"),
+    "bitwise_right_shift_": (
+        "ember.tensor([8, 16])",
+        "2",
+        "tensor([2, 4])",
+    ),
     "bitwise_xor_": ("ember.tensor([12, 1])", "ember.tensor([10, 3])", "tensor([6, 2])"),
     "ceil_": ("ember.tensor([-1.5, 1.2])", "", "tensor([-1.,  2.])"),
     "clamp_": (
@@ -86,6 +110,16 @@ INPLACE_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "copysign_": ("ember.tensor([1.0, 2.0])", "ember.tensor([-1.0, 1.0])", "tensor([-1.,  2.])"),
     "cos_": ("ember.tensor([0.0, 1.0])", "", "tensor([1.0000, 0.5403])"),
     "cosh_": ("ember.tensor([0.0, 1.0])", "", "tensor([1.0000, 1.5431])"),
+    "cumprod_": (
+        "ember.tensor([1.0, 2.0, 3.0])",
+        "0",
+        "tensor([1., 2., 6.])",
+    ),
+    "cumsum_": (
+        "ember.tensor([1.0, 2.0, 3.0])",
+        "0",
+        "tensor([1., 3., 6.])",
+    ),
     "deg2rad_": ("ember.tensor([180.0, 90.0])", "", "tensor([3.1416, 1.5708])"),
     "digamma_": ("ember.tensor([1.0, 2.0])", "", "tensor([-0.5772,  0.4228])"),
     "div_": ("ember.tensor([4.0, 9.0])", "ember.tensor([2.0, 3.0])", "tensor([2., 3.])"),
@@ -189,10 +223,20 @@ INPLACE_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "not_equal_": ("ember.tensor([1.0, 2.0])", "ember.tensor([1.0, 3.0])", "tensor([0., 1.])"),
     "polygamma_": ("ember.tensor([1.0, 2.0])", "1", "tensor([1.6449, 0.6449])"),
     "pow_": ("ember.tensor([2.0, 3.0])", "2", "tensor([4., 9.])"),
+    "put_": (
+        "ember.zeros(4)",
+        "ember.tensor([0, 3]), ember.tensor([1.0, 2.0])",
+        "tensor([1., 0., 0., 2.])",
+    ),
     "rad2deg_": ("ember.tensor([0.0, 1.0])", "", "tensor([ 0.0000, 57.2958])"),
     "reciprocal_": ("ember.tensor([2.0, 4.0])", "", "tensor([0.5000, 0.2500])"),
     "relu_": ("ember.tensor([-1.0, 2.0])", "", "tensor([0., 2.])"),
     "remainder_": ("ember.tensor([-3.0, 3.0])", "2", "tensor([1., 1.])"),
+    "renorm_": (
+        "ember.tensor([[3.0, 4.0], [0.3, 0.4]])",
+        "2, 0, 1.0",
+        "tensor([[0.6000, 0.8000],\n        [0.3000, 0.4000]])",
+    ),
     "round_": ("ember.tensor([0.5, 1.5, 2.6])", "", "tensor([0., 2., 3.])"),
     "rsqrt_": ("ember.tensor([1.0, 4.0])", "", "tensor([1.0000, 0.5000])"),
     "scatter_": (
@@ -209,6 +253,11 @@ INPLACE_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "ember.zeros(3)",
         "0, ember.tensor([0, 0, 2]), ember.tensor([2.0, 5.0, 3.0]), 'amax'",
         "tensor([5., 0., 3.])",
+    ),
+    "sgn_": (
+        "ember.tensor([-2.0, 0.0, 3.0])",
+        "",
+        "tensor([-1.,  0.,  1.])",
     ),
     "sigmoid_": ("ember.tensor([0.0, 1.0])", "", "tensor([0.5000, 0.7311])"),
     "sign_": ("ember.tensor([-2.0, 0.0, 3.0])", "", "tensor([-1.,  0.,  1.])"),
@@ -379,22 +428,265 @@ def t_(self: Tensor) -> Tensor:
         raise RuntimeError(
             f"t_() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D"
         )
+    return _reshaped_in_place(self, self._data.T, TBackward1, (), lambda t: t.t())
+
+
+def _reshaped_in_place(self: Tensor, new, cls, params: tuple, tangent_fn) -> Tensor:
+    """``self`` now sees its data as the array ``new`` (a view of the same memory with
+    another shape or order), recorded as ``cls``; its tangent changes by ``tangent_fn``."""
     recording = _state.enabled and self._rg
     check_writable(self, recording, rebase=False)
     tangent = tangent_of(self) if _on else None
     node = None
     if recording:
         edges = edges_of((self,))
-        self._data = self._data.T
-        node = make_node(TBackward1, edges, self, (self,))
+        self._data = new
+        node = make_node(cls, edges, self, (self,), params)
     else:
-        self._data = self._data.T
+        self._data = new
     self._bump()
     set_history(self, node, None)
     if tangent is not None:
         with suspended:
-            self._aux.tangent = tangent.t()
+            self._aux.tangent = tangent_fn(tangent)
     return self
+
+
+# -- squeeze_, unsqueeze_, transpose_ -----------------------------------------------------------
+# The in-place shape changes: the tensor sees its memory with the new shape, and records the
+# in-place node torch names (not a view node: the tensor is changed, nothing new is made).
+
+SqueezeBackward3 = defop(  # squeeze_()
+    "SqueezeBackward3",
+    params=("self_sym_sizes",),
+    forward=lambda a, self_sym_sizes: a.squeeze(),
+    vjp={"self": lambda g, self_sym_sizes: g.reshape(tuple(self_sym_sizes))},
+    jvp=LINEAR,
+)
+
+SqueezeBackward5 = defop(  # squeeze_(dims)
+    "SqueezeBackward5",
+    params=("dim", "self_sym_sizes"),
+    forward=lambda a, dim, self_sym_sizes: _squeeze_array(a, dim),
+    vjp={"self": lambda g, dim, self_sym_sizes: g.reshape(tuple(self_sym_sizes))},
+    jvp=LINEAR,
+)
+
+UnsqueezeBackward1 = defop(  # unsqueeze_(dim)
+    "UnsqueezeBackward1",
+    params=("dim",),
+    forward=lambda a, dim: a.reshape(a.shape[:dim] + (1,) + a.shape[dim:]),
+    vjp={"self": lambda g, dim: g.squeeze(dim)},
+    jvp=LINEAR,
+)
+
+TransposeBackward1 = defop(  # transpose_(dim0, dim1)
+    "TransposeBackward1",
+    params=("dim0", "dim1"),
+    forward=lambda a, dim0, dim1: a.swapaxes(dim0, dim1) if a.ndim else a,
+    vjp={"self": lambda g, dim0, dim1: g.swapaxes(dim0, dim1) if g.ndim else g},
+    jvp=LINEAR,
+)
+
+
+@register("squeeze_", function=False, method=True)
+def squeeze_(self: Tensor, dim=None) -> Tensor:
+    """Remove dims of size 1 in place (all, or only those in ``dim``).
+
+    Example:
+        >>> import ember
+        >>> x = ember.zeros(2, 1, 3)
+        >>> x.squeeze_(1).shape
+        torch.Size([2, 3])
+        >>> x.shape
+        torch.Size([2, 3])
+    """
+    a = self._data
+    shape = a.shape
+    if dim is None:
+        return _reshaped_in_place(self, a.squeeze(), SqueezeBackward3, (shape,), _squeeze_t(None))
+    if isinstance(dim, (tuple, list)):
+        dims = normalize_dims(tuple(dim), a.ndim)
+        new = _squeeze_array(a, dims)
+        return _reshaped_in_place(self, new, SqueezeBackward5, (dims, shape), _squeeze_t(dims))
+    d = normalize_dim(dim, a.ndim)
+    new = _squeeze_array(a, (d,))
+    return _reshaped_in_place(self, new, SqueezeBackward4, (d, shape), _squeeze_t(d))
+
+
+def _squeeze_t(dim):
+    return lambda t: t.squeeze() if dim is None else t.squeeze(dim)
+
+
+@register("unsqueeze_", function=False, method=True)
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """Insert a dim of size 1 at ``dim``, in place.
+
+    Example:
+        >>> import ember
+        >>> x = ember.zeros(3)
+        >>> x.unsqueeze_(0).shape
+        torch.Size([1, 3])
+    """
+    a = self._data
+    d = normalize_dim(dim, a.ndim + 1)
+    new = a.reshape(a.shape[:d] + (1,) + a.shape[d:])
+    return _reshaped_in_place(self, new, UnsqueezeBackward1, (d,), lambda t: t.unsqueeze(d))
+
+
+@register("transpose_", function=False, method=True)
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dims in place (``swapdims_`` and ``swapaxes_`` are the same method).
+
+    Example:
+        >>> import ember
+        >>> x = ember.zeros(2, 3)
+        >>> x.transpose_(0, 1).shape
+        torch.Size([3, 2])
+    """
+    a = self._data
+    d0 = normalize_dim(dim0, a.ndim)
+    d1 = normalize_dim(dim1, a.ndim)
+    new = a.swapaxes(d0, d1) if a.ndim else a
+    return _reshaped_in_place(
+        self, new, TransposeBackward1, (d0, d1), lambda t: t.transpose(d0, d1)
+    )
+
+
+@register("swapdims_", function=False, method=True)
+def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``transpose_``: swap two dims in place.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2, 3, 4).swapdims_(0, 2).shape
+        torch.Size([4, 3, 2])
+    """
+    return transpose_(self, dim0, dim1)
+
+
+@register("swapaxes_", function=False, method=True)
+def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose_``: swap two dims in place.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2, 3, 4).swapaxes_(0, 1).shape
+        torch.Size([3, 2, 4])
+    """
+    return transpose_(self, axis0, axis1)
+
+
+# -- resize_, resize_as_ -------------------------------------------------------------------------
+
+
+def _resize_size(fname: str, args: tuple) -> tuple:
+    """The sizes of ``resize_(*sizes)`` or ``resize_(sizes)``, with torch's errors."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list, Tensor)):
+        args = tuple(args[0].tolist() if isinstance(args[0], Tensor) else args[0])
+    out = []
+    for i, n in enumerate(args):
+        if isinstance(n, Tensor) and n._data.ndim == 0 and n._data.dtype.kind in "iu":
+            n = int(n._data)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(
+                f"{fname}(): argument 'size' (position {i + 1}) must be tuple of ints, "
+                f"not {type(n).__name__}"
+            )
+        if n < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {int(n)}: {list(args)}"
+            )
+        out.append(int(n))
+    return tuple(out)
+
+
+def _owner(a: np.ndarray) -> np.ndarray:
+    """The array that owns ``a``'s memory (``a`` itself when it does)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _resized(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """torch's resize_ of the array ``a``: its memory from its first element on, seen as a
+    contiguous array of ``shape``; where that memory is too short, a new array holding it
+    as its prefix (the rest uninitialized, as torch's)."""
+    n = math.prod(shape)
+    item = a.itemsize
+    owner = _owner(a)
+    if a.size and owner.flags.c_contiguous and owner.flags.writeable:
+        start = a.__array_interface__["data"][0]
+        end = owner.__array_interface__["data"][0] + owner.nbytes
+        available = (end - start) // item
+        if n <= available:
+            return np.lib.stride_tricks.as_strided(
+                a, shape=shape, strides=_contiguous_strides(shape, item)
+            )
+        flat = np.lib.stride_tricks.as_strided(a, shape=(available,), strides=(item,))
+    else:
+        flat = a.reshape(-1)
+    out = np.empty(shape, a.dtype)
+    keep = min(n, flat.size)
+    out.reshape(-1)[:keep] = flat[:keep]
+    return out
+
+
+def _contiguous_strides(shape: tuple, item: int) -> tuple:
+    strides = []
+    step = item
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _resize(self: Tensor, shape: tuple) -> Tensor:
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    check_writable(self, False)
+    if shape != self._data.shape:
+        self._data = _resized(self._data, shape)
+    self._bump()
+    return self
+
+
+@register("resize_", function=False, method=True)
+def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
+    """Give this tensor the shape ``sizes`` in place: its elements in memory order are kept
+    (the first ``prod(sizes)`` of them); new elements are uninitialized, as torch's.
+
+    Example:
+        >>> import ember
+        >>> x = ember.tensor([[1, 2, 3], [4, 5, 6]])
+        >>> x.resize_(2, 2)
+        tensor([[1, 2],
+                [3, 4]])
+        >>> x.resize_(5)[:4]
+        tensor([1, 2, 3, 4])
+    """
+    if not sizes:
+        raise TypeError('resize_() missing 1 required positional arguments: "size"')
+    return _resize(self, _resize_size("resize_", sizes))
+
+
+@register("resize_as_", method=True)
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
+    """Give ``input`` the shape of ``the_template`` in place (``resize_`` to its shape).
+
+    Example:
+        >>> import ember
+        >>> x = ember.tensor([1.0, 2.0, 3.0, 4.0])
+        >>> x.resize_as_(ember.zeros(2, 2))
+        tensor([[1., 2.],
+                [3., 4.]])
+    """
+    if not isinstance(the_template, Tensor):
+        raise TypeError(
+            "resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+            f"{type(the_template).__name__}"
+        )
+    return _resize(input, tuple(the_template._data.shape))
 
 
 # -- indexed assignment ------------------------------------------------------------------------

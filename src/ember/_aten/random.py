@@ -14,6 +14,7 @@ from .. import _dtype
 from .._creation import _rng
 from .._creation import multinomial as _multinomial
 from .._creation import normal as _normal_float
+from .._meta import META_RANDOM, MetaArray
 from .._tensor import Tensor, broadcast_shapes
 from ._core import defop, record, register, write_out
 from .inplace import fill_with
@@ -34,6 +35,11 @@ ExponentialBackward0 = _random_node("ExponentialBackward0")
 
 
 _MISSING = object()
+
+
+def _rng_for(self: Tensor, generator):
+    """The generator filling ``self`` in place: for a meta tensor, one that draws nothing."""
+    return META_RANDOM if type(self._data) is MetaArray else _rng(generator)
 
 
 def _num(x) -> str:
@@ -67,7 +73,7 @@ def uniform_(self: Tensor, a=0.0, b=1.0, *, generator=None, **kwargs) -> Tensor:
             f"uniform_ expects to return a [from, to) range, but found from={_num(a)} > "
             f"to={_num(b)}"
         )
-    values = a + (b - a) * _rng(generator).random(self._data.shape)
+    values = a + (b - a) * _rng_for(self, generator).random(self._data.shape)
     return fill_with(self, values, UniformBackward0)
 
 
@@ -88,7 +94,7 @@ def normal_(self: Tensor, mean=0.0, std=1.0, *, generator=None) -> Tensor:
         )
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
-    values = mean + std * _rng(generator).standard_normal(self._data.shape)
+    values = mean + std * _rng_for(self, generator).standard_normal(self._data.shape)
     return fill_with(self, values, NormalBackward0)
 
 
@@ -145,7 +151,7 @@ def random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
                 f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"
             )
         top = int(hi) - 1
-    values = _rng(generator).integers(lo, top, size=self._data.shape, endpoint=True)
+    values = _rng_for(self, generator).integers(lo, top, size=self._data.shape, endpoint=True)
     return fill_with(self, values, RandomBackward0 if hi is not None else RandomBackward2)
 
 
@@ -166,7 +172,7 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
         probs = p
         node = BernoulliBackward2
-    values = _rng(generator).random(self._data.shape) < probs
+    values = _rng_for(self, generator).random(self._data.shape) < probs
     return fill_with(self, values, node)
 
 
@@ -188,7 +194,7 @@ def exponential_(self: Tensor, lambd=1.0, *, generator=None) -> Tensor:
         )
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
-    values = _rng(generator).exponential(1.0 / lambd, size=self._data.shape)
+    values = _rng_for(self, generator).exponential(1.0 / lambd, size=self._data.shape)
     return fill_with(self, values, ExponentialBackward0)
 
 

@@ -25,13 +25,16 @@ from functools import partial
 import numpy as np
 
 from .. import _dtype
+from .._meta import MetaArray, keep_array
 from .._overrides import warn as _warn
 from .._tensor import Tensor
 from ..autograd.opdef import cconj
 from ..autograd.recording import cast_operand, check_values, untracked_call
 from ._core import (
+    COMPOSITE,
     LINEAR,
     QUIET,
+    broadcast_error,
     default_float,
     defop,
     intp,
@@ -45,6 +48,7 @@ from ._core import (
     record_multi,
     register,
     require_tensor,
+    result_type,
     run,
     write_out,
 )
@@ -57,7 +61,7 @@ from .elementwise import (
     lerp,
     maximum,
     minimum,
-    sgn,
+    sgn_rule,
     where,
 )
 from .indexing import gather, select
@@ -203,6 +207,8 @@ def _count(shape: tuple, axes: tuple) -> int:
 
 def _arr(x, np_dtype=None) -> np.ndarray:
     """NumPy reductions return scalars for 0-d results; tensors always hold ndarrays."""
+    if type(x) is MetaArray:
+        return keep_array(x, np_dtype)
     return np.asarray(x, dtype=np_dtype if np_dtype is not None else np.asarray(x).dtype)
 
 
@@ -405,6 +411,40 @@ NansumBackward0 = defop(
 )
 
 
+@register("sum_to_size", method=True, function=False)
+def sum_to_size(self: Tensor, *size) -> Tensor:
+    """Sum this tensor down to ``size``, a shape it broadcasts from: the leading dims and
+    the dims of size 1 in ``size`` are summed (``self`` itself when already that shape).
+
+    Example:
+        >>> import ember
+        >>> ember.ones(2, 3, 4).sum_to_size(3, 1)
+        tensor([[8.],
+                [8.],
+                [8.]])
+    """
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for i, n in enumerate(size):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(
+                f"sum_to_size(): argument 'size' (position {i + 1}) must be tuple of ints, "
+                f"not {type(n).__name__}"
+            )
+    size = tuple(int(n) for n in size)
+    shape = self._data.shape
+    lead = len(shape) - len(size)
+    if lead < 0 or _b.any(n != 1 and n != shape[lead + i] for i, n in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(size) if n == 1 and shape[lead + i] != 1
+    )
+    out = self
+    if dims:
+        out = sum(out, dims, keepdim=True)
+    return out.view(size) if lead > 0 else out
+
+
 @register("nansum", method=True)
 def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None, out=None):
     """Sum treating NaN as zero.
@@ -432,7 +472,8 @@ def _mean_array(a: np.ndarray, axes, keepdim: bool) -> np.ndarray:
     n = a.size if axes is None else _count(a.shape, axes)
     acc = np.float32 if _half(a.dtype) else None
     s = np.sum(a, axis=axes, keepdims=keepdim, dtype=acc)
-    return np.asarray(s / n if n else s * np.nan, a.dtype)
+    r = s / n if n else s * np.nan
+    return np.asarray(r, a.dtype) if type(r) is not MetaArray else keep_array(r, a.dtype)
 
 
 MeanBackward0 = defop(  # mean()
@@ -965,24 +1006,132 @@ def median(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None):
         >>> ember.tensor([4.0, 1.0, 3.0, 2.0]).median()
         tensor(2.)
     """
-    require_tensor(input, "median")
     dim, keepdim = _pick(dim, axis, keepdim, keepdims)
+    return _median_like(input, dim, keepdim, "median", _median_along, _median_dim_array)
+
+
+def _median_like(input, dim, keepdim: bool, name: str, along, dim_array):
+    """median or nanmedian (``name``): of all elements with ``along``, or ``(values,
+    indices)`` along ``dim`` with ``dim_array``; their nodes are ``<Name>Backward0/1``."""
+    require_tensor(input, name)
+    whole, per_dim = _MEDIAN_NODES[name]
     a = input._data
     if dim is _UNSET:
         if a.dtype == np.bool_ and a.size:
-            raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
         if a.size == 0:
             res = np.full((), np.nan, a.dtype)
         else:
-            res = _arr(_median_along(a.reshape(-1), 0)[0].reshape(()), a.dtype)
-        return record(MedianBackward0, res, (input,))
-    ax = _single_axis(a.ndim, dim, "median")
+            res = _arr(along(a.reshape(-1), 0)[0].reshape(()), a.dtype)
+        return record(whole, res, (input,))
+    ax = _single_axis(a.ndim, dim, name)
     if ax is not None:
-        _check_nonempty(a, (ax,), "median", True)
+        _check_nonempty(a, (ax,), name, True)
     if a.dtype == np.bool_ and (a.size or ax is None or a.shape[ax]):
-        raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
-    values, indices = _median_dim_array(a, 0 if ax is None else ax, keepdim)
-    return _select_result(MedianBackward1, return_types.median, input, a, values, indices, ax)
+        raise NotImplementedError(f"\"{name}_out\" not implemented for 'Bool'")
+    values, indices = dim_array(a, 0 if ax is None else ax, keepdim)
+    rtype = getattr(return_types, name)
+    return _select_result(per_dim, rtype, input, a, values, indices, ax)
+
+
+# -- nanmedian, mode -------------------------------------------------------------------------
+
+
+def _nanmedian_along(a: np.ndarray, ax: int):
+    """Lower median of the values that are not NaN, and its index, along ``ax`` (keepdims;
+    NaN where all are NaN)."""
+    n = a.shape[ax]
+    order = np.argsort(a, axis=ax, kind="stable")  # NaNs last
+    if a.dtype.kind in "fcV":
+        valid = n - np.sum(a != a, axis=ax, keepdims=True)
+        pos = np.maximum((valid - 1) // 2, 0)
+    else:
+        pos = np.full(_keep_shape(a.shape, (ax,)), (n - 1) // 2)
+    idx = np.take_along_axis(order, pos, axis=ax)
+    return np.take_along_axis(a, idx, axis=ax), idx.astype(np.int64, copy=False)
+
+
+def _nanmedian_dim_array(a, ax: int, keepdim: bool):
+    """nanmedian(dim)'s values and indices of the array ``a`` (0-d: itself, index 0)."""
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    if a.size == 0:
+        shape = _keep_shape(a.shape, (ax,))
+        values, indices = np.empty(shape, a.dtype), np.empty(shape, np.int64)
+    else:
+        values, indices = _nanmedian_along(a, ax)
+    if not keepdim:
+        values, indices = values.squeeze(ax), indices.squeeze(ax)
+    return values, indices
+
+
+NanmedianBackward0 = defop("NanmedianBackward0", vjp={"self": _evenly_vjp}, jvp=_evenly_jvp)
+NanmedianBackward1 = _select_op("NanmedianBackward1", _select_forward(_nanmedian_dim_array))
+
+
+@register("nanmedian", method=True)
+def nanmedian(input, dim=_UNSET, keepdim=False, *, axis=None, keepdims=None):
+    """``median`` ignoring NaNs: the lower median of the other values (NaN where all are),
+    of all elements or ``(values, indices)`` along ``dim``.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([4.0, float("nan"), 1.0, 3.0]).nanmedian()
+        tensor(3.)
+    """
+    dim, keepdim = _pick(dim, axis, keepdim, keepdims)
+    return _median_like(input, dim, keepdim, "nanmedian", _nanmedian_along, _nanmedian_dim_array)
+
+
+_MEDIAN_NODES = {
+    "median": (MedianBackward0, MedianBackward1),
+    "nanmedian": (NanmedianBackward0, NanmedianBackward1),
+}
+
+
+def _mode_array(a, ax: int, keepdim: bool):
+    """mode's values and indices along ``ax``: the most frequent value (the smallest of
+    equally frequent ones) and the index of its last occurrence, as torch's CPU kernel."""
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    rows = np.moveaxis(a, ax, -1)
+    flat = rows.reshape(-1, rows.shape[-1])
+    values = np.empty(flat.shape[0], a.dtype)
+    indices = np.empty(flat.shape[0], np.int64)
+    for i, row in enumerate(flat):
+        uniq, counts = np.unique(row, return_counts=True)
+        best = uniq[np.argmax(counts)]
+        values[i] = best
+        indices[i] = np.flatnonzero((row == best) | ((row != row) & (best != best)))[-1]
+    values = values.reshape(rows.shape[:-1])
+    indices = indices.reshape(rows.shape[:-1])
+    if keepdim:
+        values, indices = np.expand_dims(values, ax), np.expand_dims(indices, ax)
+    return values, indices
+
+
+ModeBackward0 = _select_op("ModeBackward0", _select_forward(_mode_array))
+
+
+@register("mode", method=True)
+def mode(input, dim=-1, keepdim=False):
+    """``(values, indices)``: the most frequent value along ``dim`` (the smallest of
+    equally frequent ones) and the index of its last occurrence.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([[1, 3, 3, 2], [5, 2, 2, 2]]).mode(1)
+        torch.return_types.mode(
+        values=tensor([3, 2]),
+        indices=tensor([2, 3]))
+    """
+    require_tensor(input, "mode")
+    a = input._data
+    ax = _single_axis(a.ndim, dim, "mode")
+    if ax is not None and a.shape[ax] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {ax} to have non-zero size.")
+    values, indices = _mode_array(a, 0 if ax is None else ax, bool(keepdim))
+    return _select_result(ModeBackward0, return_types.mode, input, a, values, indices, ax)
 
 
 def _argmaxmin(input, dim, keepdim, axis, keepdims, is_max: bool):
@@ -1000,7 +1149,8 @@ def _argmaxmin(input, dim, keepdim, axis, keepdims, is_max: bool):
             raise IndexError(
                 f"{fname}(): Expected reduction dim to be specified for input.numel() == 0."
             )
-        res = np.asarray(fn(a.reshape(-1)), np.int64)
+        res = fn(a.reshape(-1))
+        res = np.asarray(res, np.int64) if type(res) is not MetaArray else keep_array(res, np.int64)
         if keepdim:
             res = res.reshape((1,) * a.ndim)
         return _wrap(res)
@@ -1319,18 +1469,18 @@ def _norm_vjp(g, self, result, ord, dim, keepdim):
     g = _keepdims(g, dim, keepdim, x.shape)
     norm = _keepdims(result, dim, keepdim, x.shape)
     if p == 1:
-        return sgn(x) * g
+        return sgn_rule(x) * g
     if p == 2:
         return g * _where(norm == 0, 0, x / norm)
     if math.isinf(p):
         ax = np.abs(x)
         mask = (ax == norm) | _isnan(ax)
-        return sgn(x) * ((g / _sumk(mask, dim)) * mask)
+        return sgn_rule(x) * ((g / _sumk(mask, dim)) * mask)
     if p < 1:
-        scaled = sgn(x) * _where(x == 0, 0, np.abs(x) ** (p - 1))
+        scaled = sgn_rule(x) * _where(x == 0, 0, np.abs(x) ** (p - 1))
         return scaled * g * norm ** (1 - p)
     if p < 2:
-        scaled = sgn(x) * np.abs(x) ** (p - 1)
+        scaled = sgn_rule(x) * np.abs(x) ** (p - 1)
     else:
         scaled = x * np.abs(x) ** (p - 2)
     return scaled * _where(norm == 0, 0, g / norm ** (p - 1))
@@ -1417,6 +1567,142 @@ def _vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     finally:
         quiet_reset(token)
     return record(LinalgVectorNormBackward0, res, (src,), (p, axes, keepdim))
+
+
+# -- dist, renorm ------------------------------------------------------------------------------
+
+
+def _every_axis(x) -> tuple:
+    return tuple(range(x.ndim))
+
+
+def _dist_vjp(g, self, other, result, p):
+    d = self - other
+    grad = _norm_vjp(g, d, result, p, _every_axis(d), False)
+    if grad is None:  # p == 0: a count of nonzeros, constant almost everywhere
+        grad = d * 0
+    return grad, -grad
+
+
+def _dist_jvp(t_self, t_other, self, other, result, p):
+    if t_self is None:
+        t = -t_other
+    else:
+        t = t_self if t_other is None else t_self - t_other
+    d = self - other
+    if t.shape != d.shape:
+        t = t.expand(d.shape)
+    return _norm_jvp(t, d, result, p, _every_axis(d), False)
+
+
+DistBackward0 = defop(
+    "DistBackward0",
+    inputs=("self", "other"),
+    params=("p",),
+    forward=lambda a, b, p: _vector_norm_array(a - b, p, tuple(range(np.ndim(a - b))), False),
+    vjp=_dist_vjp,
+    jvp=_dist_jvp,
+)
+
+
+@register("dist", method=True)
+def dist(input, other, p=2):
+    """The ``p``-norm of ``input - other`` (broadcast).
+
+    Example:
+        >>> import ember
+        >>> ember.dist(ember.tensor([3.0, 0.0]), ember.tensor([0.0, 4.0]))
+        tensor(5.)
+    """
+    require_tensor(input, "dist")
+    require_tensor(other, "dist", "other", 2)
+    rt = result_type(input, other)
+    if rt.kind not in "fcV":
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{_scalar_name(rt)} instead."
+        )
+    a, b = input._data.astype(rt, copy=False), other._data.astype(rt, copy=False)
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise broadcast_error(a.shape, b.shape) from None
+    token = quiet_set(QUIET)
+    try:
+        res = DistBackward0.forward(a, b, float(p))
+    finally:
+        quiet_reset(token)
+    return record(DistBackward0, res, (input, other), (float(p),))
+
+
+def _renorm_factor(norm, maxnorm):
+    """torch's renorm scale: ``maxnorm / (norm + 1e-7)`` where the norm exceeds ``maxnorm``."""
+    return np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(norm.dtype)
+
+
+def _renorm_forward(a, p, dim, maxnorm):
+    axes = tuple(i for i in range(a.ndim) if i != dim)
+    norm = _vector_norm_array(a, p, axes, True)
+    return a * _renorm_factor(norm, maxnorm).astype(a.dtype, copy=False)
+
+
+def _renorm_vjp(g, self, p, dim, maxnorm):
+    """torch's renorm_backward (on arrays: recorded backwards differentiate the composite)."""
+    axes = tuple(i for i in range(self.ndim) if i != dim)
+    norm = _vector_norm_array(self, p, axes, True)
+    go = np.conjugate(self) * g
+    if go.dtype.kind == "c":
+        go = go.real
+    go = go.sum(axis=axes, keepdims=True)
+    nb = _norm_vjp(go, self, norm, p, axes, True)
+    invnorm = 1 / (norm + 1e-7)
+    factor = invnorm * maxnorm
+    return np.where(norm > maxnorm, factor * g - (factor * invnorm) * nb, g).astype(g.dtype)
+
+
+def _renorm_composite(self, p, dim, maxnorm):
+    axes = tuple(i for i in range(self.dim()) if i != dim)
+    norm = _vector_norm(self, p, axes, True)
+    return self * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
+RenormBackward0 = defop(
+    "RenormBackward0",
+    params=("p", "dim", "maxnorm"),
+    forward=_renorm_forward,
+    vjp={"self": _renorm_vjp},
+    composite=_renorm_composite,
+    jvp=COMPOSITE,
+)
+
+
+@register("renorm", method=True, inplace=True)
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """Each slice along ``dim`` rescaled to have ``p``-norm at most ``maxnorm`` (slices
+    within it are left as they are).
+
+    Example:
+        >>> import ember
+        >>> ember.renorm(ember.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0)
+        tensor([[0.6000, 0.8000],
+                [0.3000, 0.4000]])
+    """
+    require_tensor(input, "renorm")
+    a = input._data
+    if a.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {a.ndim} dimensions")
+    d = normalize_dim(dim, a.ndim)
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if a.dtype.kind not in "fcV":
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{_scalar_name(a.dtype)}"
+        )
+    t = run(RenormBackward0, (input,), (a,), (float(p), d, maxnorm))
+    return write_out("renorm", t, out)
 
 
 # -- logsumexp, softmax, log_softmax -------------------------------------------------------
@@ -1714,7 +2000,7 @@ def _scan(input, dim, dtype, fname: str):
     return a, _single_axis(a.ndim, dim, fname)
 
 
-@register("cumsum", method=True)
+@register("cumsum", method=True, inplace=True)
 def cumsum(input, dim=_UNSET, *, dtype=None, axis=None, out=None):
     """Running sum along ``dim``; ints and bools accumulate in int64.
 
@@ -1735,7 +2021,7 @@ def cumsum(input, dim=_UNSET, *, dtype=None, axis=None, out=None):
     return write_out("cumsum", t, out)
 
 
-@register("cumprod", method=True)
+@register("cumprod", method=True, inplace=True)
 def cumprod(input, dim=_UNSET, *, dtype=None, axis=None, out=None):
     """Running product along ``dim``; exact gradients even with zeros.
 
@@ -1765,7 +2051,8 @@ def _logical_reduce(input, dim, keepdim, axis, keepdims, fname, np_fn):
     a = input._data
     # Unlike sum, an empty dim list reduces nothing here (torch's rule).
     axes = () if isinstance(dim, (tuple, list)) and not dim else _axes(a.ndim, dim)
-    res = np.asarray(np_fn(a, axis=axes, keepdims=keepdim), np.bool_)
+    res = np_fn(a, axis=axes, keepdims=keepdim)
+    res = np.asarray(res, np.bool_) if type(res) is not MetaArray else keep_array(res, np.bool_)
     return _wrap(res.astype(np.uint8) if a.dtype == np.uint8 else res)
 
 

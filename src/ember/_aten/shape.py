@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import _dtype
 from .._alloc import raise_alloc_error
+from .._meta import NO_DATA, MetaArray, meta_empty
 from .._overrides import warn as _warn
 from .._tensor import _LEGACY_NAMES, Tensor, _legacy_type_name, check_device, device
 from ..autograd.graph import Node
@@ -203,8 +204,9 @@ def _view_dtype(self: Tensor, d) -> Tensor:
 
 
 @register("view", method=True, function=False)
-def view(self: Tensor, *shape) -> Tensor:
+def view(self: Tensor, *shape, **kwargs) -> Tensor:
     """A view with another shape (no copy); torch's error when the strides do not allow it.
+    ``view(dtype)`` reinterprets the bytes; ``size=`` and ``dtype=`` may be keywords.
 
     Example:
         >>> import ember
@@ -212,6 +214,8 @@ def view(self: Tensor, *shape) -> Tensor:
         tensor([[0, 1, 2],
                 [3, 4, 5]])
     """
+    if kwargs:
+        shape = _view_keywords(shape, kwargs)
     if len(shape) == 1 and isinstance(shape[0], (_dtype.dtype, np.dtype, type)):
         return _view_dtype(self, shape[0])
     try:
@@ -231,6 +235,36 @@ def view(self: Tensor, *shape) -> Tensor:
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
     return record(ViewBackward0, out, (self,), (a.shape, size))
+
+
+def _view_keywords(shape: tuple, kwargs: dict) -> tuple:
+    """``view(size=...)`` or ``view(dtype=...)`` as the positional form; torch's error for
+    other combinations."""
+    if not shape and len(kwargs) == 1 and kwargs.keys() <= {"size", "dtype"}:
+        (value,) = kwargs.values()
+        if "dtype" in kwargs or isinstance(value, (tuple, list)):
+            return (value,)
+        raise TypeError(
+            f"view() received an invalid combination of arguments - got (size="
+            f"{type(value).__name__}, ), but expected one of:\n * (torch.dtype dtype)\n"
+            "      didn't match because some of the keywords were incorrect: size\n"
+            " * (tuple of ints size)\n      didn't match because some of the arguments have "
+            f"invalid types: (!size={type(value).__name__}!, )\n"
+        )
+
+    def kind(v) -> str:
+        return "torch.dtype" if isinstance(v, _dtype.dtype) else type(v).__name__
+
+    got = ", ".join(kind(v) for v in shape)
+    named = "".join(f"{k}={kind(v)}, " for k, v in sorted(kwargs.items()))
+    got = f"{got}, {named[:-2]}" if got else named
+    unknown = ", ".join(k for k in kwargs if k not in ("size", "dtype"))
+    why = f"\n      didn't match because some of the keywords were incorrect: {unknown}"
+    why = why if unknown else ""
+    raise TypeError(
+        f"view() received an invalid combination of arguments - got ({got}), but expected "
+        f"one of:\n * (torch.dtype dtype){why}\n * (tuple of ints size){why}\n"
+    )
 
 
 def _view(self: Tensor, size: tuple) -> Tensor:
@@ -1167,39 +1201,45 @@ def _join_backward(grads, dim, sizes):
     return np.concatenate(parts, axis=dim) if is_raw(like) else cat(parts, dim)
 
 
-SplitBackward0 = _any_number_of_outputs(
-    defop(
-        "SplitBackward0",
-        outputs=_PIECES,
-        params=("dim", "split_size", "self_sym_sizes"),
-        forward=lambda a, dim, split_size, self_sym_sizes: _split_array(
-            a, dim, _split_sizes(a.shape[dim], split_size)
-        ),
-        vjp={
-            "self": lambda grads, dim, split_size, self_sym_sizes: _join_backward(
-                grads, dim, _split_sizes(self_sym_sizes[dim], split_size)
-            )
-        },
-        jvp=LINEAR,
-        view=True,
+def _split_ops(prefix: str, view: bool):
+    """The nodes of ``split`` (equal pieces) and ``split_with_sizes``: ``<prefix>Backward0``
+    and ``<prefix>WithSizesBackward0``; ``view``: the pieces are views autograd tracks."""
+    equal = _any_number_of_outputs(
+        defop(
+            f"{prefix}Backward0",
+            outputs=_PIECES,
+            params=("dim", "split_size", "self_sym_sizes"),
+            forward=lambda a, dim, split_size, self_sym_sizes: _split_array(
+                a, dim, _split_sizes(a.shape[dim], split_size)
+            ),
+            vjp={
+                "self": lambda grads, dim, split_size, self_sym_sizes: _join_backward(
+                    grads, dim, _split_sizes(self_sym_sizes[dim], split_size)
+                )
+            },
+            jvp=LINEAR,
+            view=view,
+        )
     )
-)
+    sized = _any_number_of_outputs(
+        defop(
+            f"{prefix}WithSizesBackward0",
+            outputs=_PIECES,
+            params=("dim", "split_sizes", "self_sym_sizes"),
+            forward=lambda a, dim, split_sizes, self_sym_sizes: _split_array(a, dim, split_sizes),
+            vjp={
+                "self": lambda grads, dim, split_sizes, self_sym_sizes: _join_backward(
+                    grads, dim, split_sizes
+                )
+            },
+            jvp=LINEAR,
+            view=view,
+        )
+    )
+    return equal, sized
 
-SplitWithSizesBackward0 = _any_number_of_outputs(
-    defop(
-        "SplitWithSizesBackward0",
-        outputs=_PIECES,
-        params=("dim", "split_sizes", "self_sym_sizes"),
-        forward=lambda a, dim, split_sizes, self_sym_sizes: _split_array(a, dim, split_sizes),
-        vjp={
-            "self": lambda grads, dim, split_sizes, self_sym_sizes: _join_backward(
-                grads, dim, split_sizes
-            )
-        },
-        jvp=LINEAR,
-        view=True,
-    )
-)
+
+SplitBackward0, SplitWithSizesBackward0 = _split_ops("Split", view=True)
 
 
 @register("split", method=True)
@@ -1212,14 +1252,22 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         [[0, 1], [2, 3], [4]]
     """
     require_tensor(tensor, "split", "tensor")
+    if isinstance(split_size_or_sections, (list, tuple)):
+        a = tensor._data
+        if a.ndim == 0:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
+        return split_with_sizes(tensor, split_size_or_sections, normalize_dim(dim, a.ndim))
+    return _split(tensor, split_size_or_sections, dim, SplitBackward0)
+
+
+def _split(tensor: Tensor, split_size, dim: int, cls) -> tuple:
+    """``split`` by a size, recorded as ``cls`` (``SplitBackward0`` or the unsafe one)."""
     a = tensor._data
     if a.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = normalize_dim(dim, a.ndim)
     n = a.shape[d]
-    if isinstance(split_size_or_sections, (list, tuple)):
-        return split_with_sizes(tensor, split_size_or_sections, d)
-    size = operator.index(split_size_or_sections)
+    size = operator.index(split_size)
     if size < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
     if size == 0 and n != 0:
@@ -1227,7 +1275,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
             f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
         )
     outs = _split_array(a, d, _split_sizes(n, size))
-    return tuple(record_multi(SplitBackward0, outs, (tensor,), (d, size, a.shape)))
+    return tuple(record_multi(cls, outs, (tensor,), (d, size, a.shape)))
 
 
 @register("split_with_sizes", method=True)
@@ -1239,6 +1287,10 @@ def split_with_sizes(self: Tensor, split_sizes, dim: int = 0) -> tuple:
         >>> ember.arange(5).split_with_sizes([2, 3])
         (tensor([0, 1]), tensor([2, 3, 4]))
     """
+    return _split_with_sizes(self, split_sizes, dim, SplitWithSizesBackward0)
+
+
+def _split_with_sizes(self: Tensor, split_sizes, dim: int, cls) -> tuple:
     a = self._data
     if a.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -1255,7 +1307,7 @@ def split_with_sizes(self: Tensor, split_sizes, dim: int = 0) -> tuple:
             f"tensor's size at dimension {d}), but got split_sizes={list(sizes)}"
         )
     outs = _split_array(a, d, sizes)
-    return tuple(record_multi(SplitWithSizesBackward0, outs, (self,), (d, sizes, a.shape)))
+    return tuple(record_multi(cls, outs, (self,), (d, sizes, a.shape)))
 
 
 @register("chunk", method=True)
@@ -1268,6 +1320,10 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
         [2, 2, 1]
     """
     require_tensor(input, "chunk")
+    return _chunk(input, chunks, dim, False)
+
+
+def _chunk(input: Tensor, chunks: int, dim: int, unsafe: bool) -> tuple:
     a = input._data
     if a.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
@@ -1278,8 +1334,53 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     n = a.shape[d]
     size = (n + chunks - 1) // chunks
     if size == 0 and n == 0:
-        return split_with_sizes(input, [0] * chunks, d)
-    return split(input, size, d)
+        cls = UnsafeSplitWithSizesBackward0 if unsafe else SplitWithSizesBackward0
+        return _split_with_sizes(input, [0] * chunks, d, cls)
+    return _split(input, size, d, UnsafeSplitBackward0 if unsafe else SplitBackward0)
+
+
+# unsafe_split, unsafe_split_with_sizes, unsafe_chunk: the same pieces, not views of the
+# input as autograd sees them (they share its memory; in-place changes are not tracked).
+UnsafeSplitBackward0, UnsafeSplitWithSizesBackward0 = _split_ops("UnsafeSplit", view=False)
+
+
+@register("unsafe_split", method=True)
+def unsafe_split(tensor: Tensor, split_size, dim: int = 0) -> tuple:
+    """``split`` by a size whose pieces autograd does not track as views of ``tensor``.
+
+    Example:
+        >>> import ember
+        >>> ember.arange(5).unsafe_split(2)
+        (tensor([0, 1]), tensor([2, 3]), tensor([4]))
+    """
+    require_tensor(tensor, "unsafe_split", "tensor")
+    return _split(tensor, split_size, dim, UnsafeSplitBackward0)
+
+
+@register("unsafe_split_with_sizes", method=True)
+def unsafe_split_with_sizes(input: Tensor, split_sizes, dim: int = 0) -> tuple:
+    """``split_with_sizes`` whose pieces autograd does not track as views of ``input``.
+
+    Example:
+        >>> import ember
+        >>> ember.arange(5).unsafe_split_with_sizes([2, 3])
+        (tensor([0, 1]), tensor([2, 3, 4]))
+    """
+    require_tensor(input, "unsafe_split_with_sizes")
+    return _split_with_sizes(input, split_sizes, dim, UnsafeSplitWithSizesBackward0)
+
+
+@register("unsafe_chunk", method=True)
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """``chunk`` whose pieces autograd does not track as views of ``input``.
+
+    Example:
+        >>> import ember
+        >>> ember.arange(5).unsafe_chunk(2)
+        (tensor([0, 1, 2]), tensor([3, 4]))
+    """
+    require_tensor(input, "unsafe_chunk")
+    return _chunk(input, chunks, dim, True)
 
 
 @register("tensor_split", method=True)
@@ -1498,6 +1599,180 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return _slice(input, d, start, start + length, 1)
+
+
+NarrowCopyBackward0 = defop(  # narrow_copy: the slice as a new tensor (not a view)
+    "NarrowCopyBackward0",
+    params=("dim", "start", "length", "self_sym_sizes"),
+    forward=lambda a, dim, start, length, self_sym_sizes: a[
+        (slice(None),) * dim + (slice(start, start + length),)
+    ].copy(),
+    vjp={
+        "self": lambda g, dim, start, length, self_sym_sizes: _slice_backward(
+            g, dim, start, start + length, 1, self_sym_sizes
+        )
+    },
+    jvp=LINEAR,
+)
+
+
+@register("narrow_copy", method=True)
+def narrow_copy(input: Tensor, dim: int, start, length: int) -> Tensor:
+    """A copy of ``length`` elements from ``start`` along ``dim`` (``narrow``, not a view).
+
+    Example:
+        >>> import ember
+        >>> ember.arange(5).narrow_copy(0, 1, 3)
+        tensor([1, 2, 3])
+    """
+    require_tensor(input, "narrow_copy")
+    view = narrow(input, dim, start, length) if input._data.ndim else None
+    if view is None:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    a = input._data
+    d = normalize_dim(dim, a.ndim)
+    begin = operator.index(start)
+    if begin < 0:
+        begin += a.shape[d]
+    params = (d, begin, operator.index(length), a.shape)
+    return record(NarrowCopyBackward0, view._data.copy(), (input,), params)
+
+
+def _split_at(input: Tensor, sections, fname: str, dim: int, min_dims: int) -> tuple:
+    """hsplit/vsplit/dsplit: ``tensor_split`` along ``dim``, equal sections required."""
+    require_tensor(input, fname)
+    nd = input._data.ndim
+    if nd < min_dims:
+        raise RuntimeError(
+            f"torch.{fname} requires a tensor with at least {min_dims} dimension, but got a tensor "
+            f"with {nd} dimensions!"
+        )
+    if isinstance(sections, (int, np.integer)) and not isinstance(sections, bool):
+        n = input._data.shape[dim]
+        if sections == 0 or n % sections:
+            raise RuntimeError(
+                f"torch.{fname} attempted to split along dimension {dim}, but the size of the "
+                f"dimension {n} is not divisible by the split_size {sections}!"
+            )
+    elif not isinstance(sections, (list, tuple)) or not all(
+        isinstance(i, (int, np.integer)) for i in sections
+    ):
+        raise TypeError(
+            f"{fname}() received an invalid combination of arguments - got "
+            f"({type(sections).__name__}), but expected one of:\n * (int sections)\n * (tuple "
+            "of ints indices)"
+        )
+    return tensor_split(input, sections, dim)
+
+
+@register("hsplit", method=True)
+def hsplit(input: Tensor, indices_or_sections) -> tuple:
+    """``tensor_split`` along dim 1 (dim 0 of a 1-D tensor): ``sections`` equal pieces or
+    pieces cut at the given indices.
+
+    Example:
+        >>> import ember
+        >>> ember.arange(6).reshape(2, 3).hsplit([1])
+        (tensor([[0],
+                [3]]), tensor([[1, 2],
+                [4, 5]]))
+    """
+    dim = 0 if getattr(input, "ndim", 2) == 1 else 1
+    return _split_at(input, indices_or_sections, "hsplit", dim, 1)
+
+
+@register("vsplit", method=True)
+def vsplit(input: Tensor, indices_or_sections) -> tuple:
+    """``tensor_split`` along dim 0 of a tensor of at least 2 dims.
+
+    Example:
+        >>> import ember
+        >>> ember.arange(4).reshape(2, 2).vsplit(2)
+        (tensor([[0, 1]]), tensor([[2, 3]]))
+    """
+    return _split_at(input, indices_or_sections, "vsplit", 0, 2)
+
+
+@register("dsplit", method=True)
+def dsplit(input: Tensor, indices_or_sections) -> tuple:
+    """``tensor_split`` along dim 2 of a tensor of at least 3 dims.
+
+    Example:
+        >>> import ember
+        >>> [p.shape for p in ember.zeros(1, 2, 4).dsplit(2)]
+        [torch.Size([1, 2, 2]), torch.Size([1, 2, 2])]
+    """
+    return _split_at(input, indices_or_sections, "dsplit", 2, 3)
+
+
+# -- metadata: sizes in bytes, signedness, comparisons of sizes ---------------------------------
+
+
+def _itemsize(self: Tensor) -> int:
+    """The size of one element in bytes.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2, dtype=ember.float16).itemsize
+        2
+    """
+    return self._data.itemsize
+
+
+def _nbytes(self: Tensor) -> int:
+    """The size of the elements in bytes (``numel() * itemsize``).
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2, 3).nbytes
+        24
+    """
+    return self._data.size * self._data.itemsize
+
+
+@register("is_signed", method=True)
+def is_signed(input: Tensor) -> bool:
+    """True when the dtype is signed (every dtype but bool and the unsigned integers).
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(1).is_signed(), ember.zeros(1, dtype=ember.uint8).is_signed()
+        (True, False)
+    """
+    require_tensor(input, "is_signed")
+    return input._data.dtype.kind not in "bu"
+
+
+@register("is_same_size", method=True)
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """True when both tensors have the same shape.
+
+    Example:
+        >>> import ember
+        >>> ember.zeros(2, 3).is_same_size(ember.ones(2, 3))
+        True
+    """
+    require_tensor(input, "is_same_size")
+    require_tensor(other, "is_same_size", "other", 2)
+    return input._data.shape == other._data.shape
+
+
+@register("is_nonzero", method=True)
+def is_nonzero(input: Tensor) -> bool:
+    """Whether the one element of a one-element tensor is not zero.
+
+    Example:
+        >>> import ember
+        >>> ember.tensor([0.0]).is_nonzero(), ember.tensor(3).is_nonzero()
+        (False, True)
+    """
+    require_tensor(input, "is_nonzero")
+    n = input._data.size
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input._data.reshape(()) != 0)
 
 
 # -- flip / roll ---------------------------------------------------------------------------
@@ -1943,7 +2218,8 @@ def contiguous(self: Tensor, memory_format=None) -> Tensor:
     if self._data.flags.c_contiguous:
         return self
     try:
-        out = np.ascontiguousarray(self._data)
+        a = self._data
+        out = a.copy() if type(a) is MetaArray else np.ascontiguousarray(a)
     except MemoryError as e:  # an expanded view's copy: torch's RuntimeError
         raise_alloc_error(self._data.shape, self._data.dtype, e)
     return record(CloneBackward0, out, (self,))
@@ -2018,6 +2294,8 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
     if args and isinstance(args[0], Tensor):
         other = args.pop(0)
         target = other._data.dtype
+        if dev is None and (type(other._data) is MetaArray) != (type(self._data) is MetaArray):
+            dev = other.device
     flags = [a for a in args if isinstance(a, bool)]  # (non_blocking, copy) positionally
     if len(flags) > 1:
         copy = copy or flags[1]
@@ -2039,10 +2317,20 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
                 "torch.memory_format memory_format = None)"
             )
     if dev is not None:
-        check_device(dev)  # ember is CPU-only: torch's CPU-build error otherwise
+        meta = check_device(dev)  # ember is CPU-only: torch's CPU-build error otherwise
+        if bool(meta) != (type(self._data) is MetaArray):  # to or from the meta device
+            return _to_device(self, meta, self._data.dtype if target is None else target)
     if target is None:
         return _cast(self, self._data.dtype, copy)
     return _cast(self, target, copy)
+
+
+def _to_device(self: Tensor, meta: bool, np_dt) -> Tensor:
+    """``self`` moved to the meta device (a tensor without data); out of it, torch's error."""
+    if not meta:
+        raise NotImplementedError(NO_DATA)
+    _dtype.from_numpy_dtype(np_dt)  # raises for unsupported dtypes
+    return record(ToCopyBackward0, meta_empty(self._data.shape, np_dt), (self,), (np_dt,))
 
 
 @register("type_as", method=True, function=False)
@@ -2120,4 +2408,12 @@ def _cast_methods() -> dict:
     return methods
 
 
-register_methods({"T": property(_T), "mT": property(_mT), **_cast_methods()})
+register_methods(
+    {
+        "T": property(_T),
+        "mT": property(_mT),
+        "itemsize": property(_itemsize),
+        "nbytes": property(_nbytes),
+        **_cast_methods(),
+    }
+)

@@ -1,5 +1,6 @@
 """Sorting and selection ops: sort, argsort, msort, topk, kthvalue, unique,
-repeat_interleave, index_fill and the fused addcmul/addcdiv.
+repeat_interleave, index_fill, the fused addcmul/addcdiv and the scaled sums of products
+addr/addbmm.
 
 Each op is a ``defop`` declaration next to its public function. Values chosen by index
 (sort, topk, kthvalue) take their gradient back through the indices,
@@ -18,6 +19,7 @@ import types
 
 import numpy as np
 
+from .._dtype import scalar_name
 from .._tensor import Tensor
 from ..autograd.opdef import cconj
 from ..autograd.recording import no_jvp_error
@@ -34,8 +36,12 @@ from ._core import (
     require_tensor,
     result_type,
     run,
+    write_out,
 )
 from .indexing import gather, index_select, scatter
+from .linalg import _check_expand, _cj, _int_scalar, _np_matmul, _scale, _scaled_tangent
+from .linalg import bmm as _bmm
+from .linalg import outer as _outer
 from .reduction import return_types
 
 _wrap = Tensor._wrap
@@ -311,6 +317,11 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         inv = inv.reshape(-1)
         cls = UniqueDimBackward0
     res = record_multi(cls, (vals, inv.astype(np.int64), counts.astype(np.int64)), (input,))
+    return _asked_outputs(res, return_inverse, return_counts)
+
+
+def _asked_outputs(res, return_inverse: bool, return_counts: bool):
+    """unique's result: the values alone, or a tuple with the inverse and counts asked for."""
     if not return_inverse and not return_counts:
         return res[0]
     picked = [res[0]]
@@ -319,6 +330,71 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if return_counts:
         picked.append(res[2])
     return tuple(picked)
+
+
+UniqueConsecutiveBackward0 = _unique_op("UniqueConsecutiveBackward0", "unique_consecutive")
+
+
+def _unique_consecutive_arrays(a: np.ndarray, dim):
+    """The first of each run of equal consecutive elements (of ``a`` flattened) or slices
+    along ``dim``; the run each element belongs to; the runs' lengths."""
+    if dim is None:
+        flat = a.reshape(-1)
+        starts = np.ones(flat.shape[0], dtype=bool)
+        if flat.size > 1:
+            starts[1:] = flat[1:] != flat[:-1]
+        run_of = np.cumsum(starts) - 1
+        values = flat[starts]
+        inverse = run_of.reshape(a.shape)
+    else:
+        moved = np.moveaxis(a, dim, 0)
+        n = moved.shape[0]
+        starts = np.ones(n, dtype=bool)
+        if n > 1:
+            rows = moved.reshape(n, -1)
+            starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        run_of = np.cumsum(starts) - 1
+        values = np.moveaxis(moved[starts], 0, dim)
+        inverse = run_of
+    positions = np.flatnonzero(starts)
+    counts = np.diff(np.append(positions, starts.shape[0]))
+    return values.copy(), inverse.astype(np.int64), counts.astype(np.int64)
+
+
+def _unique_consecutive_all(input, return_inverse=False, return_counts=False, dim=None):
+    """unique_consecutive's three results, always (aten's op returns all of them)."""
+    require_tensor(input, "unique_consecutive")
+    a = input._data
+    d = None if dim is None else normalize_dim(int(dim), a.ndim)
+    values, inverse, counts = _unique_consecutive_arrays(a, d)
+    return record_multi(UniqueConsecutiveBackward0, (values, inverse, counts), (input,))
+
+
+def _unique_consecutive_aten(input, return_inverse=False, return_counts=False, dim=None):
+    """``aten.unique_consecutive``: three tensors; without ``dim``, empty where not asked
+    for (as torch)."""
+    values, inverse, counts = _unique_consecutive_all(input, return_inverse, return_counts, dim)
+    if dim is not None:
+        return values, inverse, counts
+    if not return_inverse:
+        inverse = _wrap(np.empty(0, np.int64))
+    if not return_counts:
+        counts = _wrap(np.empty(0, np.int64))
+    return values, inverse, counts
+
+
+@register("unique_consecutive", method=True)
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """The first element of each run of equal consecutive elements (of the flattened input,
+    or slices along ``dim``), optionally with each element's run and the runs' lengths.
+
+    Example:
+        >>> import ember
+        >>> ember.unique_consecutive(ember.tensor([1, 1, 2, 2, 3, 1]), return_counts=True)
+        (tensor([1, 2, 3, 1]), tensor([2, 2, 1, 1]))
+    """
+    res = _unique_consecutive_all(input, return_inverse, return_counts, dim)
+    return _asked_outputs(res, return_inverse, return_counts)
 
 
 # -- repeat_interleave ---------------------------------------------------------------------------
@@ -553,3 +629,134 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
         tensor([1.5000, 1.5000])
     """
     return _addc(AddcdivBackward0, input, tensor1, tensor2, value, "addcdiv")
+
+
+# -- addr, addbmm ----------------------------------------------------------------------------
+# ``beta * input + alpha * product``: an outer product of vectors, or the sum of a batch of
+# matrix products; ``input`` broadcasts to the result (beta == 0 ignores it, NaNs included).
+
+
+def _add_scaled(x, product, beta, alpha):
+    if x.dtype == np.bool_:  # torch's bool kernels: ``or`` and ``and``
+        res = np.logical_and(product, bool(alpha))
+        return np.logical_or(res, np.logical_and(x, bool(beta))) if beta else res
+    if alpha != 1:
+        product = product * alpha
+    if beta != 0:
+        product = product + (x if beta == 1 else x * beta)
+    return np.asarray(product, dtype=x.dtype)
+
+
+def _outer_tensors(a, b):
+    return _outer(a, b)
+
+
+def _batch_product_sum(a, b):
+    return _bmm(a, b).sum(0)
+
+
+AddrBackward0 = defop(
+    "AddrBackward0",
+    inputs=("self", "vec1", "vec2"),
+    params=("beta", "alpha"),
+    forward=lambda x, v1, v2, beta, alpha: _add_scaled(x, np.multiply.outer(v1, v2), beta, alpha),
+    vjp={
+        "self": lambda g, beta: _scale(g, beta),
+        "vec1": lambda g, vec2, alpha: _scale(g @ _cj(vec2), alpha),
+        "vec2": lambda g, vec1, alpha: _scale(g.mT @ _cj(vec1), alpha),
+    },
+    jvp=lambda t_self, t_vec1, t_vec2, vec1, vec2, beta, alpha: _scaled_tangent(
+        _outer_tensors, t_self, t_vec1, t_vec2, vec1, vec2, beta, alpha
+    ),
+)
+
+AddbmmBackward0 = defop(
+    "AddbmmBackward0",
+    inputs=("self", "batch1", "batch2"),
+    params=("beta", "alpha"),
+    forward=lambda x, b1, b2, beta, alpha: _add_scaled(
+        x, _np_matmul(b1, b2, keep_float32=True).sum(0), beta, alpha
+    ),
+    vjp={
+        "self": lambda g, beta: _scale(g, beta),
+        "batch1": lambda g, batch2, alpha: _scale(g[None] @ _cj(batch2).mT, alpha),
+        "batch2": lambda g, batch1, alpha: _scale(_cj(batch1).mT @ g[None], alpha),
+    },
+    jvp=lambda t_self, t_batch1, t_batch2, batch1, batch2, beta, alpha: _scaled_tangent(
+        _batch_product_sum, t_self, t_batch1, t_batch2, batch1, batch2, beta, alpha
+    ),
+)
+
+
+def _scalars(beta, alpha, dt) -> tuple:
+    if dt.kind in "biu":
+        for name, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, (float, complex)) or (isinstance(v, Tensor) and v.is_floating_point()):
+                raise RuntimeError(
+                    f"For integral input tensors, argument {name} must not be a floating "
+                    "point number."
+                )
+    return _int_scalar(beta, dt), _int_scalar(alpha, dt)
+
+
+@register("addr", method=True, inplace=True)
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)``; ``input`` broadcasts to the result.
+
+    Example:
+        >>> import ember
+        >>> ember.addr(ember.ones(2, 3), ember.tensor([1.0, 2.0]), ember.tensor([1.0, 0.0, -1.0]))
+        tensor([[ 2.,  1.,  0.],
+                [ 3.,  1., -1.]])
+    """
+    require_tensor(input, "addr", "input", 1)
+    require_tensor(vec1, "addr", "vec1", 2)
+    require_tensor(vec2, "addr", "vec2", 3)
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v._data.ndim}-D")
+    shape = (vec1._data.shape[0], vec2._data.shape[0])
+    _check_expand(input, shape)
+    rt = result_type(input, vec1, vec2)
+    params = _scalars(beta, alpha, rt)
+    arrays = tuple(x._data.astype(rt, copy=False) for x in (input, vec1, vec2))
+    return write_out("addr", run(AddrBackward0, (input, vec1, vec2), arrays, params), out)
+
+
+@register("addbmm", method=True, inplace=True)
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``; ``input`` broadcasts to the
+    result.
+
+    Example:
+        >>> import ember
+        >>> ember.addbmm(ember.zeros(2, 2), ember.ones(3, 2, 4), ember.ones(3, 4, 2))
+        tensor([[12., 12.],
+                [12., 12.]])
+    """
+    require_tensor(input, "addbmm", "input", 1)
+    require_tensor(batch1, "addbmm", "batch1", 2)
+    require_tensor(batch2, "addbmm", "batch2", 3)
+    x, a, b = input._data, batch1._data, batch2._data
+    for name, arr in (("batch1", a), ("batch2", b)):
+        if arr.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(
+            f"batch1 and batch2 must have same number of batches, got {a.shape[0]} and {b.shape[0]}"
+        )
+    if a.shape[2] != b.shape[1]:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for bmm ({a.shape[1]}x{a.shape[2]} and "
+            f"{b.shape[1]}x{b.shape[2]})"
+        )
+    _check_expand(input, (a.shape[1], b.shape[2]))
+    for first, second, arr in (("self", "mat2", x), ("mat1", "mat2", a)):
+        if arr.dtype != b.dtype:
+            raise RuntimeError(
+                f"{first} and {second} must have the same dtype, but got "
+                f"{scalar_name(arr.dtype)} and {scalar_name(b.dtype)}"
+            )
+    params = _scalars(beta, alpha, b.dtype)
+    t = run(AddbmmBackward0, (input, batch1, batch2), (x, a, b), params)
+    return write_out("addbmm", t, out)

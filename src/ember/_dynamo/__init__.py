@@ -58,3 +58,17 @@ def maybe_mark_dynamic(t, index) -> None:
 
 def mark_static(t, index=None) -> None:
     """Nothing to do (see mark_dynamic)."""
+
+
+def __getattr__(name: str):
+    # torch._dynamo.OptimizedModule (what torch.compile wraps a module in): ember.compile's,
+    # loaded with the compiler on first use
+    if name == "OptimizedModule":
+        from .._compile import OptimizedModule  # deferred: the compiler loads on first use
+
+        return OptimizedModule
+    if name == "eval_frame":  # torch imports it with torch._dynamo
+        import importlib  # deferred: the submodule loads on first use
+
+        return importlib.import_module(__name__ + ".eval_frame")
+    raise AttributeError(f"module 'torch._dynamo' has no attribute {name!r}")

@@ -57,6 +57,7 @@ __all__ = [
     "FunctionEvent",
     "FunctionEventAvg",
     "register_op_mode",
+    "emit_nvtx",
 ]
 
 
@@ -709,3 +710,36 @@ def _build_table(
     append(header_sep)
     append(f"Self CPU time total: {fmt_time(total)}")
     return "".join(result)
+
+
+class emit_nvtx:  # noqa: N801 - torch's name
+    """Annotate each autograd op with an NVTX range for NVIDIA's profilers (torch's
+    ``emit_nvtx``): it needs CUDA, so entering it enabled fails as on a CPU-only torch build;
+    ``enabled=False`` makes it a no-op block.
+
+    Example:
+        >>> import ember
+        >>> with ember.autograd.profiler.emit_nvtx(enabled=False):
+        ...     _ = ember.ones(2) * 2
+        >>> try:
+        ...     ember.autograd.profiler.emit_nvtx().__enter__()
+        ... except AssertionError as e:
+        ...     print(e)
+        Torch not compiled with CUDA enabled
+    """
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False) -> None:
+        self.enabled = enabled
+        self.entered = False
+        self.record_shapes = record_shapes
+
+    def __enter__(self) -> emit_nvtx | None:
+        if not self.enabled:
+            return None
+        if self.entered:
+            raise RuntimeError("NVTX annotation context manager is not reentrant")
+        self.entered = True
+        raise AssertionError("Torch not compiled with CUDA enabled")  # torch.cuda.synchronize()
+
+    def __exit__(self, exc_type, exc_val, exc_tb) -> bool:
+        return False

@@ -259,7 +259,7 @@ def record_multi(
 
     Outputs the class declares non-differentiable (indices) never require grad.
     """
-    outs = [o if type(o) is np.ndarray else np.asarray(o) for o in outs]
+    outs = [o if type(o) is np.ndarray or type(o) in DATA_CLASSES else np.asarray(o) for o in outs]
     if _on and not plain:
         return _record_dual(cls, outs, inputs, params, extras)
     tensors = [Tensor._wrap(o) for o in outs]

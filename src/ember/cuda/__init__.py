@@ -107,6 +107,29 @@ def set_rng_state(new_state, device="cuda") -> None:
     _lazy_init()
 
 
+def get_rng_state_all() -> list:
+    """Every CUDA device's generator state: an empty list, there being no CUDA device.
+
+    Example:
+        >>> import ember
+        >>> ember.cuda.get_rng_state_all()
+        []
+    """
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states) -> None:
+    """Set each CUDA device's generator state from ``new_states`` (one per device; an
+    empty list without CUDA).
+
+    Example:
+        >>> import ember
+        >>> ember.cuda.set_rng_state_all([])
+    """
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
 def manual_seed(seed: int) -> None:
     """A no-op without CUDA (torch seeds lazily, when a device appears)."""
 

@@ -75,9 +75,11 @@ from .distributed_c10d import (
     scatter,
     send,
 )
+from .device_mesh import DeviceMesh, init_device_mesh  # torch.distributed has them too
 
 __all__ = [
     "Backend",
+    "DeviceMesh",
     "GroupMember",
     "P2POp",
     "ProcessGroup",
@@ -103,6 +105,7 @@ __all__ = [
     "get_rank",
     "get_world_size",
     "group",
+    "init_device_mesh",
     "init_process_group",
     "irecv",
     "is_available",

@@ -82,3 +82,12 @@ def is_scripting() -> bool:
 
 def is_tracing() -> bool:
     return False
+
+
+def __getattr__(name: str):
+    # torch.jit.ScriptModule: a Module subclass, loaded with nn on first use
+    if name == "ScriptModule":
+        from ._script import ScriptModule  # deferred: it loads ember.nn
+
+        return ScriptModule
+    raise AttributeError(f"module 'torch.jit' has no attribute {name!r}")

@@ -158,6 +158,8 @@ def trunc_normal_(
             "The distribution of values may be incorrect.",
             stacklevel=2,
         )
+    if tensor.is_meta:  # no data to fill: nothing drawn, as in torch
+        return tensor
     rng = _rng(generator)
     shape = tensor._data.shape
     dt = tensor._data.dtype
@@ -404,7 +406,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     """
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:  # (meta: no data to fill, nothing drawn)
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
@@ -432,6 +434,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     """
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if tensor.is_meta:  # no data to fill: nothing drawn, as in torch
+        return tensor
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
     values = _rng(generator).normal(0, std, size=(rows, cols))

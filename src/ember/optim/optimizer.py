@@ -163,12 +163,6 @@ class Optimizer:
         tensor([-0.5000, -0.5000], requires_grad=True)
     """
 
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        step = cls.__dict__.get("step")
-        if step is not None and not getattr(step, "hooked", False):
-            cls.step = _step_with_hooks(step)
-
     def __init__(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
@@ -199,6 +193,18 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for param_group in param_groups:
             self.add_param_group(param_group)
+        self._patch_step_function()
+
+    def _patch_step_function(self) -> None:
+        """Wrap this optimizer's class ``step`` (once) so the step hooks run around it.
+
+        As in torch this happens when an optimizer is built (or unpickled), not when its class
+        is defined: a subclass that never calls ``Optimizer.__init__`` (a wrapper around
+        another optimizer) keeps its own ``step`` unwrapped.
+        """
+        self._zero_grad_profile_name = f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"
+        if not getattr(type(self).step, "hooked", False):
+            type(self).step = _step_with_hooks(type(self).step)
 
     def __getstate__(self) -> dict[str, Any]:
         return {
@@ -219,6 +225,7 @@ class Optimizer:
         ):
             if name not in self.__dict__:
                 setattr(self, name, OrderedDict())
+        self._patch_step_function()  # an optimizer unpickled in another process
         self.defaults.setdefault("differentiable", False)
 
     def __repr__(self) -> str:
@@ -422,6 +429,8 @@ class Optimizer:
             >>> ember.optim.SGD([w], lr=0.1).zero_grad(); w.grad is None
             True
         """
+        if not hasattr(self, "_zero_grad_profile_name"):
+            self._patch_step_function()
         for group in self.param_groups:
             for p in group["params"]:
                 g = p._grad

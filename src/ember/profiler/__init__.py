@@ -25,9 +25,22 @@ from ..autograd.profiler import record_function
 __all__ = [
     "ProfilerAction",
     "ProfilerActivity",
+    "kineto_available",
     "profile",
     "record_function",
     "schedule",
     "supported_activities",
     "tensorboard_trace_handler",
 ]
+
+
+def kineto_available() -> bool:
+    """Whether torch's profiler runs on the Kineto library: False, ember's profiler is its
+    own (``profile`` records ember's ops on the CPU).
+
+    Example:
+        >>> import ember
+        >>> ember.profiler.kineto_available()
+        False
+    """
+    return False

@@ -538,3 +538,21 @@ register_pytree_node(
     lambda values, maxlen: collections.deque(values, maxlen=maxlen),
     flatten_with_keys_fn=_seq_flatten_with_keys(lambda d: (list(d), d.maxlen)),
 )
+# Every named tuple class is a node under torch's marker (its flatten keeps the class as
+# the context), looked up by ``_get_node_type``.
+register_pytree_node(
+    collections.namedtuple,  # type: ignore[arg-type]
+    lambda t: (list(t), type(t)),
+    lambda values, cls: cls(*values),
+    flatten_with_keys_fn=lambda t: (
+        [(GetAttrKey(f), v) for f, v in zip(t._fields, t)],
+        type(t),
+    ),
+)
+
+
+def _get_node_type(tree) -> Any:
+    """The key of ``tree``'s node in ``SUPPORTED_NODES``: its type, or
+    ``collections.namedtuple`` for any named tuple (torch's helper)."""
+    kind = type(tree)
+    return collections.namedtuple if is_namedtuple_class(kind) else kind

@@ -27,7 +27,7 @@ from ..autograd import backward as _backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "get_device_states", "set_device_states"]
 
 _USE_REENTRANT_WARNING = (
     "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
@@ -109,6 +109,37 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     return CheckpointFunction.apply(function, preserve_rng_state, *args)
+
+
+def get_device_states(*args) -> tuple[list[int], list[Tensor]]:
+    """The accelerator devices the tensors in ``args`` live on and their RNG states, which
+    checkpointing restores before recomputing. ember's tensors live on the CPU, whose RNG
+    state checkpoint keeps separately: both lists are empty, as torch's are for CPU tensors.
+
+    Example:
+        >>> import ember
+        >>> from ember.utils.checkpoint import get_device_states
+        >>> get_device_states(ember.ones(2), "not a tensor")
+        ([], [])
+    """
+    return [], []
+
+
+def set_device_states(devices, states, *, device_type=None) -> None:
+    """Restore the RNG ``states`` of accelerator ``devices`` (from :func:`get_device_states`);
+    a device on this CPU-only build fails as torch's CUDA calls do there.
+
+    Example:
+        >>> from ember.utils.checkpoint import set_device_states
+        >>> set_device_states([], [])
+    """
+    if device_type == "meta":
+        return
+    from .. import cuda  # deferred: only a non-empty list of devices reaches CUDA
+
+    for device, state in zip(devices, states):
+        with cuda.device(device):
+            cuda.set_rng_state(state)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):

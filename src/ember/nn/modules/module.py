@@ -8,7 +8,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ... import _dtype
+from ... import _creation, _dtype
 from ..._overrides import warn as _warn
 from ..._tensor import Tensor, _legacy_type_name, device
 from ...autograd.function import Function
@@ -913,21 +913,41 @@ class Module:
                     f"({type(arg).__name__})"
                 )
         if dev is not None:
-            device(dev)
-        if target is None:
+            dev = device(dev)
+        if target is None and dev is None:
             return self
-        if not (target.is_floating_point or target.is_complex):
+        if target is not None and not (target.is_floating_point or target.is_complex):
             raise TypeError(
                 "nn.Module.to only accepts floating point or complex dtypes, but got desired "
                 f"dtype={target}"
             )
 
         def convert(t: Tensor) -> Tensor:
-            if t.is_floating_point() or t.is_complex():
-                return t.to(target)
-            return t
+            try:
+                return t.to(dev, target if t.is_floating_point() or t.is_complex() else None)
+            except NotImplementedError as e:
+                if str(e) == "Cannot copy out of meta tensor; no data!":
+                    raise NotImplementedError(
+                        f"{e} Please use torch.nn.Module.to_empty() instead of "
+                        "torch.nn.Module.to() when moving module from meta to a different "
+                        "device."
+                    ) from None
+                raise
 
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Move the parameters and buffers to ``device`` without copying their data: new
+        uninitialised tensors there (how a module built on the ``meta`` device gets memory).
+
+        Example:
+            >>> import ember
+            >>> with ember.device("meta"):
+            ...     layer = ember.nn.Linear(2, 3)
+            >>> layer.weight.device, layer.to_empty(device="cpu").weight.device
+            (device(type='meta'), device(type='cpu'))
+        """
+        return self._apply(lambda t: _creation.empty_like(t, device=device), recurse=recurse)
 
     def float(self) -> Module:
         """Cast floating-point parameters and buffers to float32."""
@@ -950,8 +970,9 @@ class Module:
         return self._apply(lambda t: t.to(dst_type))
 
     def cpu(self) -> Module:
-        """Return self (ember computes on the CPU)."""
-        return self
+        """Return self (ember computes on the CPU); a module on the ``meta`` device has no
+        data to copy (torch's NotImplementedError)."""
+        return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None) -> Module:
         """Move to a GPU: ember's build has no CUDA, so this raises torch's CPU-build error.

@@ -22,6 +22,7 @@ import sys
 import time
 import traceback
 from math import ceil
+from typing import Generic
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from ... import _creation
 from ..._overrides import warn as _warn
 from ..._tensor import Tensor
 from . import _collate
-from .dataset import IterableDataset, TensorDataset
+from .dataset import IterableDataset, TensorDataset, _T_co
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info"]
@@ -608,7 +609,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._shutdown_workers()
 
 
-class DataLoader:
+class DataLoader(Generic[_T_co]):
     """Iterate over ``dataset`` in batches of ``batch_size`` collated samples.
 
     ``shuffle=True`` visits the samples in a new random order each epoch, drawn from

@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -22,8 +23,11 @@ __all__ = [
     "random_split",
 ]
 
+# what a dataset's items are, for annotations (``Dataset[int]``), as torch's classes take
+_T_co = TypeVar("_T_co", covariant=True)
 
-class Dataset:
+
+class Dataset(Generic[_T_co]):
     """A map-style dataset: subclasses implement ``__getitem__`` (and usually ``__len__``).
 
     Example:
@@ -42,7 +46,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[_T_co]):
     """A dataset that is a stream: subclasses implement ``__iter__``.
 
     Example:
@@ -67,7 +71,7 @@ def _select(t: Tensor, index):
     return Tensor._wrap(np.asarray(t._data[index]))
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset[tuple[Tensor, ...]]):
     """Samples are the rows (first-dimension slices) of the given tensors.
 
     Example:
@@ -90,7 +94,7 @@ class TensorDataset(Dataset):
         return self.tensors[0].size(0)
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[_T_co]):
     """The concatenation of several map-style datasets.
 
     Example:
@@ -134,7 +138,7 @@ class ConcatDataset(Dataset):
         return self.datasets[dataset_idx][sample_idx]
 
 
-class Subset(Dataset):
+class Subset(Dataset[_T_co]):
     """The samples of ``dataset`` at ``indices``.
 
     Example:

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .sampler import Sampler
+from .sampler import Sampler, _T_co
 
 __all__ = ["DistributedSampler"]
 
@@ -53,7 +53,7 @@ def _torch_randperm(n: int, seed: int) -> list:
     return r
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[_T_co]):
     """Restricts loading to a ``1/num_replicas`` share of ``dataset``, as torch's.
 
     Args:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -19,6 +20,9 @@ __all__ = [
     "WeightedRandomSampler",
 ]
 
+# what a sampler yields, for annotations (``Sampler[int]``), as torch's classes take
+_T_co = TypeVar("_T_co", covariant=True)
+
 
 def _fresh_generator() -> _creation.Generator:
     """A generator seeded from the global one (what torch does when none is given)."""
@@ -26,7 +30,7 @@ def _fresh_generator() -> _creation.Generator:
     return _creation.Generator().manual_seed(seed)
 
 
-class Sampler:
+class Sampler(Generic[_T_co]):
     """Base class of samplers: an iterable over dataset indices (or lists of indices).
 
     Example:
@@ -46,7 +50,7 @@ class Sampler:
         raise NotImplementedError
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """Indices ``0 .. len(data_source) - 1`` in order.
 
     Example:
@@ -65,7 +69,7 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """A random permutation of the indices (or, with ``replacement=True``, ``num_samples``
     independent draws), from ``generator`` or a generator seeded from the global one.
 
@@ -115,7 +119,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given indices in a random order.
 
     Example:
@@ -136,7 +140,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """``num_samples`` indices drawn with probabilities proportional to ``weights``.
 
     Example:
@@ -176,7 +180,7 @@ class WeightedRandomSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list[int]]):
     """Group the indices of another sampler into lists of ``batch_size``.
 
     Example:

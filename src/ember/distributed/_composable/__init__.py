@@ -1,0 +1,1 @@
+"""``torch.distributed._composable``: composable parallelism APIs (``fsdp.fully_shard``)."""
