@@ -20,10 +20,18 @@ system_package = command -v $(1) >/dev/null || (apt-get update -qq && apt-get in
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
+# torchvision and timm for tests/ecosystem, kept out of site-packages: the only torchvision
+# wheel for torch 2.13 on the index is a CUDA build whose operators cannot load into torch's
+# CPU build, and installed beside it, it stops real torch's imports of transformers and
+# diffusers (tests/ecosystem/programs/oracle_io.py: use_vision_packages).
+VISION_PACKAGES := torchvision==0.28.0 timm==1.0.31
+
 # Every extra (make test); it includes what demo and docs need, so their stamps come too.
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[$(ALL_EXTRAS)]"
+	$(PY) -m pip install --quiet --no-deps --upgrade --target $(VENV)/vision-packages \
+		$(VISION_PACKAGES)
 	rm -f $(VENV)/.installed-* $(VENV)/.demo-* $(VENV)/.docs-*
 	touch $(STAMP) $(DEMO_STAMP) $(DOCS_STAMP)
 

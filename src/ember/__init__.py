@@ -13,6 +13,7 @@ Example:
 # The torch namespace (ember._torch: what a first program needs), re-exported.
 from . import _dtype
 from ._torch import *  # noqa: F403
+from ._torch import _assert  # torch._assert: private, and used by libraries (torchvision)
 
 from .version import __version__  # torch 2.13's, ember's release as its local label
 
@@ -37,7 +38,7 @@ _LAZY_MODULES = frozenset(
     """nn optim utils testing accelerator amp backends cpu cuda distributed hub jit
     distributions func multiprocessing onnx profiler quasirandom random viz ops fx
     overrides serialization functional compiler _dynamo _inductor mps sparse library _C
-    __config__""".split()
+    __config__ ao""".split()
 )
 _LAZY_NAMES = {
     "as_torch": "._as_torch",

@@ -718,16 +718,27 @@ class Tensor:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[dim]
 
-    def is_contiguous(self) -> bool:
-        """True when the elements are laid out in row-major order without gaps.
+    def is_contiguous(self, memory_format=None) -> bool:
+        """True when the elements are laid out in row-major order without gaps; with
+        ``memory_format=torch.channels_last`` (4-d) or ``channels_last_3d`` (5-d), in that
+        order with the channels innermost (NHWC).
 
         Example:
             >>> import ember
             >>> t = ember.zeros(2, 3)
             >>> t.is_contiguous(), t.t().is_contiguous()
             (True, False)
+            >>> ember.zeros(2, 4, 4, 3).permute(0, 3, 1, 2).is_contiguous(
+            ...     memory_format=ember.channels_last)
+            True
         """
-        return bool(self._data.flags.c_contiguous)
+        data = self._data
+        ndim = _CHANNELS_LAST_NDIM.get(getattr(memory_format, "_name", None))
+        if ndim is None:
+            return bool(data.flags.c_contiguous)
+        if data.ndim != ndim:
+            return False
+        return bool(np.moveaxis(data, 1, -1).flags.c_contiguous)
 
     def data_ptr(self) -> int:
         """The address of the first element (views into one tensor point inside it).
@@ -1041,6 +1052,8 @@ class device:
 
 
 _CPU = device("cpu")
+# memory formats with the channels innermost, and the number of dims each applies to
+_CHANNELS_LAST_NDIM = {"channels_last": 4, "channels_last_3d": 5}
 _META = device("meta")
 _META_NUMPY = (
     "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "

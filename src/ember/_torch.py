@@ -124,6 +124,17 @@ from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enab
 from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402  (and Tensor.untyped_storage)
 
 
+def _assert(condition, message) -> None:
+    """``assert condition, message`` as a function (which ``torch.fx`` can trace).
+
+    Example:
+        >>> import ember
+        >>> ember._assert(ember.tensor(True), "never shown")
+    """
+    if not condition:
+        raise AssertionError(message)
+
+
 def is_tensor(obj) -> bool:
     """True if ``obj`` is an ember Tensor.
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+from urllib.parse import urlparse  # noqa: F401  (torch.hub's namespace has it; timm imports it)
 
 __all__ = [
     "download_url_to_file",
@@ -21,6 +23,44 @@ __all__ = [
     "load_state_dict_from_url",
     "set_dir",
 ]
+
+
+class _Progress:
+    """A progress report on stderr for when tqdm is not installed (what ``torch.hub.tqdm``
+    is then): the percentage done, or the bytes counted when the total is unknown."""
+
+    def __init__(self, total=None, disable=False, unit=None, *args, **kwargs) -> None:
+        self.total, self.disable, self.n = total, disable, 0
+
+    def update(self, n) -> None:
+        if self.disable:
+            return
+        self.n += n
+        shown = f"{self.n:.1f} bytes" if self.total is None else f"{100 * self.n / self.total:.1f}%"
+        sys.stderr.write("\r" + shown)
+        sys.stderr.flush()
+
+    def set_description(self, *args, **kwargs) -> None:
+        pass
+
+    def write(self, s) -> None:
+        sys.stderr.write(f"{s}\n")
+
+    def close(self) -> None:
+        self.disable = True
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self.disable:
+            sys.stderr.write("\n")
+
+
+try:  # torch.hub.tqdm (and torch.utils.model_zoo.tqdm): tqdm's when it is installed
+    from tqdm import tqdm
+except ImportError:
+    tqdm = _Progress
 
 # The hash prefix in a checkpoint file's name (``resnet18-f37072fd.pth``), which torch checks
 # downloads against; libraries import it to parse such names.

@@ -221,10 +221,27 @@ def custom_op(name: str, fn=None, /, *, mutates_args, device_types=None, schema=
     return inner if fn is None else inner(fn)
 
 
+# Operator namespaces of libraries whose compiled operators cannot load into ember, and the
+# ember module that defines the ones ember computes itself (loaded on first use).
+PROVIDED_NAMESPACES = {"torchvision": "ember._vision_ops"}
+
+
+def load_provided(namespace: str) -> None:
+    """Define ember's own operators of ``namespace`` (``torchvision``), if it has any."""
+    module = PROVIDED_NAMESPACES.get(namespace)
+    if module is not None:
+        import importlib  # deferred: only for a library's namespace, once
+
+        importlib.import_module(module)
+
+
 def _lookup(op) -> CustomOpDef:
     if isinstance(op, CustomOpDef):
         return op
     found = _OPS.get(op)
+    if found is None and isinstance(op, str) and "::" in op:
+        load_provided(op.split("::")[0])
+        found = _OPS.get(op)
     if found is None:
         raise ValueError(f"register: {op!r} is not an operator made by custom_op")
     return found

@@ -540,6 +540,10 @@ class _Ops(types.ModuleType):
             if namespace is None:
                 namespace = _OpNamespace(name)
                 setattr(self, name, namespace)
+        if name in _library_namespaces():
+            from . import library  # deferred: a library's namespace loads ember's own ops
+
+            library.load_provided(name)
         return namespace
 
     def load_library(self, path) -> None:
@@ -551,6 +555,12 @@ class _Ops(types.ModuleType):
 
 aten = _OpNamespace("aten")
 profiler = _OpNamespace("profiler")
+
+
+def _library_namespaces():
+    from .library import PROVIDED_NAMESPACES  # deferred: ember.library imports ember.ops
+
+    return PROVIDED_NAMESPACES
 
 
 # -- declarations <-> aten ops ----------------------------------------------------------------
@@ -717,6 +727,8 @@ _OP_NAME = {
     "Unique2Backward0": "_unique2.default",
     "UnsafeViewBackward0": "_unsafe_view.default",
     "UnsqueezeBackward1": "unsqueeze_.default",
+    "UpsampleBilinear2DAaBackward0": "_upsample_bilinear2d_aa.default",
+    "UpsampleBicubic2DAaBackward0": "_upsample_bicubic2d_aa.default",
     "UpsampleNearestExact1DBackward0": "_upsample_nearest_exact1d.default",
     "UpsampleNearestExact2DBackward0": "_upsample_nearest_exact2d.default",
     "UpsampleNearestExact3DBackward0": "_upsample_nearest_exact3d.default",
@@ -1313,7 +1325,7 @@ def _constant_pad_nd(self, pad, value=0):
     return _F("pad", self, list(pad), value=value)
 
 
-def _interpolate(self, output_size, mode, align_corners, scales):
+def _interpolate(self, output_size, mode, align_corners, scales, antialias=False):
     if scales and all(x is not None for x in scales):
         # torch maps output to input positions by the scales given, not the sizes' ratio
         return _F(
@@ -1323,15 +1335,23 @@ def _interpolate(self, output_size, mode, align_corners, scales):
             mode=mode,
             align_corners=align_corners,
             recompute_scale_factor=False,
+            antialias=antialias,
         )
-    return _F("interpolate", self, size=list(output_size), mode=mode, align_corners=align_corners)
+    return _F(
+        "interpolate",
+        self,
+        size=list(output_size),
+        mode=mode,
+        align_corners=align_corners,
+        antialias=antialias,
+    )
 
 
-def _upsample(mode: str, align: bool):
+def _upsample(mode: str, align: bool, antialias: bool = False):
     if align:
 
         def adapter(self, output_size, align_corners, *scales):
-            return _interpolate(self, output_size, mode, align_corners, scales)
+            return _interpolate(self, output_size, mode, align_corners, scales, antialias)
     else:
 
         def adapter(self, output_size, *scales):
@@ -1562,6 +1582,8 @@ _ADAPTERS: dict = {
     "upsample_bilinear2d.default": _upsample("bilinear", True),
     "upsample_bicubic2d.default": _upsample("bicubic", True),
     "upsample_trilinear3d.default": _upsample("trilinear", True),
+    "_upsample_bilinear2d_aa.default": _upsample("bilinear", True, antialias=True),
+    "_upsample_bicubic2d_aa.default": _upsample("bicubic", True, antialias=True),
     "col2im.default": _col2im,
     "im2col.default": _im2col,
     "_cdist_forward.default": _cdist_forward,
@@ -1699,6 +1721,10 @@ aten::_unique2(Tensor self, bool sorted=True, bool return_inverse=False,
     bool return_counts=False) -> (Tensor, Tensor, Tensor)
 aten::_unpack_dual(Tensor(a) dual, int level) -> (Tensor(a) primal, Tensor tangent)
 aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor
+aten::_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners,
+    float? scales_h=None, float? scales_w=None) -> Tensor
+aten::_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners,
+    float? scales_h=None, float? scales_w=None) -> Tensor
 aten::_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size,
     float? scales=None) -> Tensor
 aten::_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None,

@@ -23,6 +23,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _load_example(name: str):
+    if str(EXAMPLES) not in sys.path:  # the programs import their shared _common.py
+        sys.path.insert(0, str(EXAMPLES))
     spec = importlib.util.spec_from_file_location(f"_ember_example_{name}", EXAMPLES / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod

@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import enum
 import os
 
 import numpy as np
@@ -26,12 +27,16 @@ from ..storage import UntypedStorage
 from . import _nn
 
 __all__ = [
+    "DispatchKey",
+    "DispatchKeySet",
     "DisableTorchFunction",
     "DisableTorchFunctionSubclass",
     "Generator",
     "PyTorchFileReader",
+    "_ExcludeDispatchKeyGuard",
     "_TensorMeta",
     "_disabled_torch_function_impl",
+    "_get_tracing_state",
     "_log_api_usage_once",
     "_nn",
 ]
@@ -184,3 +189,143 @@ class PyTorchFileReader:
         buf = np.empty(nbytes, dtype=np.uint8)
         self._archive.read_into(info, buf, name)
         return Tensor._wrap(buf.view(np_dtype)[:0])
+
+
+# -- dispatch keys ---------------------------------------------------------------------------
+# torch's dispatcher routes each op call through keys (backend, autograd, autocast...).
+# ember runs ops directly, with no dispatcher: the keys exist as torch names them (libraries
+# build key sets at import, e.g. torchvision's autocast registrations), and excluding keys
+# is vacuous. Name=value, as torch 2.13 numbers them (aliases share a value).
+_DISPATCH_KEYS = """
+    Undefined=0 CompositeExplicitAutogradNonFunctional=155 CompositeExplicitAutograd=154
+    CompositeImplicitAutogradNestedTensor=153 CompositeImplicitAutograd=151
+    AutogradNestedTensor=22 AutogradOther=20 Autograd=150 Conjugate=16 ZeroTensor=18 Negative=17
+    BackendSelect=11 ADInplaceOrView=19 PythonTLSSnapshot=41 Python=13
+    FuncTorchDynamicLayerFrontMode=42 FuncTorchDynamicLayerBackMode=14
+    FuncTorchBatchedDecomposition=152 FuncTorchBatched=34 FuncTorchVmapMode=36
+    FuncTorchGradWrapper=39 PythonDispatcher=46 PreDispatch=45 Functionalize=15 AutocastCPU=24
+    AutocastMPS=31 AutocastXPU=27 AutocastHPU=29 AutocastIPU=28 AutocastCUDA=32
+    AutocastPrivateUse1=33 Dense=1 StartOfDenseBackends=48 CPU=49 CUDA=50 HIP=51 XLA=52 MPS=53
+    IPU=54 XPU=55 HPU=56 VE=57 Lazy=58 MTIA=59 MAIA=60 PrivateUse1=61 PrivateUse2=62
+    PrivateUse3=63 Meta=64 EndOfDenseBackends=64 Quantized=5 StartOfQuantizedBackends=65
+    QuantizedCPU=66 QuantizedCUDA=67 QuantizedHIP=68 QuantizedXLA=69 QuantizedMPS=70
+    QuantizedIPU=71 QuantizedXPU=72 QuantizedHPU=73 QuantizedVE=74 QuantizedLazy=75
+    QuantizedMTIA=76 QuantizedMAIA=77 QuantizedPrivateUse1=78 QuantizedPrivateUse2=79
+    QuantizedPrivateUse3=80 QuantizedMeta=81 EndOfQuantizedBackends=81 Sparse=8
+    StartOfSparseBackends=82 SparseCPU=83 SparseCUDA=84 SparseHIP=85 SparseXLA=86 SparseMPS=87
+    SparseIPU=88 SparseXPU=89 SparseHPU=90 SparseVE=91 SparseLazy=92 SparseMTIA=93 SparseMAIA=94
+    SparsePrivateUse1=95 SparsePrivateUse2=96 SparsePrivateUse3=97 SparseMeta=98
+    EndOfSparseBackends=98 SparseCsr=9 StartOfSparseCsrBackends=99 SparseCsrCPU=100
+    SparseCsrCUDA=101 SparseCsrHIP=102 SparseCsrXLA=103 SparseCsrMPS=104 SparseCsrIPU=105
+    SparseCsrXPU=106 SparseCsrHPU=107 SparseCsrVE=108 SparseCsrLazy=109 SparseCsrMTIA=110
+    SparseCsrMAIA=111 SparseCsrPrivateUse1=112 SparseCsrPrivateUse2=113 SparseCsrPrivateUse3=114
+    SparseCsrMeta=115 EndOfSparseCsrBackends=115 NestedTensor=10 StartOfNestedTensorBackends=116
+    NestedTensorCPU=117 NestedTensorCUDA=118 NestedTensorHIP=119 NestedTensorXLA=120
+    NestedTensorMPS=121 NestedTensorIPU=122 NestedTensorXPU=123 NestedTensorHPU=124
+    NestedTensorVE=125 NestedTensorLazy=126 NestedTensorMTIA=127 NestedTensorMAIA=128
+    NestedTensorPrivateUse1=129 NestedTensorPrivateUse2=130 NestedTensorPrivateUse3=131
+    NestedTensorMeta=132 EndOfNestedTensorBackends=132 AutogradFunctionality=21
+    StartOfAutogradFunctionalityBackends=133 AutogradCPU=134 AutogradCUDA=135 AutogradHIP=136
+    AutogradXLA=137 AutogradMPS=138 AutogradIPU=139 AutogradXPU=140 AutogradHPU=141
+    AutogradVE=142 AutogradLazy=143 AutogradMTIA=144 AutogradMAIA=145 AutogradPrivateUse1=146
+    AutogradPrivateUse2=147 AutogradPrivateUse3=148 AutogradMeta=149
+    EndOfAutogradFunctionalityBackends=149
+"""
+
+DispatchKey = enum.IntEnum(
+    "DispatchKey",
+    [(n, int(v)) for n, v in (item.split("=") for item in _DISPATCH_KEYS.split())],
+)
+DispatchKey.__doc__ = """torch's dispatch keys, by torch's names and numbers.
+
+Example:
+    >>> import ember
+    >>> ember._C.DispatchKey.AutocastCPU
+    <DispatchKey.AutocastCPU: 24>
+"""
+DispatchKey.__module__ = __name__
+_BACKEND_KEYS = frozenset(
+    "CPU CUDA HIP XLA MPS IPU XPU HPU VE Lazy MTIA MAIA PrivateUse1 PrivateUse2 PrivateUse3 "
+    "Meta".split()
+)
+
+
+class DispatchKeySet:
+    """A set of dispatch keys, combined with ``|`` and queried with ``has``.
+
+    Example:
+        >>> from ember._C import DispatchKey, DispatchKeySet
+        >>> keys = DispatchKeySet(DispatchKey.AutocastCPU) | DispatchKeySet(DispatchKey.CPU)
+        >>> keys, keys.has(DispatchKey.CPU)
+        (DispatchKeySet(CPU, AutocastCPU), True)
+    """
+
+    def __init__(self, key: DispatchKey | None = None) -> None:
+        self._keys = frozenset() if key is None else frozenset((DispatchKey(key),))
+
+    @classmethod
+    def _of(cls, keys) -> DispatchKeySet:
+        made = cls()
+        made._keys = frozenset(keys)
+        return made
+
+    def __or__(self, other: DispatchKeySet) -> DispatchKeySet:
+        return DispatchKeySet._of(self._keys | other._keys)
+
+    def __and__(self, other: DispatchKeySet) -> DispatchKeySet:
+        return DispatchKeySet._of(self._keys & other._keys)
+
+    def __sub__(self, other: DispatchKeySet) -> DispatchKeySet:
+        return DispatchKeySet._of(self._keys - other._keys)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DispatchKeySet) and self._keys == other._keys
+
+    def __hash__(self) -> int:
+        return hash(self._keys)
+
+    def has(self, key: DispatchKey) -> bool:
+        """Whether ``key`` is in the set."""
+        return DispatchKey(key) in self._keys
+
+    def empty(self) -> bool:
+        """Whether the set has no keys."""
+        return not self._keys
+
+    def __repr__(self) -> str:
+        # as torch lists them: backend keys (CPU, CUDA...) first, then the others
+        order = sorted(self._keys, key=lambda k: (k.name not in _BACKEND_KEYS, k.value))
+        names = ", ".join(k.name for k in order)
+        return f"DispatchKeySet({names})"
+
+
+class _ExcludeDispatchKeyGuard:
+    """While alive, torch's dispatcher skips the keys of a set. ember has no dispatcher, so
+    there is nothing to skip: the guard only holds its set (and works as a context manager).
+
+    Example:
+        >>> from ember._C import DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard
+        >>> with _ExcludeDispatchKeyGuard(DispatchKeySet(DispatchKey.AutocastCPU)):
+        ...     pass
+    """
+
+    def __init__(self, keyset: DispatchKeySet) -> None:
+        self.keyset = keyset
+
+    def __enter__(self) -> _ExcludeDispatchKeyGuard:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def _get_tracing_state():
+    """The TorchScript tracer's state: None, as outside ``torch.jit.trace`` (ember traces
+    with ``torch.fx``, never through this state).
+
+    Example:
+        >>> import ember
+        >>> ember._C._get_tracing_state() is None
+        True
+    """
+    return None

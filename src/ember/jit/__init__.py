@@ -75,6 +75,12 @@ def _overload_method(func):
     return func
 
 
+def _script_if_tracing(fn):
+    """Script ``fn`` when called under ``torch.jit.trace``: ember's code never runs under
+    TorchScript's tracer, so the function itself."""
+    return fn
+
+
 def is_scripting() -> bool:
     """False: code never runs under TorchScript in ember."""
     return False

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -33,6 +34,8 @@ __all__ = [
     "errors",
     "export",
     "is_in_onnx_export",
+    "register_custom_op_symbolic",
+    "unregister_custom_op_symbolic",
 ]
 
 _IN_EXPORT = False
@@ -188,3 +191,51 @@ def export(
     else:
         f.write(proto.SerializeToString())
     return None
+
+
+# -- TorchScript-exporter symbolics ------------------------------------------------------------
+# torch's TorchScript-based exporter translates a custom op with the symbolic function
+# registered for it. ember exports from its own graphs (each node by its own translation,
+# an op without one raising UnsupportedOperatorError) and never runs these functions: a
+# registration is kept (libraries such as torchvision register theirs at import) and can be
+# undone, with torch's checks of the name.
+_CUSTOM_SYMBOLICS: dict[tuple[str, int], Callable] = {}
+_SYMBOLIC_NAME = re.compile(r"^[a-zA-Z0-9-_]+::[a-zA-Z-_]+[a-zA-Z0-9-_]*$")
+
+
+def _symbolic_name(symbolic_name: str) -> str:
+    if symbolic_name.startswith("::"):
+        symbolic_name = f"aten{symbolic_name}"
+    if not _SYMBOLIC_NAME.match(symbolic_name):
+        raise OnnxExporterError(
+            f"Failed to register operator {symbolic_name}. The symbolic name must match the "
+            "format domain::name, and should start with a letter and contain only "
+            "alphanumeric characters"
+        )
+    return symbolic_name
+
+
+def register_custom_op_symbolic(
+    symbolic_name: str, symbolic_fn: Callable, opset_version: int
+) -> None:
+    """Register ``symbolic_fn`` as the TorchScript exporter's translation of the custom op
+    ``symbolic_name`` (``"domain::name"``) at ``opset_version``. ember's exporter does not run
+    such functions (see the module); the registration is kept and checked as torch's.
+
+    Example:
+        >>> import ember
+        >>> ember.onnx.register_custom_op_symbolic("mylib::op", lambda g, x: x, 17)
+        >>> ember.onnx.unregister_custom_op_symbolic("mylib::op", 17)
+    """
+    _CUSTOM_SYMBOLICS[(_symbolic_name(symbolic_name), int(opset_version))] = symbolic_fn
+
+
+def unregister_custom_op_symbolic(symbolic_name: str, opset_version: int) -> None:
+    """Remove the registration of :func:`register_custom_op_symbolic`.
+
+    Example:
+        >>> import ember
+        >>> ember.onnx.register_custom_op_symbolic("::relu", lambda g, x: x, 17)
+        >>> ember.onnx.unregister_custom_op_symbolic("aten::relu", 17)
+    """
+    _CUSTOM_SYMBOLICS.pop((_symbolic_name(symbolic_name), int(opset_version)), None)

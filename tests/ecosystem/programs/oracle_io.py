@@ -46,6 +46,17 @@ def save_or_load(module: torch.nn.Module, name: str) -> torch.nn.Module:
     return module
 
 
+def shared_tensor(name: str, make) -> torch.Tensor:
+    """A tensor both runs use: made by ``make()`` under torch (random draws differ between
+    the libraries) and saved, loaded under ember."""
+    path = weights(f"{name}.pt")
+    if under_torch():
+        value = make()
+        torch.save(value, path)
+        return value
+    return torch.load(path, weights_only=True)
+
+
 def record(name: str, value, rtol: float = 1e-4, atol: float = 1e-5) -> None:
     """Keep ``value`` (a tensor, number, or nested list of them) under ``name`` for the
     comparison; integer and boolean results must match exactly, floats within tolerance."""
@@ -65,6 +76,28 @@ def record_grads(prefix: str, module: torch.nn.Module, **tolerance) -> None:
     for pname, param in module.named_parameters():
         if param.grad is not None:
             record(f"{prefix}.{pname}", param.grad, **tolerance)
+
+
+_VISION_LIBRARIES: list = []
+
+
+def use_vision_packages() -> None:
+    """Make torchvision and timm importable (call before importing them). They live apart
+    from the test venv's site-packages (`make test` installs them into
+    ``<venv>/vision-packages``): the only torchvision wheel for torch 2.13 on the package
+    index is a CUDA build whose compiled operators cannot load into torch's CPU build, and
+    installed beside it, it would stop real torch's imports of transformers and diffusers.
+
+    Under real torch its import would still fail registering shape functions for two of
+    those operators (nms, qnms): their schemas are declared first, so its Python code
+    imports as under ember, where its operators cannot load either. The programs use none
+    of its compiled operators."""
+    sys.path.insert(0, str(Path(sys.prefix) / "vision-packages"))
+    if RUNNER == "torch" and not _VISION_LIBRARIES:
+        library = torch.library.Library("torchvision", "DEF")
+        library.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+        library.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+        _VISION_LIBRARIES.append(library)  # kept alive: dropping it removes the schemas
 
 
 def _real_torch_modules() -> list[str]:
