@@ -19,9 +19,20 @@ from ...nn.modules.module import Module
 __all__ = ["DeQuantStub", "QuantStub"]
 
 
-class QuantStub(Module):
-    """Where a model's quantized region starts: the identity until a model is converted
-    (which ember cannot do).
+class _Stub(Module):
+    """A marker module: the identity until a model is converted (which ember cannot do)."""
+
+    def __init__(self, qconfig=None) -> None:
+        super().__init__()
+        if qconfig:
+            self.qconfig = qconfig
+
+    def forward(self, x):
+        return x
+
+
+class QuantStub(_Stub):
+    """Where a model's quantized region starts: the identity until a model is converted.
 
     Example:
         >>> import ember
@@ -30,16 +41,8 @@ class QuantStub(Module):
         tensor([1.5000])
     """
 
-    def __init__(self, qconfig=None) -> None:
-        super().__init__()
-        if qconfig:
-            self.qconfig = qconfig
 
-    def forward(self, x):
-        return x
-
-
-class DeQuantStub(Module):
+class DeQuantStub(_Stub):
     """Where a model's quantized region ends: the identity until a model is converted.
 
     Example:
@@ -48,14 +51,6 @@ class DeQuantStub(Module):
         >>> DeQuantStub()(ember.tensor([1.5]))
         tensor([1.5000])
     """
-
-    def __init__(self, qconfig=None) -> None:
-        super().__init__()
-        if qconfig:
-            self.qconfig = qconfig
-
-    def forward(self, x):
-        return x
 
 
 def __getattr__(name: str):
