@@ -729,6 +729,7 @@ _OP_NAME = {
     "UnsqueezeBackward1": "unsqueeze_.default",
     "UpsampleBilinear2DAaBackward0": "_upsample_bilinear2d_aa.default",
     "UpsampleBicubic2DAaBackward0": "_upsample_bicubic2d_aa.default",
+    "UpsampleLanczos2DAaBackward0": "_upsample_lanczos2d_aa.default",
     "UpsampleNearestExact1DBackward0": "_upsample_nearest_exact1d.default",
     "UpsampleNearestExact2DBackward0": "_upsample_nearest_exact2d.default",
     "UpsampleNearestExact3DBackward0": "_upsample_nearest_exact3d.default",
@@ -1325,7 +1326,7 @@ def _constant_pad_nd(self, pad, value=0):
     return _F("pad", self, list(pad), value=value)
 
 
-def _interpolate(self, output_size, mode, align_corners, scales, antialias=False):
+def _interpolate(self, output_size, mode, align_corners, scales):
     if scales and all(x is not None for x in scales):
         # torch maps output to input positions by the scales given, not the sizes' ratio
         return _F(
@@ -1335,23 +1336,15 @@ def _interpolate(self, output_size, mode, align_corners, scales, antialias=False
             mode=mode,
             align_corners=align_corners,
             recompute_scale_factor=False,
-            antialias=antialias,
         )
-    return _F(
-        "interpolate",
-        self,
-        size=list(output_size),
-        mode=mode,
-        align_corners=align_corners,
-        antialias=antialias,
-    )
+    return _F("interpolate", self, size=list(output_size), mode=mode, align_corners=align_corners)
 
 
-def _upsample(mode: str, align: bool, antialias: bool = False):
+def _upsample(mode: str, align: bool):
     if align:
 
         def adapter(self, output_size, align_corners, *scales):
-            return _interpolate(self, output_size, mode, align_corners, scales, antialias)
+            return _interpolate(self, output_size, mode, align_corners, scales)
     else:
 
         def adapter(self, output_size, *scales):
@@ -1582,8 +1575,9 @@ _ADAPTERS: dict = {
     "upsample_bilinear2d.default": _upsample("bilinear", True),
     "upsample_bicubic2d.default": _upsample("bicubic", True),
     "upsample_trilinear3d.default": _upsample("trilinear", True),
-    "_upsample_bilinear2d_aa.default": _upsample("bilinear", True, antialias=True),
-    "_upsample_bicubic2d_aa.default": _upsample("bicubic", True, antialias=True),
+    "_upsample_bilinear2d_aa.default": "ember._aten.nn_interp:_upsample_bilinear2d_aa",
+    "_upsample_bicubic2d_aa.default": "ember._aten.nn_interp:_upsample_bicubic2d_aa",
+    "_upsample_lanczos2d_aa.default": "ember._aten.nn_interp:_upsample_lanczos2d_aa",
     "col2im.default": _col2im,
     "im2col.default": _im2col,
     "_cdist_forward.default": _cdist_forward,
@@ -1724,6 +1718,8 @@ aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 aten::_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners,
     float? scales_h=None, float? scales_w=None) -> Tensor
 aten::_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners,
+    float? scales_h=None, float? scales_w=None) -> Tensor
+aten::_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners,
     float? scales_h=None, float? scales_w=None) -> Tensor
 aten::_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size,
     float? scales=None) -> Tensor

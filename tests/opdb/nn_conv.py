@@ -156,6 +156,28 @@ OPS = [
         (S(1, 2, 2, 2, 4),),
     ),
     Op(
+        "interpolate_bilinear_antialias",
+        lambda m, x: F(m).interpolate(x, size=(3, 4), mode="bilinear", antialias=True),
+        (S(2, 2, 7, 5),),
+    ),
+    Op(
+        "interpolate_bilinear_antialias_align_corners",
+        lambda m, x: F(m).interpolate(
+            x, scale_factor=(0.45, 1.6), mode="bilinear", align_corners=True, antialias=True
+        ),
+        (S(1, 2, 9, 4),),
+    ),
+    Op(
+        "interpolate_bicubic_antialias",
+        lambda m, x: F(m).interpolate(x, size=(4, 7), mode="bicubic", antialias=True),
+        (S(1, 2, 9, 5),),
+    ),
+    Op(
+        "interpolate_lanczos",
+        lambda m, x: F(m).interpolate(x, scale_factor=0.6, mode="lanczos", antialias=True),
+        (S(1, 2, 8, 11),),
+    ),
+    Op(
         "interpolate_area",
         lambda m, x: F(m).interpolate(x, size=(2, 3), mode="area"),
         (S(1, 2, 5, 7),),

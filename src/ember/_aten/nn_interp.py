@@ -1,5 +1,5 @@
 """Resampling: ``interpolate`` (nearest, nearest-exact, linear, bilinear, bicubic,
-trilinear, area) and its graph nodes.
+trilinear, area; anti-aliased bilinear, bicubic and lanczos) and its graph nodes.
 
 Every mode but ``area`` is separable: along each resized dim, output ``i`` is a weighted sum
 of a few input entries (1 for nearest, 2 for linear, 4 for cubic) at positions computed as
@@ -21,7 +21,7 @@ import numpy as np
 from .._dtype import scalar_name
 from .._overrides import warn as _warn
 from .._tensor import Tensor
-from ._core import LINEAR, defop, intp, record, require_tensor, run
+from ._core import LINEAR, defop, intp, is_raw, record, require_tensor, run
 from .nn_conv import _quietly, _scatter_add, adaptive_avg_pool1d, adaptive_avg_pool2d
 
 _wrap = Tensor._wrap
@@ -220,7 +220,9 @@ def interpolate(
 
     ``mode`` is ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D input),
     ``'bilinear'``/``'bicubic'`` (4-D), ``'trilinear'`` (5-D) or ``'area'``; source positions
-    and weights are computed as torch's CPU kernels compute them.
+    and weights are computed as torch's CPU kernels compute them. ``antialias=True`` (4-D
+    ``'bilinear'``/``'bicubic'``, and ``'lanczos'`` which requires it) widens the filter by
+    the downsampling factor, as torch's (and PIL's) anti-aliased resampling does.
 
     Example:
         >>> import ember
@@ -287,10 +289,14 @@ def interpolate(
             "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
             "requires a 4-D tensor as input"
         )
-    if antialias or mode == "lanczos":
-        raise NotImplementedError(
-            "ember's interpolate has no anti-aliased modes (antialias=True, 'lanczos')"
-        )
+    if antialias and mode in ("bilinear", "bicubic"):
+        return _resample_aa(input, mode, output_size, scale_factors, align_corners)
+    if mode == "lanczos" and input.dim() == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+        return _resample_aa(input, mode, output_size, scale_factors, align_corners)
     if mode == "area" and dim in (1, 2):
         pool = adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d
         return pool(input, output_size)
@@ -338,6 +344,232 @@ def _resample(input: Tensor, mode, output_size, scale_factors, align_corners) ->
     plan = _plan(mode, in_sizes, output_size, scales, align_corners, ft)
     out = _quietly(_resample_array, x, plan)
     return record(_NODES[mode, dim], out, (input,), (plan,))
+
+
+# -- anti-aliased resampling (antialias=True) ------------------------------------------------
+#
+# torch's ``_upsample_{bilinear,bicubic,lanczos}2d_aa`` (PIL's resampling): along each resized
+# dim, output ``i`` averages the inputs under a filter (triangle, Keys' cubic with a = -0.5,
+# or Lanczos-3) centred at ``scale * (i + 0.5)`` and stretched by ``scale`` when
+# downsampling, its weights normalised to sum 1 (uint8 input: torch's fixed-point weights).
+# The last dim is resampled first, and a dim whose size does not change is skipped. torch's
+# backward kernel does not skip such a dim: it computes that dim's weights anyway (the
+# identity, except when a ``scale_factor`` gives the same size), and the gradient here is
+# that kernel's.
+
+
+def _aa_triangle(x: np.ndarray, ft) -> np.ndarray:
+    x = np.abs(x)
+    return np.where(x < 1, ft(1) - x, ft(0)).astype(ft)
+
+
+def _aa_keys(x: np.ndarray, ft) -> np.ndarray:
+    x = np.abs(x)
+    a = ft(-0.5)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, ft(0))).astype(ft)
+
+
+def _aa_lanczos(x: np.ndarray, ft) -> np.ndarray:
+    pi = ft(math.pi)
+
+    def sinc(v):
+        v = v.astype(ft)
+        safe = np.where(v == 0, ft(1), v)
+        return np.where(v == 0, ft(1), np.sin(pi * safe) / (pi * safe)).astype(ft)
+
+    inside = (x >= -3) & (x < 3)
+    return np.where(inside, sinc(x) * sinc(x / ft(3)), ft(0)).astype(ft)
+
+
+# mode: (filter, the filter's support at scale 1 (torch's interp_size))
+_AA_FILTERS = {"bilinear": (_aa_triangle, 2), "bicubic": (_aa_keys, 4), "lanczos": (_aa_lanczos, 6)}
+
+
+def _aa_weights(n_in, n_out, scale_arg, align_corners, mode: str, ft):
+    """Per output position: the first input index, the number of inputs, and the normalised
+    weights (n_out, k), in the arithmetic of torch's ``_compute_indices_min_size_weights_aa``
+    (its scalars in ``ft``, a few sums in double)."""
+    scale = _scale(n_in, n_out, align_corners, scale_arg, ft)
+    filt, interp = _AA_FILTERS[mode]
+    if scale >= 1.0:
+        support = ft(interp * 0.5 * float(scale))
+        invscale = ft(1.0 / float(scale))
+    else:
+        support = ft(interp * 0.5)
+        invscale = ft(1.0)
+    k = int(math.ceil(support)) * 2 + 1
+    center = (float(scale) * (np.arange(n_out, dtype=np.float64) + 0.5)).astype(ft)
+    lo = np.trunc((center - support).astype(np.float64) + 0.5).astype(np.int64)
+    hi = np.trunc((center + support).astype(np.float64) + 0.5).astype(np.int64)
+    xmin = np.maximum(lo, 0)
+    xsize = np.clip(np.minimum(hi, n_in) - xmin, 0, k)
+    j = np.arange(k)
+    offset = (xmin[:, None] + j).astype(ft) - center[:, None]
+    arg = ((offset.astype(np.float64) + 0.5) * float(invscale)).astype(ft)
+    w = filt(arg, ft)
+    mask = j < xsize[:, None]
+    w = np.where(mask, w, ft(0)).astype(ft)
+    total = np.zeros(n_out, ft)
+    for c in range(k):  # torch's order of summation
+        total = (total + w[:, c]).astype(ft)
+    nz = total != 0
+    w = np.where(nz[:, None], w / np.where(nz, total, ft(1))[:, None], w).astype(ft)
+    return xmin, xsize, w, mask
+
+
+def _aa_int16(w: np.ndarray) -> tuple:
+    """torch's fixed-point weights for uint8 input: the precision (bits) that keeps the
+    largest weight below 2**15, and the weights rounded half away from zero."""
+    wt_max = float(w.max()) if w.size else 0.0
+    prec = 0
+    while prec < 22 and int(0.5 + wt_max * (1 << (prec + 1))) < (1 << 15):
+        prec += 1
+    v = w * float(1 << prec)
+    return np.trunc(np.where(v < 0, v - 0.5, v + 0.5)).astype(np.int64), prec
+
+
+class _AaPlan:
+    """An anti-aliased resampling: ``dims``, per resized dim (last first) its negative axis,
+    first input index, weights (n_out, k), validity mask (n_out, k) and fixed-point
+    precision (uint8; else 0); ``grad``, the (n_out, n_in) weight matrices of torch's
+    backward kernel for H and W (None for uint8)."""
+
+    __slots__ = ("dims", "grad")
+    # Made from the sizes and the call's arguments alone and never changed: the compiler
+    # may share it between calls.
+    _immutable_param = True
+
+    def __init__(self, dims: tuple, grad) -> None:
+        self.dims = dims
+        self.grad = grad
+
+    def __repr__(self) -> str:
+        return f"_AaPlan(dims={[(a, w.shape) for a, _x, w, _m, _p in self.dims]})"
+
+
+def _aa_dense(n_in: int, xmin, w, mask) -> np.ndarray:
+    m = np.zeros((len(xmin), n_in), w.dtype)
+    rows, cols = np.nonzero(mask)
+    m[rows, xmin[rows] + cols] = w[rows, cols]
+    return m
+
+
+def _aa_plan(mode: str, in_sizes, out_sizes, scales, align_corners, dtype) -> _AaPlan:
+    integer = dtype == np.uint8
+    ft = np.float64 if integer or dtype == np.float64 else np.float32
+    dims, grad = [], []
+    for j in (1, 0):  # W first, then H
+        n_in, n_out = in_sizes[j], out_sizes[j]
+        xmin, _size, w, mask = _aa_weights(n_in, n_out, scales[j], align_corners, mode, ft)
+        if not integer:
+            grad.append(_aa_dense(n_in, xmin, w, mask))
+        if n_in == n_out:
+            continue
+        prec = 0
+        if integer:
+            w, prec = _aa_int16(w)
+        dims.append((j - 2, xmin, w, mask, prec))
+    return _AaPlan(tuple(dims), None if integer else (grad[1], grad[0]))
+
+
+def _aa_forward(x: np.ndarray, plan: _AaPlan) -> np.ndarray:
+    integer = x.dtype == np.uint8
+    for axis, xmin, w, mask, prec in plan.dims:
+        n_in = x.shape[axis]
+        shape = (-1,) + (1,) * (-axis - 1)
+        src = x.astype(np.int64) if integer else x
+        acc = np.full((), 1 << (prec - 1), np.int64) if integer else None
+        for c in range(w.shape[1]):
+            v = np.take(src, np.minimum(xmin + c, n_in - 1), axis=axis) * w[:, c].reshape(shape)
+            valid = mask[:, c]
+            if acc is None:
+                acc = v
+            elif valid.all():
+                acc = acc + v
+            elif valid.any():
+                acc = np.where(valid.reshape(shape), acc + v, acc)
+        x = np.clip(acc >> prec, 0, 255).astype(np.uint8) if integer else acc
+    return np.array(x, copy=True) if not plan.dims else x
+
+
+def _aa_vjp(g, plan: _AaPlan):
+    mh, mw = plan.grad
+    dt = g.dtype if is_raw(g) else g._data.dtype
+    ht, w = mh.T.astype(dt), mw.astype(dt)
+    if is_raw(g):
+        return np.matmul(ht, np.matmul(g, w))
+    return _wrap(ht) @ (g @ _wrap(w))
+
+
+def _aa_node(name: str):
+    return defop(
+        name,
+        params=("plan",),
+        forward=_aa_forward,
+        vjp={"self": lambda g, plan: _aa_vjp(g, plan)},
+        jvp=LINEAR,
+    )
+
+
+UpsampleBilinear2DAaBackward0 = _aa_node("UpsampleBilinear2DAaBackward0")
+UpsampleBicubic2DAaBackward0 = _aa_node("UpsampleBicubic2DAaBackward0")
+UpsampleLanczos2DAaBackward0 = _aa_node("UpsampleLanczos2DAaBackward0")
+_AA_NODES = {
+    "bilinear": UpsampleBilinear2DAaBackward0,
+    "bicubic": UpsampleBicubic2DAaBackward0,
+    "lanczos": UpsampleLanczos2DAaBackward0,
+}
+
+
+def _resample_aa(input: Tensor, mode: str, output_size, scale_factors, align_corners) -> Tensor:
+    in_sizes = input._data.shape[2:]
+    if output_size is None:
+        output_size = [int(math.floor(float(n) * s)) for n, s in zip(in_sizes, scale_factors)]
+        scales = list(scale_factors)
+    else:
+        scales = [None, None]
+    return _apply_aa(input, mode, output_size, scales, align_corners)
+
+
+def _apply_aa(input: Tensor, mode: str, output_size, scales, align_corners) -> Tensor:
+    x = input._data
+    in_sizes = x.shape[2:]
+    if min(in_sizes) <= 0 or min(output_size) <= 0:
+        raise RuntimeError(
+            "Input and output sizes should be greater than 0, but got input "
+            f"(H: {in_sizes[0]}, W: {in_sizes[1]}) output "
+            f"(H: {output_size[0]}, W: {output_size[1]})"
+        )
+    if x.dtype not in (np.float32, np.float64, np.uint8):
+        raise NotImplementedError(
+            f"\"compute_index_ranges_weights\" not implemented for '{scalar_name(x.dtype)}'"
+        )
+    plan = _aa_plan(mode, in_sizes, output_size, scales, bool(align_corners), x.dtype)
+    return run(_AA_NODES[mode], (input,), (x,), (plan,))
+
+
+def _aa_aten(mode: str):
+    """``aten._upsample_<mode>2d_aa``: an explicit output size, and the scales (when given)
+    that map output to input positions."""
+
+    def op(self, output_size, align_corners, scales_h=None, scales_w=None):
+        require_tensor(self, f"_upsample_{mode}2d_aa")
+        size = [int(n) for n in output_size]
+        if len(size) != 2:
+            raise RuntimeError(f"It is expected output_size equals to 2, but got size {len(size)}")
+        if self.dim() != 4:
+            raise RuntimeError(f"It is expected input_size equals to 4, but got size {self.dim()}")
+        return _apply_aa(self, mode, size, [scales_h, scales_w], align_corners)
+
+    op.__name__ = op.__qualname__ = f"_upsample_{mode}2d_aa"
+    return op
+
+
+_upsample_bilinear2d_aa = _aa_aten("bilinear")
+_upsample_bicubic2d_aa = _aa_aten("bicubic")
+_upsample_lanczos2d_aa = _aa_aten("lanczos")
 
 
 # -- grid_sample and affine_grid ---------------------------------------------------------------
