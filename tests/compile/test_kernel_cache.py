@@ -274,6 +274,7 @@ LOWERING_BUILDS = {
     "embedding.c": [(("embedding_grad",), {})],
     "softmax.c": [(lowerings._SOFTMAX_NAMES, dict(D=8))],
     "attention.c": [(("attention",), dict(L=4, S=5, E=8, EV=3))],
+    "lstm.c": [(("lstm_cell", "lstm_cell_grad"), dict(H=8))],
 }
 
 

@@ -3,13 +3,15 @@
 A recurrent layer (one direction of one layer of ``nn.LSTM`` / ``nn.GRU`` / ``nn.RNN``) is
 one ``defop`` node. Its forward projects every time step's input with one matmul
 (``x @ W_ih^T`` for the whole sequence), then runs the time loop in NumPy: per step one
-matmul with ``W_hh`` and a handful of fused elementwise array operations, saving the gate
-activations. Its backward (BPTT) walks the steps back in NumPy, again one matmul and a few
-elementwise operations per step, collecting the gates' gradients of all steps so the
-weight gradients are one matmul each. Padded ``(T, B, I)`` and packed ``(N, I)`` inputs
-(with their ``batch_sizes``) run the same loop: at step ``t`` the first ``batch_sizes[t]``
-rows of the state are active, so each sequence's final state is its state after its
-last step (first step in the reverse direction), as in torch.
+matmul with ``W_hh`` and the gates' elementwise work, saving the gate activations. Its
+backward (BPTT) walks the steps back, again one matmul and the elementwise work per step,
+collecting the gates' gradients of all steps so the weight gradients are one matmul each.
+An LSTM step's elementwise work is one C loop each way where a C compiler is present
+(``eager_kernel("lstm_cell")``, ``"lstm_cell_grad"``: ``_compile/c/lstm.c``, checked
+against the NumPy code here on first use), else NumPy's. Padded ``(T, B, I)`` and
+packed ``(N, I)`` inputs (with their ``batch_sizes``) run the same loop: at step ``t`` the
+first ``batch_sizes[t]`` rows of the state are active, so each sequence's final state is
+its state after its last step (first step in the reverse direction), as in torch.
 
 Higher orders and forward mode differentiate the ``composite``, the same layer written
 with ember ops (the steps below, which the cells of ``ember.nn._rnn`` share, so the ``*Cell``
@@ -26,7 +28,7 @@ import numpy as np
 from .. import _creation
 from .._tensor import Tensor
 from . import shape as _shape
-from ._core import COMPOSITE, defop, is_raw, run
+from ._core import COMPOSITE, defop, eager_kernel, is_raw, run
 
 __all__ = [
     "GruLayerBackward0",
@@ -61,7 +63,7 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
 
 
 def _zeros_or_copy(g, shape, dtype) -> np.ndarray:
-    return np.zeros(shape, dtype) if g is None else np.array(g, dtype=dtype)
+    return np.zeros(shape, dtype) if g is None else np.array(g, dtype=dtype, order="C")
 
 
 def _add_bias(xw: np.ndarray, *biases) -> np.ndarray:
@@ -116,48 +118,57 @@ def _prev_rows(n: int, batch: int, batch_sizes, reverse: bool) -> np.ndarray:
     return src
 
 
+def _lstm_cell_array(acts, hw, c, cells, tanhc, h) -> None:
+    """One LSTM step's pointwise work into the op's buffers (the step's rows): ``acts``
+    holds the step's input projection and becomes the tanh of it plus ``hw`` (``h W_hh^T``);
+    then the new cell ``cells`` from the previous one ``c``, its tanh and ``h``."""
+    hid = c.shape[1]
+    h3 = 3 * hid
+    acts += hw
+    np.tanh(acts, out=acts)
+    sig = np.multiply(acts[:, :h3], 0.5)  # the sigmoid gates i, f, o
+    sig += 0.5
+    np.multiply(sig[:, hid : 2 * hid], c, out=cells)
+    cells += sig[:, :hid] * acts[:, h3:]
+    np.tanh(cells, out=tanhc)
+    np.multiply(sig[:, 2 * hid :], tanhc, out=h)
+
+
 def _lstm_forward(x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, batch_sizes, reverse):
-    """One LSTM layer and direction on arrays: (output, h_n, c_n) and the saved steps."""
+    """One LSTM layer and direction on arrays: (output, h_n, c_n) and the saved steps.
+    Each step's pointwise work is the compiler's C loop where it has one (``lstm_cell``,
+    checked against ``_lstm_cell_array`` on first use), else the NumPy code."""
     x2 = x.reshape(-1, x.shape[-1])
     n, batch = x2.shape[0], hx.shape[0]
     hid, out_size = cx.shape[1], hx.shape[1]
-    h3 = 3 * hid
     dt = x.dtype
     wi, wh, bias = _lstm_weights(w_ih, w_hh, b_ih, b_hh, hid)
-    xw = x2 @ np.ascontiguousarray(wi.T)  # (N, 4H): every step's input projection
+    # tanh of the (halved) pre-activations, gates i, f, o, g: first every step's input
+    # projection, which each step adds its h W_hh^T to (one (N, 4H) buffer, not two)
+    acts = x2 @ np.ascontiguousarray(wi.T)
     if bias is not None:
-        xw += bias
+        acts += bias
     wh_t = np.ascontiguousarray(wh.T)
     w_hr_t = None if w_hr is None else np.ascontiguousarray(w_hr.T)
-    acts = np.empty((n, 4 * hid), dt)  # tanh of the (halved) pre-activations: i, f, o, g
-    sig = np.empty((n, h3), dt)  # the sigmoid gates i, f, o
+    hw = np.empty((batch, 4 * hid), dt)  # each step's h W_hh^T (one buffer, kept in cache)
     cells = np.empty((n, hid), dt)
     tanhc = np.empty((n, hid), dt)
     hraw = np.empty((n, hid), dt) if w_hr is not None else None
     out = np.empty((n, out_size), dt)
     packed = batch_sizes is not None
-    h, c = (hx.copy(), cx.copy()) if packed else (hx, cx)
+    h, c = (hx.copy(), cx.copy()) if packed else (hx, np.ascontiguousarray(cx))
+    kernel = eager_kernel("lstm_cell")
     for s, b in _steps(n, batch, batch_sizes, reverse):
         e = s + b
-        a = acts[s:e]
-        np.matmul(h[:b] if packed else h, wh_t, out=a)
-        a += xw[s:e]
-        np.tanh(a, out=a)
-        sg = sig[s:e]
-        np.multiply(a[:, :h3], 0.5, out=sg)
-        sg += 0.5
-        cn = cells[s:e]
-        np.multiply(sg[:, hid : 2 * hid], c[:b] if packed else c, out=cn)
-        cn += sg[:, :hid] * a[:, h3:]
-        tc = tanhc[s:e]
-        np.tanh(cn, out=tc)
-        hn = out[s:e]
-        if w_hr is None:
-            np.multiply(sg[:, 2 * hid :], tc, out=hn)
-        else:
-            hr = hraw[s:e]
-            np.multiply(sg[:, 2 * hid :], tc, out=hr)
-            np.matmul(hr, w_hr_t, out=hn)
+        hwb = hw[:b]
+        np.matmul(h[:b] if packed else h, wh_t, out=hwb)
+        cn, hn = cells[s:e], out[s:e] if w_hr is None else hraw[s:e]
+        step = (acts[s:e], hwb, c[:b] if packed else c, cn, tanhc[s:e], hn)
+        if kernel is None or kernel(*step) is None:
+            _lstm_cell_array(*step)
+        if w_hr is not None:
+            hn = out[s:e]
+            np.matmul(hraw[s:e], w_hr_t, out=hn)
         if packed:
             h[:b] = hn
             c[:b] = cn
@@ -165,7 +176,33 @@ def _lstm_forward(x, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, batch_sizes, reverse)
             h, c = hn, cn
     if not packed:  # the final states are the last step's rows: copies, not views
         h, c = h.copy(), c.copy()
-    return out.reshape(x.shape[:-1] + (out_size,)), h, c, acts, sig, cells, tanhc, hraw
+    return out.reshape(x.shape[:-1] + (out_size,)), h, c, acts, cells, tanhc, hraw
+
+
+def _lstm_cell_grad_array(dh, go, acts, tanhc, cprev, dc, d) -> None:
+    """One LSTM step's pointwise backward into the op's buffers (the step's rows): from the
+    gradient of its ``h`` (``dh``, plus the output's ``go`` unless None) and of its cell
+    (``dc``), the gradient ``d`` of the gates' tanh arguments (each gate's output gradient
+    times ``1 - tanh^2`` of its halved pre-activation) and, into ``dc``, the previous
+    cell's."""
+    hid = dh.shape[1]
+    h3 = 3 * hid
+    sig = np.multiply(acts[:, :h3], 0.5)  # the sigmoid gates i, f, o
+    sig += 0.5
+    dht = dh if go is None else dh + go
+    np.multiply(dht, tanhc, out=d[:, 2 * hid : h3])
+    dct = np.square(tanhc)
+    np.subtract(1, dct, out=dct)
+    dct *= dht
+    dct *= sig[:, 2 * hid :]
+    dct += dc
+    np.multiply(dct, acts[:, h3:], out=d[:, :hid])
+    np.multiply(dct, cprev, out=d[:, hid : 2 * hid])
+    np.multiply(dct, sig[:, :hid], out=d[:, h3:])
+    fac = np.square(acts)
+    np.subtract(1, fac, out=fac)
+    d *= fac
+    np.multiply(dct, sig[:, hid : 2 * hid], out=dc)
 
 
 def _lstm_vjp(
@@ -180,7 +217,6 @@ def _lstm_vjp(
     w_hr,
     output,
     acts,
-    sig,
     cells,
     tanhc,
     hraw,
@@ -189,59 +225,54 @@ def _lstm_vjp(
     needs_input_grad,
 ):
     """BPTT through one LSTM layer on arrays: one matmul per step, the weights' gradients
-    one matmul each over all steps.
+    one matmul each over all steps (two for ``W_hh`` on a padded batch: the first step's
+    previous state is ``hx``, the others' the output's rows, used where they are).
 
     Per step, ``e`` is each gate's output gradient times ``1 - tanh^2`` of its (halved)
     pre-activation, one factor for all four gates; the pre-activations' gradient is
-    ``e * scale`` (1/4 for the sigmoid gates, 1 for g), folded into the weights."""
+    ``e * scale`` (1/4 for the sigmoid gates, 1 for g), folded into the weights. The step's
+    pointwise work is the compiler's C loop ``lstm_cell_grad`` where it has one."""
     g_out, g_h, g_c = grads
     n, hid = tanhc.shape
     batch, out_size = hx.shape
-    h3 = 3 * hid
     dt = acts.dtype
     order, inverse = _gate_order(hid)
     scale = np.ones(4 * hid, dt)
-    scale[:h3] = 0.25
+    scale[: 3 * hid] = 0.25
     wh = w_hh[order] * scale[:, None]
     go = None if g_out is None else g_out.reshape(n, out_size)
+    if go is not None and go.strides[1] not in (0, go.itemsize):  # (rows or one value: C's)
+        go = np.ascontiguousarray(go)
     packed = batch_sizes is not None
     dh = _zeros_or_copy(g_h, (batch, out_size), dt)
     dc = _zeros_or_copy(g_c, (batch, hid), dt)
-    src = _prev_rows(n, batch, batch_sizes, reverse)
-    cprev = np.concatenate([cells, cx])[src]
+    steps = _steps(n, batch, batch_sizes, reverse)
+    if packed:  # each row's previous cell, gathered
+        src = _prev_rows(n, batch, batch_sizes, reverse)
+        cprev = np.concatenate([cells, cx])[src]
+    else:
+        c0 = np.ascontiguousarray(cx)
     dgates = np.empty((n, 4 * hid), dt)
     dproj = np.empty((n, out_size), dt) if w_hr is not None else None
-    fac = np.empty((batch, 4 * hid), dt)
-    for s, b in reversed(_steps(n, batch, batch_sizes, reverse)):
+    kernel = eager_kernel("lstm_cell_grad")
+    for k in range(len(steps) - 1, -1, -1):
+        s, b = steps[k]
         e = s + b
-        dhb = dh[:b] if packed else dh
-        dht = dhb if go is None else dhb + go[s:e]
-        if w_hr is not None:
-            dproj[s:e] = dht
-            dht = dht @ w_hr
-        a, sg = acts[s:e], sig[s:e]
-        tc = tanhc[s:e]
-        d = dgates[s:e]
-        np.multiply(dht, tc, out=d[:, 2 * hid : h3])
-        dct = np.square(tc)
-        np.subtract(1, dct, out=dct)
-        dct *= dht
-        dct *= sg[:, 2 * hid :]
-        dct += dc[:b] if packed else dc
-        np.multiply(dct, a[:, h3:], out=d[:, :hid])
-        np.multiply(dct, cprev[s:e], out=d[:, hid : 2 * hid])
-        np.multiply(dct, sg[:, :hid], out=d[:, h3:])
-        f2 = fac[:b]
-        np.square(a, out=f2)
-        np.subtract(1, f2, out=f2)
-        d *= f2
-        dcn = dct * sg[:, hid : 2 * hid]
-        dhn = d @ wh
         if packed:
-            dc[:b] = dcn
-            dh[:b] = dhn
+            cp = cprev[s:e]
         else:
-            dc, dh = dcn, dhn
+            cp = c0 if k == 0 else cells[steps[k - 1][0] : steps[k - 1][0] + b]
+        dhb = dh[:b] if packed else dh
+        gt = None if go is None else go[s:e]
+        if w_hr is not None:
+            dht = dhb if gt is None else dhb + gt
+            dproj[s:e] = dht
+            dhb, gt = dht @ w_hr, None
+        d = dgates[s:e]
+        step = (dhb, gt, acts[s:e], tanhc[s:e], cp, dc[:b] if packed else dc, d)
+        if kernel is None or kernel(*step) is None:
+            _lstm_cell_grad_array(*step)
+        np.matmul(d, wh, out=dh[:b] if packed else dh)
     res = [None] * 8
     if needs_input_grad[0]:
         res[0] = (dgates @ (w_ih[order] * scale[:, None])).reshape(input.shape)
@@ -252,8 +283,19 @@ def _lstm_vjp(
     if needs_input_grad[3]:
         res[3] = ((dgates.T @ input.reshape(n, -1)) * scale[:, None])[inverse]
     if needs_input_grad[4]:
-        hprev = np.concatenate([output.reshape(n, out_size), hx])[src]
-        res[4] = ((dgates.T @ hprev) * scale[:, None])[inverse]
+        out2 = output.reshape(n, out_size)
+        if packed:
+            gw = dgates.T @ np.concatenate([out2, hx])[src]
+        else:  # the steps after the first in processing order follow the output's rows
+            first, rest, prev = (
+                (slice(n - batch, n), slice(0, n - batch), slice(batch, n))
+                if reverse
+                else (slice(0, batch), slice(batch, n), slice(0, n - batch))
+            )
+            gw = dgates[first].T @ hx
+            if n > batch:
+                gw += dgates[rest].T @ out2[prev]
+        res[4] = (gw * scale[:, None])[inverse]
     if needs_input_grad[5] or needs_input_grad[6]:
         db = (dgates.sum(0) * scale)[inverse]
         res[5] = db if needs_input_grad[5] else None
@@ -290,7 +332,7 @@ LstmLayerBackward0 = defop(
     inputs=("input", "hx", "cx", "w_ih", "w_hh", "b_ih", "b_hh", "w_hr"),
     outputs=("output", "h_n", "c_n"),
     params=("batch_sizes", "reverse"),
-    saves=("acts", "sig", "cells", "tanhc", "hraw"),
+    saves=("acts", "cells", "tanhc", "hraw"),
     forward=_lstm_forward,
     vjp=_lstm_vjp,
     composite=_lstm_composite,

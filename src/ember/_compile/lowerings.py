@@ -11,7 +11,8 @@ Results equal the NumPy code's within rounding: the compiler checks each graph's
 against it before using them.
 
 The C is in the package's ``c/`` folder, a file per op (``max_pool2d.c``, ``layer_norm.c``,
-``embedding.c``, ``softmax.c``, ``attention.c``) with ``lowering.h``'s helpers; a module is
+``embedding.c``, ``softmax.c``, ``attention.c``, ``lstm.c``: an LSTM step's pointwise
+work, for eager calls only) with ``lowering.h``'s helpers; a module is
 built from one for a dtype and sizes, the ``#define`` lines ``_module`` puts before it.
 
 ``lowered(cls, part, default)`` is what codegen asks: the function to call for an op's
@@ -29,6 +30,7 @@ from .._aten import nn_attention as _attention
 from .._aten import nn_conv as _conv
 from .._aten import nn_embedding as _embedding
 from .._aten import nn_norm as _norm
+from .._aten import nn_rnn as _rnn
 from .._aten import reduction as _reduction
 from . import kernels
 
@@ -310,7 +312,71 @@ def eager(name: str):
             _conv._max_pool_vjp_array,
             lambda g, arg, geo: _pool_covered(g, geo) and arg.dtype == np.int16,
         )
+    if name in _LSTM_CELLS:
+        return _lstm_checked(name)
     return None
+
+
+# -- an LSTM step's pointwise work (eager only) ---------------------------------------------
+
+# The loops: c/lstm.c. Name -> (the NumPy code, the arguments it writes, the rows' width in
+# hidden sizes of the first argument). Both write their results into the op's buffers.
+_LSTM_CELLS = {
+    "lstm_cell": (_rnn._lstm_cell_array, (0, 3, 4, 5), 4),
+    "lstm_cell_grad": (_rnn._lstm_cell_grad_array, (5, 6), 1),
+}
+
+
+def _lstm_checked(name: str):
+    """The C loop ``name`` of c/lstm.c for eager calls with float arrays: it writes the
+    step's results and returns True, or returns None (the caller runs the NumPy code). On
+    the first call per dtype and shape both run, the C loop on copies of the buffers it
+    writes; its results are used (then always) if they are the NumPy code's within a few
+    float roundings (not bit for bit: gcc fuses multiply-adds), else the NumPy code's."""
+    numpy_fn, written, width = _LSTM_CELLS[name]
+    fns: dict = {}  # (dtype, shape of the first argument, whether an optional one is None)
+
+    def run(*args):
+        first = args[0]
+        key = (first.dtype, first.shape, args[1] is None)
+        fn = fns.get(key, False)
+        if fn is False:
+            fn = fns[key] = _lstm_check(name, numpy_fn, written, width, args)
+            return True
+        if fn is None:
+            return None
+        try:
+            fn(*args)
+        except TypeError:  # a buffer it does not take (checked before any is written)
+            return None
+        return True
+
+    return run
+
+
+def _lstm_check(name, numpy_fn, written, width, args):
+    """Run the C loop on copies of the buffers it writes and ``numpy_fn`` on ``args``: the
+    C function (its results copied into ``args``) when it built and agreed, else None."""
+    first = args[0]
+    fn = None
+    hid = first.shape[1] // width if first.ndim == 2 else 0
+    if first.dtype in _FLOATS and hid > 0 and first.shape[1] == hid * width:
+        try:
+            module = _module("lstm.c", tuple(_LSTM_CELLS), first.dtype, H=hid)
+            fn = getattr(module, name)
+            mine = [a.copy() if j in written else a for j, a in enumerate(args)]
+            fn(*mine)
+        except (TypeError, kernels.KernelCacheError):
+            fn = None
+    numpy_fn(*args)
+    if fn is None:
+        return None
+    tol = 64 * np.finfo(first.dtype).eps
+    if not all(np.allclose(mine[j], args[j], tol, tol, equal_nan=True) for j in written):
+        return None
+    for j in written:  # the C loop's results, as on every later call (backward is reentrant)
+        np.copyto(args[j], mine[j])
+    return fn
 
 
 class LoweredNode:
