@@ -16,9 +16,11 @@ from ._torch import (
     broadcast_shapes,
     broadcast_tensors,
     einsum,
+    istft,
     meshgrid,
     norm,
     split,
+    stft,
     tensordot,
     unique,
 )
@@ -30,9 +32,11 @@ __all__ = [
     "broadcast_shapes",
     "broadcast_tensors",
     "einsum",
+    "istft",
     "meshgrid",
     "norm",
     "split",
+    "stft",
     "tensordot",
     "unique",
 ]

@@ -13,6 +13,7 @@ from . import complex  # noqa: F401
 from . import nn_activation, nn_layers, nn_conv, nn_interp, nn_embedding, nn_norm  # noqa: F401
 from . import nn_loss, nn_ctc, nn_attention, nn_rnn  # noqa: F401
 from . import fft  # noqa: F401
+from . import spectral  # noqa: F401
 from . import sparse  # noqa: F401
 from . import _core
 
