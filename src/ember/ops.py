@@ -1791,6 +1791,9 @@ aten::ceil(Tensor self) -> Tensor
 aten::celu(Tensor self, Scalar alpha=1.) -> Tensor
 aten::celu_(Tensor(a!) self, Scalar alpha=1.) -> Tensor(a!)
 aten::channel_shuffle(Tensor self, SymInt groups) -> Tensor
+aten::cholesky(Tensor self, bool upper=False) -> Tensor
+aten::cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+aten::cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
 aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
@@ -1948,6 +1951,8 @@ aten::logit(Tensor self, float? eps=None) -> Tensor
 aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 aten::lt.Tensor(Tensor self, Tensor other) -> Tensor
 aten::lt.Scalar(Tensor self, Scalar other) -> Tensor
+aten::lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True,
+    bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)
 aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
@@ -2143,6 +2148,8 @@ aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True,
 aten::trace(Tensor self) -> Tensor
 aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
+aten::triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False,
+    bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
 aten::tril(Tensor self, SymInt diagonal=0) -> Tensor
 aten::triu(Tensor self, SymInt diagonal=0) -> Tensor
 aten::trunc(Tensor self) -> Tensor

@@ -211,6 +211,7 @@ INPLACE_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "mul_": ("ember.tensor([1.0, 2.0])", "3", "tensor([3., 6.])"),
     "multiply_": ("ember.tensor([1.0, 2.0])", "ember.tensor([3.0, -1.0])", "tensor([ 3., -2.])"),
+    "mvlgamma_": ("ember.tensor([2.5, 3.0])", "p=2", "tensor([0.8570, 1.5502])"),
     "nan_to_num_": ("ember.tensor([float('nan'), 1.0])", "", "tensor([0., 1.])"),
     "ne_": ("ember.tensor([1.0, 2.0])", "ember.tensor([1.0, 3.0])", "tensor([0., 1.])"),
     "neg_": ("ember.tensor([1.0, -2.0])", "", "tensor([-1.,  2.])"),

@@ -2171,9 +2171,17 @@ def cholesky(A, *, upper=False, out=None):
                 [1., 2.]])
     """
     a = _checks(A, "linalg.cholesky")
+    L = _cholesky_factor(a, upper, "linalg.cholesky")
+    t = record(LinalgCholeskyExBackward0, L, (A,), (bool(upper),))
+    return write_out("linalg_cholesky_ex", t, out)
+
+
+def _cholesky_factor(a: np.ndarray, upper: bool, fname: str) -> np.ndarray:
+    """The Cholesky factors of the batch ``a``, or torch's error naming the first leading
+    minor that is not positive-definite."""
     try:
         with quiet:
-            L = _cholesky_forward(a, upper)
+            return _cholesky_forward(a, upper)
     except np.linalg.LinAlgError:
         mats = a.reshape((-1,) + a.shape[-2:])
         for bi, m in enumerate(mats):
@@ -2182,13 +2190,11 @@ def cholesky(A, *, upper=False, out=None):
                     np.linalg.cholesky(m[:k, :k])
                 except np.linalg.LinAlgError:
                     raise LinAlgError(
-                        f"linalg.cholesky: {_batch_prefix(a, bi)}The factorization could not be "
+                        f"{fname}: {_batch_prefix(a, bi)}The factorization could not be "
                         "completed because the input is not positive-definite (the leading "
                         f"minor of order {k} is not positive-definite)."
                     ) from None
         raise
-    t = record(LinalgCholeskyExBackward0, L, (A,), (bool(upper),))
-    return write_out("linalg_cholesky_ex", t, out)
 
 
 # -- svd, svdvals (and the spectral and nuclear matrix norms) -----------------------------------
@@ -3528,8 +3534,24 @@ LinalgLuFactorExBackward0 = defop(
 )
 
 
+_LAPACK_DTYPES = frozenset(map(np.dtype, ("float32", "float64", "complex64", "complex128")))
+
+
+def _lapack_dtype(a: np.ndarray, kernel: str) -> None:
+    """torch's error for a dtype its LAPACK kernel ``kernel`` is not compiled for."""
+    if a.dtype not in _LAPACK_DTYPES:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(a.dtype)}'")
+
+
 def _lu_factor(A, pivot, fname):
-    a = _checks(A, fname, square=False)
+    require_tensor(A, fname.replace(".", "_"), "A")
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError(
+            "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
+            f"{list(a.shape)} instead"
+        )
+    _lapack_dtype(a, "lu_cpu")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     P, L, U, piv = _np_lu(a)
@@ -3650,15 +3672,37 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         tensor([[1.],
                 [1.]])
     """
-    lu_ = _checks(LU, "linalg.lu_solve")
+    lu_ = _checks(LU, "torch.linalg.lu_solve")
+    require_tensor(pivots, "linalg_lu_solve", "pivots", 2)
+    require_tensor(B, "linalg_lu_solve", "B", 3)
     b = B._data
+    if lu_.dtype != b.dtype:
+        raise RuntimeError(
+            "linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+            f"{scalar_name(lu_.dtype)} and B of type {scalar_name(b.dtype)} instead"
+        )
+    if b.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
     n = lu_.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
         raise RuntimeError(
             "linalg.lu_solve: Incompatible shapes of A and B for the equation "
             f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})"
         )
-    P = _perm_from_pivots(np.asarray(pivots._data), n, lu_.dtype)
+    piv = np.asarray(pivots._data)
+    if piv.dtype != np.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    if piv.shape != lu_.shape[:-1]:
+        if piv.ndim == lu_.ndim - 1 and piv.shape[:-1] == lu_.shape[:-2]:
+            raise RuntimeError(
+                "linalg.lu_solve: Number of pivots per batch should be same as the dimension "
+                "of the matrix"
+            )
+        raise RuntimeError(
+            "linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got "
+            f"pivots with shape {list(piv.shape)} instead"
+        )
+    P = _perm_from_pivots(piv, n, lu_.dtype)
     L = np.tril(lu_, -1) + np.eye(n, dtype=lu_.dtype)
     U = np.triu(lu_)
     with quiet:
@@ -4111,6 +4155,526 @@ def _legacy_svd(input, some=True, compute_uv=True, *, out=None):
         return legacy_svd_type((U, s, V))
     U, S, Vh = _svd(input, not some, "linalg.svd")
     return legacy_svd_type((U, S, Vh.mT))
+
+
+# == torch's legacy linear algebra: cholesky, cholesky_solve, cholesky_inverse, lu, lu_solve,
+# lu_unpack, triangular_solve ====================================================================
+#
+# The deprecated functions warn once per process (torch's TORCH_WARN_ONCE, before any check)
+# and otherwise run their torch.linalg counterparts' forward helpers. ``cholesky``,
+# ``cholesky_solve``, ``cholesky_inverse``, ``triangular_solve`` and ``lu_unpack`` are ops of
+# their own in torch (their own nodes and derivatives.yaml formulas, declared here); ``lu`` and
+# ``lu_solve`` record ``linalg_lu_factor_ex`` and ``linalg_lu_solve`` as torch's do.
+#
+# Forward mode: torch 2.13's tangents of ``cholesky_inverse`` (``-X dF X F^H`` where
+# ``-X dF F^H X`` is meant) and of ``triangular_solve`` with ``transpose=True`` (``dA X`` for
+# ``dA^T X``) or ``unitriangular=True`` (the diagonal of ``dA`` kept) are not the derivative;
+# ember's are, the adjoint of the reverse-mode rules.
+
+triangular_solve_type = make_return_type("triangular_solve", ("solution", "cloned_coefficient"))
+lu_unpack_type = make_return_type("lu_unpack", ("P", "L", "U"))
+
+_WARNED: set = set()
+
+_DEPRECATED = {
+    "cholesky": (
+        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in "
+        "a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
+        "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\n"
+        "should be replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce "
+        "equivalent results for all valid (symmetric positive definite) inputs. (Triggered "
+        "internally at /__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:1765.)"
+    ),
+    "lu": (
+        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
+        "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, "
+        "compute_pivots)\nshould be replaced with\nLU, pivots = torch.linalg.lu_factor(A, "
+        "compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\n"
+        "should be replaced with\nLU, pivots, info = torch.linalg.lu_factor_ex(A, "
+        "compute_pivots) (Triggered internally at "
+        "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2073.)"
+    ),
+    "lu_solve": (
+        "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+        "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\n"
+        "X = torch.lu_solve(B, LU, pivots)\nshould be replaced with\n"
+        "X = torch.linalg.lu_solve(LU, pivots, B) (Triggered internally at "
+        "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2230.)"
+    ),
+    "triangular_solve": (
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will "
+        "be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its "
+        "arguments reversed and does not return a copy of one of the inputs.\n"
+        "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+        "X = torch.linalg.solve_triangular(A, B). (Triggered internally at "
+        "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2273.)"
+    ),
+}
+
+
+def _deprecated(name: str) -> None:
+    """torch's deprecation warning for ``torch.<name>``, once per process."""
+    if name not in _WARNED:
+        _WARNED.add(name)
+        _warn(_DEPRECATED[name], UserWarning, stacklevel=3)
+
+
+def _lapack_layout(x: np.ndarray) -> np.ndarray:
+    """``x`` with each matrix column-major, as LAPACK leaves torch's results."""
+    return np.ascontiguousarray(x.swapaxes(-1, -2)).swapaxes(-1, -2)
+
+
+def _write_outs(fname: str, results, out, rtype=tuple):
+    """torch's ``out=`` for a tuple of results (``out`` a tuple of Tensors)."""
+    if out is None:
+        return rtype(tuple(results))
+    if not isinstance(out, (tuple, list)) or len(out) != len(results):
+        raise TypeError(
+            f"{fname}(): argument 'out' must be tuple of {len(results)} Tensors, not "
+            f"{type(out).__name__}"
+        )
+    return rtype(tuple(write_out(fname, r, o) for r, o in zip(results, out)))
+
+
+# -- cholesky (torch.cholesky: its own node, no forward mode in torch) --------------------------
+
+CholeskyBackward0 = defop(
+    "CholeskyBackward0",
+    outputs=("L",),
+    params=("upper",),
+    forward=_cholesky_forward,
+    vjp={"self": _cholesky_vjp},
+    jvp=None,  # torch: "Trying to use forward AD with cholesky that does not support it"
+)
+
+
+@register("cholesky", method=True)
+def _legacy_cholesky(input, upper=False, *, out=None):
+    """``torch.cholesky`` (deprecated): the Cholesky factor, lower (``A = L L^H``) or upper
+    (``A = U^H U``) if ``upper``.
+
+    Example:
+        >>> import ember
+        >>> ember.cholesky(ember.tensor([[4.0, 2.0], [2.0, 5.0]]))
+        tensor([[2., 0.],
+                [1., 2.]])
+    """
+    _deprecated("cholesky")
+    require_tensor(input, "cholesky")
+    a = _matrices(input, "cholesky")
+    _lapack_dtype(a, "cholesky_cpu")
+    L = _cholesky_factor(a, upper, "cholesky")
+    return write_out("cholesky", record(CholeskyBackward0, L, (input,), (bool(upper),)), out)
+
+
+# -- cholesky_solve, cholesky_inverse --------------------------------------------------------
+
+
+def _chol_solve(b, L, upper: bool):
+    """``(L L^H)^-1 b`` (``(U^H U)^-1 b`` if ``upper``): two triangular solves, on arrays or
+    recorded on Tensors."""
+    b, L = _tensors(b, L)
+    if upper:
+        return _solve_tri(L, _solve_tri(_mH(L), b, False), True)
+    return _solve_tri(_mH(L), _solve_tri(L, b, False), True)
+
+
+def _cholesky_solve_vjp(g, input2, result, needs_input_grad, upper):
+    """torch's ``cholesky_solve_backward``: ``gB = A^-1 g``, ``gL = -(C + C^H) L`` (``-U (C +
+    C^H)``) with ``C = gB X^H``."""
+    need_b, need_l = needs_input_grad
+    gb = _chol_solve(g, input2, upper)
+    gl = None
+    if need_l:
+        c = gb @ _mH(result)
+        c = c + _mH(c)
+        gl = -(input2 @ c) if upper else -(c @ input2)
+    return (gb if need_b else None), gl
+
+
+def _cholesky_solve_jvp(t_self, t_input2, input2, result, upper):
+    """torch's ``cholesky_solve_jvp``: ``dX = A^-1 (dB - dA X)``, ``dA = dK + dK^H`` with
+    ``dK = dL L^H`` (``dU^H U``)."""
+    rhs = t_self
+    if t_input2 is not None:
+        dk = _mH(t_input2) @ input2 if upper else t_input2 @ _mH(input2)
+        prod = (dk + _mH(dk)) @ result
+        rhs = -prod if rhs is None else rhs - prod
+    return None if rhs is None else _chol_solve(rhs, input2, upper)
+
+
+def _cholesky_solve_forward(b, a, upper):
+    return _chol_solve(b, a, upper).astype(a.dtype, copy=False)
+
+
+CholeskySolveBackward0 = defop(
+    "CholeskySolveBackward0",
+    inputs=("self", "input2"),
+    params=("upper",),
+    forward=_cholesky_solve_forward,
+    vjp=_cholesky_solve_vjp,
+    jvp=_cholesky_solve_jvp,
+)
+
+
+def _check_b_and_A(fname: str, b: np.ndarray, a: np.ndarray, kernel: str) -> None:
+    """The checks ``cholesky_solve`` and ``triangular_solve`` share (torch's
+    ``linearSolveCheckInputs``)."""
+    if b.dtype != a.dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type {scalar_name(b.dtype)} "
+            f"and A of type {scalar_name(a.dtype)} instead."
+        )
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(
+            f"A must be batches of square matrices, but they are {a.shape[-2]} by "
+            f"{a.shape[-1]} matrices"
+        )
+    if a.shape[-1] != b.shape[-2]:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for {fname}: each A matrix is {a.shape[-1]} by "
+            f"{a.shape[-1]} but each b matrix is {b.shape[-2]} by {b.shape[-1]}"
+        )
+    broadcast_shapes(b.shape[:-2], a.shape[:-2])
+    _lapack_dtype(a, kernel)
+
+
+@register("cholesky_solve", method=True)
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """The solution ``X`` of ``A X = B`` (``B`` is ``input``) given ``A``'s Cholesky factor
+    ``input2`` (lower, or upper if ``upper``); batch dims broadcast.
+
+    Example:
+        >>> import ember
+        >>> L = ember.tensor([[2.0, 0.0], [1.0, 2.0]])
+        >>> ember.cholesky_solve(ember.tensor([[6.0], [7.0]]), L)
+        tensor([[1.],
+                [1.]])
+    """
+    require_tensor(input, "cholesky_solve")
+    require_tensor(input2, "cholesky_solve", "input2", 2)
+    b, a = input._data, input2._data
+    if b.ndim < 2:
+        raise RuntimeError(
+            f"b should have at least 2 dimensions, but has {b.ndim} dimensions instead"
+        )
+    if a.ndim < 2:
+        raise RuntimeError(
+            f"u should have at least 2 dimensions, but has {a.ndim} dimensions instead"
+        )
+    _check_b_and_A("cholesky_solve", b, a, "cholesky_solve_cpu")
+    x = _lapack_layout(_cholesky_solve_forward(b, a, bool(upper)))
+    t = record(CholeskySolveBackward0, x, (input, input2), (bool(upper),))
+    return write_out("cholesky_solve", t, out)
+
+
+def _cholesky_inverse_vjp(g, self, result, upper):
+    """torch's ``cholesky_inverse_backward``: ``gL = -X (g + g^H) X L`` (``-U X (g + g^H) X``)."""
+    c = result @ (g + _mH(g)) @ result
+    return -(self @ c) if upper else -(c @ self)
+
+
+def _cholesky_inverse_jvp(t_self, self, result, upper):
+    """``dX = -X (dK + dK^H) X`` with ``dK = dL L^H`` (``dU^H U``): the adjoint of the rule
+    above (torch 2.13's tangent multiplies in the wrong order; see the section's note)."""
+    dk = _mH(t_self) @ self if upper else t_self @ _mH(self)
+    return -(result @ (dk + _mH(dk)) @ result)
+
+
+def _cholesky_inverse_forward(a, upper):
+    eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    x = _chol_solve(eye, a, upper)
+    return (0.5 * (x + np.conjugate(x).swapaxes(-1, -2))).astype(a.dtype, copy=False)
+
+
+CholeskyInverseBackward0 = defop(
+    "CholeskyInverseBackward0",
+    params=("upper",),
+    forward=_cholesky_inverse_forward,
+    vjp={"self": _cholesky_inverse_vjp},
+    jvp=_cholesky_inverse_jvp,
+)
+
+
+@register("cholesky_inverse", method=True)
+def cholesky_inverse(input, upper=False, *, out=None):
+    """The inverse of ``A`` from its Cholesky factor ``input`` (lower: ``A = L L^H``; upper if
+    ``upper``: ``A = U^H U``).
+
+    Example:
+        >>> import ember
+        >>> ember.cholesky_inverse(ember.tensor([[2.0, 0.0], [0.0, 4.0]]))
+        tensor([[0.2500, 0.0000],
+                [0.0000, 0.0625]])
+    """
+    require_tensor(input, "cholesky_inverse")
+    a = _matrices(input, "cholesky_inverse")
+    _lapack_dtype(a, "cholesky_inverse_out_cpu")
+    zero = np.diagonal(a, 0, -2, -1) == 0
+    if zero.any():
+        mats = zero.reshape(-1, a.shape[-1])
+        bi = int(np.argmax(mats.any(-1)))
+        i = int(np.argmax(mats[bi])) + 1
+        raise LinAlgError(
+            f"cholesky_inverse: {_batch_prefix(a, bi)}The diagonal element {i} is zero, the "
+            "inversion could not be completed because the input matrix is singular."
+        )
+    with quiet:
+        x = _cholesky_inverse_forward(a, bool(upper))
+    t = record(CholeskyInverseBackward0, x, (input,), (bool(upper),))
+    return write_out("cholesky_inverse", t, out)
+
+
+# -- lu, lu_solve, lu_unpack --------------------------------------------------------------------
+
+
+@register("lu", method=True)
+def _legacy_lu(input, pivot=True, get_infos=False, out=None):
+    """``torch.lu`` (deprecated): ``(LU, pivots)`` of ``linalg.lu_factor``, and the ``info``
+    tensor too if ``get_infos`` (a plain tuple, as torch's).
+
+    Example:
+        >>> import ember
+        >>> LU, pivots = ember.lu(ember.tensor([[0.0, 1.0], [2.0, 3.0]]))
+        >>> pivots
+        tensor([2, 2], dtype=torch.int32)
+    """
+    _deprecated("lu")
+    LU, piv, info = _lu_factor(input, pivot, "linalg.lu_factor_ex")
+    res = (LU, piv, info) if get_infos else (LU, piv)
+    if out is None:
+        return res
+    if len(out) - int(bool(get_infos)) != 2:
+        raise TypeError(f"expected tuple of {2 + int(bool(get_infos))} elements but got {len(out)}")
+    if not isinstance(out, (tuple, list)):
+        raise TypeError(f"argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+    for o, r in zip(out, res):
+        o.resize_as_(r).copy_(r)
+    return out
+
+
+@register("lu_solve", method=True)
+def _legacy_lu_solve(input, LU_data, LU_pivots, *, out=None):
+    """``torch.lu_solve`` (deprecated): ``linalg.lu_solve(LU_data, LU_pivots, input)``.
+
+    Example:
+        >>> import ember
+        >>> LU, piv = ember.linalg.lu_factor(ember.tensor([[2.0, 0.0], [0.0, 4.0]]))
+        >>> ember.lu_solve(ember.tensor([[2.0], [4.0]]), LU, piv)
+        tensor([[1.],
+                [1.]])
+    """
+    _deprecated("lu_solve")
+    return lu_solve(LU_data, LU_pivots, input, out=out)
+
+
+def _zeros_as(x, shape: tuple):
+    """Zeros of ``shape`` with ``x``'s dtype: an array, or a constant Tensor like ``x``."""
+    if is_raw(x):
+        return np.zeros(shape, x.dtype)
+    return _wrap(np.zeros(shape, x._data.dtype))
+
+
+def _lu_unpack_vjp(grads, sizes):
+    """torch's ``lu_unpack_backward``: L's strict lower and U's upper triangle, placed where
+    they came from in the packed ``LU`` (m x n)."""
+    gL, gU = grads[1], grads[2]
+    if (gL is None or gL.ndim < 2) and (gU is None or gU.ndim < 2):
+        return None
+    m, n = int(sizes[0]), int(sizes[1])
+    k = min(m, n)
+    low = None if gL is None or gL.ndim < 2 else _tril(gL, -1)
+    up = None if gU is None or gU.ndim < 2 else _triu(gU)
+    batch = (low if low is not None else up).shape[:-2]
+    if low is None:
+        low = _zeros_as(up, batch + (m, k))
+    if up is None:
+        up = _zeros_as(low, batch + (k, n))
+    if m == n:
+        return low + up
+    if m < n:  # wide: L is m x m, U is m x n
+        return _cat([low + up[..., :k], up[..., k:]], -1)
+    return _cat([low[..., :k, :] + up, low[..., k:, :]], -2)  # tall: L m x n, U n x n
+
+
+def _lu_unpack_jvp(t_LU_data, sizes, unpack_data):
+    if not unpack_data:
+        return [None, t_LU_data.new_zeros((0,)), t_LU_data.new_zeros((0,))]
+    m, n = int(sizes[0]), int(sizes[1])
+    k = min(m, n)
+    return [None, t_LU_data[..., :, :k].tril(-1), t_LU_data[..., :k, :].triu()]
+
+
+LuUnpackBackward0 = defop(
+    "LuUnpackBackward0",
+    inputs=("LU_data",),
+    outputs=("P", "L", "U"),
+    differentiable=(False, True, True),
+    params=("unpack_data", "unpack_pivots"),
+    saves=("sizes",),
+    vjp={"LU_data": _lu_unpack_vjp},
+    jvp=_lu_unpack_jvp,
+)
+
+
+@register("lu_unpack")
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """``(P, L, U)`` from ``lu_factor``'s packed ``(LU, pivots)``: ``A = P L U``. ``P`` is
+    empty when not ``unpack_pivots``, ``L`` and ``U`` when not ``unpack_data``.
+
+    Example:
+        >>> import ember
+        >>> LU, piv = ember.linalg.lu_factor(ember.tensor([[0.0, 1.0], [2.0, 3.0]]))
+        >>> ember.lu_unpack(LU, piv).P
+        tensor([[0., 1.],
+                [1., 0.]])
+    """
+    require_tensor(LU_data, "lu_unpack", "LU_data")
+    require_tensor(LU_pivots, "lu_unpack", "LU_pivots", 2)
+    lu_ = LU_data._data
+    piv = np.asarray(LU_pivots._data)
+    if lu_.ndim < 2:
+        raise RuntimeError(
+            "torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: "
+            f"{list(lu_.shape)} instead"
+        )
+    if piv.dtype != np.int32:
+        raise RuntimeError(
+            "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
+            "dtype.\nNote: this function is intended to be used with the output produced by "
+            "torch.linalg.lu_factor"
+        )
+    m, n = lu_.shape[-2:]
+    k = min(m, n)
+    empty = np.zeros((0,), lu_.dtype)
+    if unpack_data:
+        L = np.tril(lu_[..., :, :k], -1) + np.eye(m, k, dtype=lu_.dtype)
+        U = np.triu(lu_[..., :k, :])
+    else:
+        L = U = empty
+    if unpack_pivots:
+        if (
+            piv.ndim < 1
+            or piv.shape[-1] > k
+            or piv.shape[:-1] != lu_.shape[:-2]
+            or (piv < 1).any()
+            or (piv > m).any()
+        ):  # torch reads past its buffers then: undefined behaviour, an error here
+            raise RuntimeError(
+                "torch.lu_unpack: LU_pivots must hold the pivots of LU_data (1-based row "
+                f"indices, at most {k} per matrix), as torch.linalg.lu_factor returns them"
+            )
+        P = _perm_from_pivots(piv, m, lu_.dtype)
+    else:
+        P = empty
+    outs = record_multi(
+        LuUnpackBackward0,
+        [P, L, U.copy() if U is L else U],
+        (LU_data,),
+        (bool(unpack_data), bool(unpack_pivots)),
+        (np.array([m, n]),),
+    )
+    return _write_outs("lu_unpack", outs, out, lu_unpack_type)
+
+
+# -- triangular_solve -------------------------------------------------------------------------
+
+
+def _op_solve(A, B, upper: bool, transpose: bool, unit: bool):
+    """``op(A)^-1 B`` for triangular A, ``op(A)`` being ``A^T`` if ``transpose`` (not the
+    conjugate: torch's ``transpose``) else A."""
+    if transpose:
+        return _solve_tri(A.mT, B, not upper, True, unit)
+    return _solve_tri(A, B, upper, True, unit)
+
+
+def _triangular_solve_vjp(
+    grads, self, A, solution, needs_input_grad, upper, transpose, unitriangular
+):
+    """torch's ``triangular_solve_backward``: ``gB = op(A)^-H g``; ``gA`` the triangle of
+    ``-gB X^H`` (``-conj(X) gB^T`` if ``transpose``), plus the cloned coefficient's
+    gradient."""
+    gx, gm = grads
+    need_b, need_a = needs_input_grad
+    gb = ga = None
+    if gx is not None:
+        gb = _op_solve(_cj(A), gx, upper, not transpose, unitriangular)
+        if need_a:
+            ga = -(_cj(solution) @ gb.mT) if transpose else -(gb @ _mH(solution))
+            ga = _tri_mask(ga, upper, unitriangular)
+    if gm is not None and need_a:
+        ga = gm if ga is None else ga + gm
+    return (gb if need_b else None), (ga if need_a else None)
+
+
+def _triangular_solve_jvp(
+    t_self, t_A, A, solution, cloned_coefficient, upper, transpose, unitriangular
+):
+    """``dX = op(A)^-1 (dB - op(dA) X)`` with dA's triangle (see the section's note);
+    the cloned coefficient's tangent is dA's."""
+    rhs = t_self
+    dM = None
+    if t_A is not None:
+        dA = _tri_mask(t_A, upper, unitriangular)
+        prod = (dA.mT if transpose else dA) @ solution
+        rhs = -prod if rhs is None else rhs - prod
+        dM = t_A.expand(cloned_coefficient.shape)
+    dX = None if rhs is None else _op_solve(A, rhs, upper, transpose, unitriangular)
+    return [dX, dM]
+
+
+def _triangular_solve_forward(b, a, upper, transpose, unitriangular):
+    """``(op(A)^-1 b, A broadcast to the batch)``, each matrix column-major as torch's."""
+    batch = np.broadcast_shapes(b.shape[:-2], a.shape[:-2])
+    am = a.swapaxes(-1, -2) if transpose else a
+    x = _np_solve_triangular(am, b, upper != transpose, True, unitriangular)
+    m = np.broadcast_to(a, batch + a.shape[-2:])
+    return _lapack_layout(x.astype(a.dtype, copy=False)), _lapack_layout(m)
+
+
+TriangularSolveBackward0 = defop(
+    "TriangularSolveBackward0",
+    inputs=("self", "A"),
+    outputs=("solution", "cloned_coefficient"),
+    params=("upper", "transpose", "unitriangular"),
+    forward=_triangular_solve_forward,
+    vjp=_triangular_solve_vjp,
+    jvp=_triangular_solve_jvp,
+)
+
+
+@register("triangular_solve", method=True)
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """``torch.triangular_solve`` (deprecated): ``(solution, cloned_coefficient)``, the
+    solution of ``op(A) X = input`` for triangular ``A`` (``op(A) = A^T`` if ``transpose``;
+    ones on the diagonal if ``unitriangular``) and a copy of ``A`` broadcast to the batch.
+
+    Example:
+        >>> import ember
+        >>> A = ember.tensor([[2.0, 1.0], [0.0, 4.0]])
+        >>> ember.triangular_solve(ember.tensor([[3.0], [4.0]]), A).solution
+        tensor([[1.],
+                [1.]])
+    """
+    _deprecated("triangular_solve")
+    require_tensor(input, "triangular_solve")
+    require_tensor(A, "triangular_solve", "A", 2)
+    b, a = input._data, A._data
+    if b.ndim < 2:
+        raise RuntimeError(
+            "torch.triangular_solve: Expected b to have at least 2 dimensions, but it has "
+            f"{b.ndim} dimensions instead"
+        )
+    if a.ndim < 2:
+        raise RuntimeError(
+            "torch.triangular_solve: Expected A to have at least 2 dimensions, but it has "
+            f"{a.ndim} dimensions instead"
+        )
+    _check_b_and_A("triangular_solve", b, a, "triangular_solve_cpu")
+    params = (bool(upper), bool(transpose), bool(unitriangular))
+    outs = list(_triangular_solve_forward(b, a, *params))
+    outs = record_multi(TriangularSolveBackward0, outs, (input, A), params)
+    return _write_outs("triangular_solve", outs, out, triangular_solve_type)
 
 
 # Tensor methods of the functions above that are not registered with ``method=True``

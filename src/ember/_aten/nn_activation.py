@@ -33,6 +33,7 @@ from ._core import (
     quiet_reset,
     quiet_set,
     record,
+    register_methods,
     require_tensor,
     run,
 )
@@ -1048,3 +1049,8 @@ def gelu(input, approximate: str = "none"):
     finally:
         quiet_reset(token)
     return record(GeluBackward0, out, (input,), (approximate,), (aux,))
+
+
+# torch's Tensor methods among the activations (the functions are ``torch.hardshrink`` and
+# ``torch.prelu`` too: bound in ember/_torch.py).
+register_methods({"hardshrink": hardshrink, "prelu": prelu})

@@ -350,7 +350,7 @@ MvlgammaBackward0 = defop(
 )
 
 
-@register("mvlgamma")
+@register("mvlgamma", method=True, inplace=True)
 def mvlgamma(input, p: int, *, out=None):
     """The log of the multivariate gamma function of dimension ``p``.
 
