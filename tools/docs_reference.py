@@ -60,6 +60,11 @@ PAGES = (
         "Device meshes: process groups arranged in named dimensions.",
     ),
     Page(
+        "distributed.optim",
+        "ember.distributed.optim",
+        "ZeroRedundancyOptimizer: optimizer state sharded across ranks.",
+    ),
+    Page(
         "distributed.tensor",
         "ember.distributed.tensor",
         "DTensor's module surface: placements, and torch's errors without a device mesh.",
