@@ -23,8 +23,6 @@ CANNOT_EXIST = {
 _TAIL = "issue 26's long tail, not built yet"
 NOT_YET = {
     "torch.ops.aten._foreach_maximum_.overloads": _TAIL + " (torch.ops for _foreach_*)",
-    "torch.distributed.optim": _TAIL + " (ZeroRedundancyOptimizer)",
-    "torch.distributed.optim.ZeroRedundancyOptimizer": _TAIL,
 }
 
 # Instance attributes: checked on an instance, not on the class.
