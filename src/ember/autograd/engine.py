@@ -318,6 +318,8 @@ def _run_special(job: _Job, node, grads):
                     _observer[0].exit(node, ())
             else:
                 _accumulate(node.variable, grads[0], as_tensors)
+            if hooks is not None and hooks.post:  # a leaf's node has no inputs: ()
+                _run_post_hooks(hooks, (), grads, as_tensors)
         return ()
     if node is job.root:
         return grads

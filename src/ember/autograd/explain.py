@@ -131,8 +131,9 @@ def explain_lines(output, inputs=None, grad_output=None) -> list:
 
 def _explain_node(node, grads, step: int, names: dict, lines: list, leaf_totals: dict):
     """Print one node's step and return the gradients it sends (replaying its backward)."""
-    lines.append(f"[{step}] {node.name()}")
-    if type(node) is AccumulateGrad:
+    leaf = type(node) is AccumulateGrad
+    lines.append(f"[{step}] {'AccumulateGrad' if leaf else node.name()}")
+    if leaf:
         name = _leaf_name(node.variable, names)
         g = grads[0]
         if g is not None:

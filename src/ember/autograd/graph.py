@@ -264,6 +264,13 @@ class AccumulateGrad(Node):
         init_node(self, (), ((variable._data.shape, variable._data.dtype),))
         self.variable = variable
 
+    def name(self) -> str:
+        """``torch::autograd::AccumulateGrad``, the C++ name torch gives this node."""
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
 
 class GraphRoot(Node):
     """Internal node standing for the gradients the caller passes to backward()."""

@@ -48,7 +48,6 @@ import numpy as np
 from .. import _overrides
 from .._tensor import Tensor
 from . import engine
-from .graph import AccumulateGrad
 
 __all__ = [
     "profile",
@@ -208,7 +207,7 @@ class _Recorder:
     # -- engine observer: brackets each backward node's run --------------------------------
 
     def enter(self, node) -> None:
-        name = "torch::autograd::AccumulateGrad" if type(node) is AccumulateGrad else node.name()
+        name = node.name()
         outer = self.begin("autograd::engine::evaluate_function: " + name)
         self.nodes.append((outer, self.begin(name)))
 
