@@ -250,3 +250,29 @@ def test_reprs():
     _same(lambda t: t.empty(2, 3, device="meta", dtype=t.float64, requires_grad=True) * 3)
     _same(lambda t: str(t.empty(2, device="meta", dtype=t.bfloat16)))
     _same(lambda t: f"{t.empty((), device='meta')}")
+
+
+# Ops written with NumPy routines that see a meta array as a plain one: the recorder still
+# gives a meta result of the op's shape (before, they returned CPU tensors of zeros).
+_NUMPY_ROUTINE_OPS = {
+    "layer_norm": lambda m, x: m.nn.functional.layer_norm(x, (4,)),
+    "silu": lambda m, x: m.nn.functional.silu(x),
+    "repeat": lambda m, x: x.repeat(2, 1, 1, 1),
+    "pad": lambda m, x: m.nn.functional.pad(x, (1, 1)),
+    "einsum": lambda m, x: m.einsum("nchw->nhwc", x),
+    "index": lambda m, x: x[m.tensor([0, 1])],
+    "mse_loss": lambda m, x: m.nn.functional.mse_loss(x, x),
+    "tile": lambda m, x: x.tile(2),
+    "unfold": lambda m, x: x.unfold(3, 2, 1),
+    "cdist": lambda m, x: m.cdist(x[0, 0], x[0, 0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NUMPY_ROUTINE_OPS))
+def test_ops_of_numpy_routines_keep_meta_as_torch(name):
+    def run(m):
+        x = m.empty(2, 3, 4, 4, device="meta", requires_grad=True)
+        out = _NUMPY_ROUTINE_OPS[name](m, x)
+        return str(out.device), tuple(out.shape), str(out.dtype), out.requires_grad
+
+    assert run(ember) == run(torch)

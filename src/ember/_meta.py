@@ -50,6 +50,11 @@ def _zero_buffer(nbytes: int):
     return buf
 
 
+# Whether this process has made a meta array: until it has, the op recorder skips its check
+# that an op given a meta tensor returns one (``propagate``).
+MADE = [False]
+
+
 def meta_empty(shape, dtype) -> MetaArray:
     """A C-contiguous ``MetaArray`` of ``shape`` and ``dtype``.
 
@@ -62,6 +67,7 @@ def meta_empty(shape, dtype) -> MetaArray:
     """
     shape = tuple(operator.index(s) for s in shape)
     dtype = np.dtype(dtype)
+    MADE[0] = True
     n = dtype.itemsize
     for s in shape:
         n *= s
@@ -507,3 +513,22 @@ def keep_array(x, dtype=None) -> np.ndarray:
     if isinstance(x, MetaArray):
         return x if dtype is None else x.astype(dtype, copy=False)
     return np.asarray(x, dtype)
+
+
+def propagate(out: np.ndarray, inputs: tuple) -> np.ndarray:
+    """``out`` as a meta array of its shape and dtype if any of the op's ``inputs`` is a
+    meta tensor: ops written with NumPy routines that view meta arrays as plain ones
+    (``np.asarray``) computed ``out`` on zeros, and a meta input must give a meta result.
+
+    Example:
+        >>> import numpy as np
+        >>> from ember._meta import meta_empty, propagate
+        >>> class T:  # stands for a Tensor: what matters is its ``_data``
+        ...     _data = meta_empty((2,), np.float32)
+        >>> type(propagate(np.zeros(2, np.float32), (T(), 1.0))).__name__
+        'MetaArray'
+    """
+    for x in inputs:
+        if type(getattr(x, "_data", None)) is MetaArray:
+            return meta_empty(out.shape, out.dtype)
+    return out

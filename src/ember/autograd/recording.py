@@ -23,6 +23,9 @@ from threading import get_ident
 
 import numpy as np
 
+from .._meta import MADE as _META_MADE
+from .._meta import MetaArray
+from .._meta import propagate as propagate_meta
 from .._mode import dispatch_count, dispatch_state
 from .._mode import state as _state
 from .._tensor import DATA_CLASSES, INFERENCE_SAVE_MSG, Tensor
@@ -185,6 +188,8 @@ def record(
     """
     if type(out) is not np.ndarray and type(out) not in DATA_CLASSES:
         out = np.asarray(out)  # NumPy gives scalars for 0-d results; tensors hold arrays
+    if _META_MADE[0] and type(out) is not MetaArray:
+        out = propagate_meta(out, inputs)
     if _on and not plain:  # forward AD is on: the usual recording, then the outputs' tangents
         return _record_dual(cls, (out,), inputs, params, extras)[0]
     # Inlined Tensor._wrap: this function is the hot path of every op.
@@ -260,6 +265,8 @@ def record_multi(
     Outputs the class declares non-differentiable (indices) never require grad.
     """
     outs = [o if type(o) is np.ndarray or type(o) in DATA_CLASSES else np.asarray(o) for o in outs]
+    if _META_MADE[0]:
+        outs = [o if type(o) is MetaArray else propagate_meta(o, inputs) for o in outs]
     if _on and not plain:
         return _record_dual(cls, outs, inputs, params, extras)
     tensors = [Tensor._wrap(o) for o in outs]
