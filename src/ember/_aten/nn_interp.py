@@ -482,7 +482,8 @@ def _aa_forward(x: np.ndarray, plan: _AaPlan) -> np.ndarray:
         src = x.astype(np.int64) if integer else x
         acc = np.full((), 1 << (prec - 1), np.int64) if integer else None
         for c in range(w.shape[1]):
-            v = np.take(src, np.minimum(xmin + c, n_in - 1), axis=axis) * w[:, c].reshape(shape)
+            at = intp(np.minimum(xmin + c, n_in - 1))
+            v = np.take(src, at, axis=axis) * w[:, c].reshape(shape)
             valid = mask[:, c]
             if acc is None:
                 acc = v
