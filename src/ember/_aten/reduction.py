@@ -763,13 +763,19 @@ def _select_forward(pick):
 
 def _median_dim_array(a, ax: int, keepdim: bool):
     """median(dim)'s values and indices of the array ``a`` (0-d: itself, index 0)."""
+    return _selected_along(a, ax, keepdim, _median_along)
+
+
+def _selected_along(a, ax: int, keepdim: bool, along):
+    """``along(a, ax)``'s values and indices (kept dims) with torch's 0-d and empty cases,
+    ``ax`` squeezed unless ``keepdim``: median's and nanmedian's dim forms."""
     if a.ndim == 0:
         return a.copy(), np.zeros((), np.int64)
     if a.size == 0:
         shape = _keep_shape(a.shape, (ax,))
         values, indices = np.empty(shape, a.dtype), np.empty(shape, np.int64)
     else:
-        values, indices = _median_along(a, ax)
+        values, indices = along(a, ax)
     if not keepdim:
         values, indices = values.squeeze(ax), indices.squeeze(ax)
     return values, indices
@@ -1053,16 +1059,7 @@ def _nanmedian_along(a: np.ndarray, ax: int):
 
 def _nanmedian_dim_array(a, ax: int, keepdim: bool):
     """nanmedian(dim)'s values and indices of the array ``a`` (0-d: itself, index 0)."""
-    if a.ndim == 0:
-        return a.copy(), np.zeros((), np.int64)
-    if a.size == 0:
-        shape = _keep_shape(a.shape, (ax,))
-        values, indices = np.empty(shape, a.dtype), np.empty(shape, np.int64)
-    else:
-        values, indices = _nanmedian_along(a, ax)
-    if not keepdim:
-        values, indices = values.squeeze(ax), indices.squeeze(ax)
-    return values, indices
+    return _selected_along(a, ax, keepdim, _nanmedian_along)
 
 
 NanmedianBackward0 = defop("NanmedianBackward0", vjp={"self": _evenly_vjp}, jvp=_evenly_jvp)
