@@ -275,6 +275,14 @@ LOWERING_BUILDS = {
     "softmax.c": [(lowerings._SOFTMAX_NAMES, dict(D=8))],
     "attention.c": [(("attention",), dict(L=4, S=5, E=8, EV=3))],
     "lstm.c": [(("lstm_cell", "lstm_cell_grad"), dict(H=8))],
+    "conv2d.c": [
+        (
+            ("im2col", "col2im"),
+            dict(H=5, W=6, OH=3, OW=4, KH=3, KW=2, SH=2, SW=1, DH=1, DW=2, PH=1, PW=0, PARALLEL=p),
+        )
+        for p in (0, 1)
+    ],
+    "batch_norm.c": [(lowerings._BN_NAMES, dict(C=3, L=5, PARALLEL=p)) for p in (0, 1)],
 }
 
 

@@ -6,8 +6,10 @@ windows cover, seen through one ``as_strided`` view of shape ``(N, C, *k, *out)`
 Forward passes are one matmul (conv) or a loop over the kernel offsets (pools); backward
 passes scatter back with the same offset loop (col2im). A transposed convolution is the
 adjoint of a plain one: its forward is col2im of ``W^T x``, its backward im2col. Adaptive
-pooling gathers its variable windows (padded to the largest, masked). No loop ever runs
-over pixels or batch elements.
+pooling gathers its variable windows (padded to the largest, masked). No Python loop runs
+over pixels; a convolution of a large batch makes its columns (and GEMMs) a few images at
+a time, so that they stay in the cache. Where a C compiler is present, 2-d im2col/col2im
+and 2-d max pooling run the compiler's C loops (checked against the NumPy code first).
 
 Each op is a ``defop`` declaration: its forward and VJP on arrays, its ``composite`` (the op
 written with unfold/fold, the linear im2col/col2im ops, and other ember ops) for exact
@@ -199,9 +201,18 @@ def _tap_index(tap: tuple, k: tuple) -> int:
 
 
 def _unfold_array(x: np.ndarray, geo: _Geometry) -> np.ndarray:
-    """im2col: (N, C, H, W) -> (N, C * kh * kw, L), or unbatched (C, H, W) -> (C * kh * kw, L)."""
+    """im2col: (N, C, H, W) -> (N, C * kh * kw, L), or unbatched (C, H, W) -> (C * kh * kw, L).
+    2-d windows of a float batch use the compiler's C loop where a C compiler is present (it
+    checks the loop against the NumPy code, ``_unfold_numpy``, first), else the NumPy code."""
     if x.ndim == len(geo.k) + 1:
         return _unfold_array(x[None], geo)[0]
+    kernel = eager_kernel("im2col")
+    res = None if kernel is None else kernel(x, geo)
+    return _unfold_numpy(x, geo) if res is None else res
+
+
+def _unfold_numpy(x: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """``_unfold_array`` of a batch in NumPy: the windows of a padded copy, copied out."""
     xp = _pad4(x, geo.pads, geo.size)
     win = _windows(xp, geo.k, geo.s, geo.d, geo.out)
     n, c = x.shape[:2]
@@ -209,9 +220,17 @@ def _unfold_array(x: np.ndarray, geo: _Geometry) -> np.ndarray:
 
 
 def _fold_array(cols: np.ndarray, geo: _Geometry) -> np.ndarray:
-    """col2im, the adjoint of ``_unfold_array``: windows summed back into an image."""
+    """col2im, the adjoint of ``_unfold_array``: windows summed back into an image (the
+    compiler's C loop for 2-d windows, as ``_unfold_array`` chooses its code)."""
     if cols.ndim == 2:
         return _fold_array(cols[None], geo)[0]
+    kernel = eager_kernel("col2im")
+    res = None if kernel is None else kernel(cols, geo)
+    return _fold_numpy(cols, geo) if res is None else res
+
+
+def _fold_numpy(cols: np.ndarray, geo: _Geometry) -> np.ndarray:
+    """``_fold_array`` of a batch in NumPy: each tap's columns added into a padded image."""
     n = cols.shape[0]
     c = cols.shape[1] // math.prod(geo.k)
     c6 = cols.reshape((n, c) + geo.k + geo.out)
@@ -334,8 +353,20 @@ def _check_positive(k, s, d, p) -> None:
 # -- convolution (1-, 2- and 3-d, plain and transposed) -------------------------------------
 
 
+# The im2col columns of a convolution are made (and multiplied) this many bytes at a time:
+# a few images' worth stays in the cache between the copy and the GEMM, and the same
+# buffer sizes recur (a whole batch's, tens of MB each, cost page faults at every step).
+_CHUNK_BYTES = 1 << 20
+
+
+def _chunk(n: int, per_image: int) -> int:
+    """How many of ``n`` images make about ``_CHUNK_BYTES`` of columns (at least one)."""
+    return max(1, min(n, _CHUNK_BYTES // max(per_image, 1)))
+
+
 def _conv_forward(x: np.ndarray, w: np.ndarray, b, geo: _Geometry, groups: int):
-    """The convolution and, for a plain one, its im2col columns (N, G, C / G * prod(k), L).
+    """The convolution and, for a plain one, its im2col columns (N, G, C / G * prod(k), L),
+    or None when they were made a few images at a time (``_chunk``).
 
     A transposed convolution's ``geo`` describes the plain convolution it is the adjoint
     of: its input ``x`` has that convolution's output size ``geo.out``, its output the
@@ -360,8 +391,21 @@ def _conv_forward(x: np.ndarray, w: np.ndarray, b, geo: _Geometry, groups: int):
     else:
         o = w.shape[0]
         kdim = math.prod(w.shape[1:])
-        cols = _unfold_array(x, geo).reshape(n, groups, kdim, lp)
-        out = np.matmul(w.reshape(groups, o // groups, kdim), cols)
+        wg = w.reshape(groups, o // groups, kdim)
+        step = _chunk(n, kdim * groups * lp * x.itemsize)
+        if step < n:  # im2col a few images at a time: their columns stay in the cache
+            out = np.empty((n, groups, o // groups, lp), np.result_type(x, w))
+            bias = None if b is None else b.reshape(groups, o // groups, 1)
+            for i in range(0, n, step):
+                part = _unfold_array(x[i : i + step], geo).reshape(-1, groups, kdim, lp)
+                chunk = out[i : i + step]
+                np.matmul(wg, part, out=chunk)
+                if bias is not None:  # (while the chunk is in the cache)
+                    chunk += bias
+            cols = b = None  # (the columns are recomputed for the weight's gradient)
+        else:
+            cols = _unfold_array(x, geo).reshape(n, groups, kdim, lp)
+            out = np.matmul(wg, cols)
         out = out.reshape((n, o) + geo.out)
     if b is not None:
         out += b.reshape((o,) + (1,) * nd)
@@ -386,14 +430,32 @@ def _conv_vjp(g, input, weight, bias, cols, geo, groups, needs_input_grad):
     else:
         o = g.shape[1]
         g4 = g.reshape(n, groups, o // groups, lp)
-        if needs_input_grad[0]:
-            wt = weight.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-            gcols = np.matmul(wt, g4)  # (N, G, C / G * prod(k), L)
-            gx = _fold_array(gcols.reshape(n, -1, lp), geo)
-        if needs_input_grad[1]:
-            if cols is None:
-                cols = _unfold_array(input, geo).reshape(n, groups, -1, lp)
-            gw = np.matmul(g4, cols.transpose(0, 1, 3, 2)).sum(0).reshape(weight.shape)
+        wt = weight.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+        step = _chunk(n, math.prod(weight.shape[1:]) * groups * lp * g.itemsize)
+        if step < n:  # a few images at a time, as the forward: their columns stay in cache
+            for i in range(0, n, step):
+                part = g4[i : i + step]
+                if needs_input_grad[0]:
+                    gcols = np.matmul(wt, part)
+                    res = _fold_array(gcols.reshape(len(part), -1, lp), geo)
+                    if gx is None:
+                        gx = np.empty((n,) + res.shape[1:], res.dtype)
+                    gx[i : i + step] = res
+                if needs_input_grad[1]:
+                    cols = _unfold_array(input[i : i + step], geo)
+                    cols = cols.reshape(len(part), groups, -1, lp).transpose(0, 1, 3, 2)
+                    term = np.matmul(part, cols).sum(0)
+                    gw = term if gw is None else gw + term
+            if gw is not None:
+                gw = gw.reshape(weight.shape)
+        else:
+            if needs_input_grad[0]:
+                gcols = np.matmul(wt, g4)  # (N, G, C / G * prod(k), L)
+                gx = _fold_array(gcols.reshape(n, -1, lp), geo)
+            if needs_input_grad[1]:
+                if cols is None:
+                    cols = _unfold_array(input, geo).reshape(n, groups, -1, lp)
+                gw = np.matmul(g4, cols.transpose(0, 1, 3, 2)).sum(0).reshape(weight.shape)
     if bias is not None and needs_input_grad[2]:
         gb = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
     return gx, gw, gb

@@ -16,7 +16,15 @@ from .._mode import state as _grad_mode
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.recording import side_effect
-from ._core import COMPOSITE, defop, quiet, record, record_result, require_tensor
+from ._core import (
+    COMPOSITE,
+    defop,
+    eager_kernel,
+    quiet,
+    record,
+    record_result,
+    require_tensor,
+)
 from .elementwise import div
 from .shape import cat
 
@@ -104,7 +112,19 @@ def _normalize(x, w, b, mean, invstd, centered=None):
 
 @_in_float32
 def _batch_norm_arrays(x, w, b, training, eps, running_mean, running_var):
-    """The normalisation, the mean and 1/std it used, and the biased variance."""
+    """The normalisation, the mean and 1/std it used, and the biased variance: in training,
+    the compiler's C loops where a C compiler is present (checked against the NumPy code,
+    ``_batch_norm_numpy``, on the first call per shape), else the NumPy code."""
+    if training:
+        kernel = eager_kernel("batch_norm_train")
+        res = None if kernel is None else kernel(x, w, b, eps)
+        if res is not None:
+            return res
+    return _batch_norm_numpy(x, w, b, training, eps, running_mean, running_var)
+
+
+def _batch_norm_numpy(x, w, b, training, eps, running_mean, running_var):
+    """``_batch_norm_arrays`` in NumPy."""
     mean, var, invstd, centered = _bn_stats(x, training, eps, running_mean, running_var)
     dt = x.dtype
     out = _normalize(x, w, b, mean, invstd, centered)
@@ -121,27 +141,41 @@ def _batch_norm_vjp(g, input, weight, bias, training, result1, result2, needs_in
     """The three gradients from two per-channel reductions of ``g``: its sum, and its dot
     product with the centred input (torch's ``dotp``)."""
     x = input
-    shape = _bshape(x.ndim, x.shape[1])
     invstd = result2
-    m = x.size // x.shape[1]
-    sum_g = dot = centered = None
-    if (needs_input_grad[0] and training) or (bias is not None and needs_input_grad[2]):
-        sum_g = _channel_sums(g)
-    if (needs_input_grad[0] and training) or (weight is not None and needs_input_grad[1]):
-        centered = x - result1.reshape(shape)
-        dot = _channel_dots(g, centered)
+    if training and needs_input_grad[0]:  # (the C loops as _batch_norm_arrays chooses them)
+        kernel = eager_kernel("batch_norm_train_grad")
+        res = None if kernel is None else kernel(g, x, weight, result1, invstd)
+        if res is None:
+            res = _batch_norm_train_grad(g, x, weight, result1, invstd)
+        gx, sum_g, dot = res
+        gw = dot * invstd if weight is not None and needs_input_grad[1] else None
+        gb = sum_g if bias is not None and needs_input_grad[2] else None
+        return gx, gw, gb
+    shape = _bshape(x.ndim, x.shape[1])
     gx = gw = gb = None
-    if needs_input_grad[0]:
+    if needs_input_grad[0]:  # evaluation mode: the statistics are constants
         scale = invstd if weight is None else invstd * weight
         gx = g * scale.reshape(shape)
-        if training:
-            gx -= centered * (scale * invstd * invstd * dot / m).reshape(shape)
-            gx -= (scale * sum_g / m).reshape(shape)
     if weight is not None and needs_input_grad[1]:
-        gw = dot * invstd
+        gw = _channel_dots(g, x - result1.reshape(shape)) * invstd
     if bias is not None and needs_input_grad[2]:
-        gb = sum_g
+        gb = _channel_sums(g)
     return gx, gw, gb
+
+
+def _batch_norm_train_grad(g, x, w, mean, invstd):
+    """In training, the input's gradient and the channel sums of ``g`` and of
+    ``g * (x - mean)`` (the weight's and bias's gradients follow from them), in NumPy."""
+    shape = _bshape(x.ndim, x.shape[1])
+    m = x.size // x.shape[1]
+    sum_g = _channel_sums(g)
+    centered = x - mean.reshape(shape)
+    dot = _channel_dots(g, centered)
+    scale = invstd if w is None else invstd * w
+    gx = g * scale.reshape(shape)
+    gx -= centered * (scale * invstd * invstd * dot / m).reshape(shape)
+    gx -= (scale * sum_g / m).reshape(shape)
+    return gx, sum_g, dot
 
 
 def _batch_norm_composite(input, weight, bias, training, eps, running_mean, running_var):

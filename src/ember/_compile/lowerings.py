@@ -11,9 +11,10 @@ Results equal the NumPy code's within rounding: the compiler checks each graph's
 against it before using them.
 
 The C is in the package's ``c/`` folder, a file per op (``max_pool2d.c``, ``layer_norm.c``,
-``embedding.c``, ``softmax.c``, ``attention.c``, ``lstm.c``: an LSTM step's pointwise
-work, for eager calls only) with ``lowering.h``'s helpers; a module is
-built from one for a dtype and sizes, the ``#define`` lines ``_module`` puts before it.
+``embedding.c``, ``softmax.c``, ``attention.c``; for eager calls only ``lstm.c``, an LSTM
+step's pointwise work, and ``conv2d.c``, a convolution's im2col and col2im) with
+``lowering.h``'s helpers; a module is built from one for a dtype and sizes, the ``#define``
+lines ``_module`` puts before it.
 
 ``lowered(cls, part, default)`` is what codegen asks: the function to call for an op's
 ``"forward"``, its combined ``"backward"`` (called with the node, see ``LoweredNode``) or
@@ -72,10 +73,11 @@ def _module(file: str, names: tuple, dtype: np.dtype, **sizes):
     return module
 
 
-def _pool_module(dtype: np.dtype, geo, planes: int):
+def _pool_module(dtype: np.dtype, geo, planes: int, parallel: bool = True):
     """The module for one geometry and dtype, built by gcc once (then from the disk cache).
-    ``planes`` (N*C) only decides whether the loops are split over the cores."""
-    parallel = planes * math.prod(geo.in_size) >= kernels.PARALLEL_MIN
+    ``planes`` (N*C) only decides whether the loops are split over the cores (never for
+    eager calls, ``parallel=False``: see ``_conv_module``)."""
+    parallel = parallel and planes * math.prod(geo.in_size) >= kernels.PARALLEL_MIN
     (h, w), (oh, ow), (kh, kw) = geo.in_size, geo.out, geo.k
     sizes = dict(H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, PARALLEL=int(parallel))
     return _module("max_pool2d.c", ("max_pool2d", "max_pool2d_grad"), dtype, **sizes)
@@ -92,7 +94,7 @@ def _pool_covered(x: np.ndarray, geo) -> bool:
     )
 
 
-def max_pool2d(x: np.ndarray, geo):
+def max_pool2d(x: np.ndarray, geo, parallel: bool = True):
     """``MaxPool2DWithIndicesBackward0``'s forward: the window maxima and their taps."""
     if not _pool_covered(x, geo):
         return _conv._max_pool_array(x, geo)
@@ -100,19 +102,141 @@ def max_pool2d(x: np.ndarray, geo):
     batch = np.ascontiguousarray(batch)
     top = np.empty(batch.shape[:2] + geo.out, batch.dtype)
     arg = np.empty(top.shape, np.int16)
-    _pool_module(batch.dtype, geo, top.shape[0] * top.shape[1]).max_pool2d(batch, top, arg)
+    module = _pool_module(batch.dtype, geo, top.shape[0] * top.shape[1], parallel)
+    module.max_pool2d(batch, top, arg)
     return (top, arg) if x.ndim == 4 else (top[0], arg[0])
 
 
-def max_pool2d_grad(g: np.ndarray, arg: np.ndarray, geo) -> np.ndarray:
+def max_pool2d_grad(g: np.ndarray, arg: np.ndarray, geo, parallel: bool = True) -> np.ndarray:
     """The gradient of ``max_pool2d`` at ``self``: each window's gradient at its maximum."""
     if not _pool_covered(g, geo) or arg.dtype != np.int16:
         return _conv._max_pool_vjp_array(g, arg, geo)
     gb, ab = (g, arg) if g.ndim == 4 else (g[None], arg[None])
     gb, ab = np.ascontiguousarray(gb), np.ascontiguousarray(ab)
     gx = (np.empty if _conv._tiles_exactly(geo) else np.zeros)(gb.shape[:2] + geo.in_size, gb.dtype)
-    _pool_module(gb.dtype, geo, gb.shape[0] * gb.shape[1]).max_pool2d_grad(gb, ab, gx)
+    module = _pool_module(gb.dtype, geo, gb.shape[0] * gb.shape[1], parallel)
+    module.max_pool2d_grad(gb, ab, gx)
     return gx if g.ndim == 4 else gx[0]
+
+
+# -- im2col / col2im of 2-d convolutions (eager only) ----------------------------------------
+
+# The loops: c/conv2d.c.
+
+
+def _conv_module(dtype: np.dtype, geo):
+    """The im2col/col2im module for one geometry and dtype, built by gcc once (then from the
+    disk cache). Its loops run on one core: eager code calls them between BLAS calls, whose
+    threads and OpenMP's, each spinning while the other works, would share two cores (a W10
+    step took 1.5-2x longer with BatchNorm's loops split over the cores)."""
+    (h, w), (oh, ow), (kh, kw) = geo.in_size, geo.out, geo.k
+    (sh, sw), (dh, dw), (ph, pw) = geo.s, geo.d, geo.pads
+    sizes = dict(H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, SH=sh, SW=sw, DH=dh, DW=dw, PH=ph, PW=pw)
+    return _module("conv2d.c", ("im2col", "col2im"), dtype, **sizes, PARALLEL=0)
+
+
+def _im2col_covered(x: np.ndarray, geo) -> bool:
+    """A non-empty float batch of 2-d planes of the geometry's input size."""
+    return (
+        x.ndim == 4
+        and len(geo.k) == 2
+        and x.dtype in _FLOATS
+        and x.shape[2:] == geo.in_size
+        and x.size > 0
+        and min(geo.out) > 0
+    )
+
+
+def im2col(x: np.ndarray, geo) -> np.ndarray:
+    """``nn_conv._unfold_numpy``: the windows of a batch (N, C, H, W) as columns
+    (N, C * kh * kw, L)."""
+    if not _im2col_covered(x, geo):
+        return _conv._unfold_numpy(x, geo)
+    n, c = x.shape[:2]
+    cols = np.empty((n, c * math.prod(geo.k), math.prod(geo.out)), x.dtype)
+    _conv_module(x.dtype, geo).im2col(np.ascontiguousarray(x), cols)
+    return cols
+
+
+def _col2im_covered(cols: np.ndarray, geo) -> bool:
+    """Non-empty float columns (N, C * kh * kw, L) of a 2-d geometry."""
+    return (
+        cols.ndim == 3
+        and len(geo.k) == 2
+        and cols.dtype in _FLOATS
+        and cols.size > 0
+        and cols.shape[1] % math.prod(geo.k) == 0
+        and cols.shape[2] == math.prod(geo.out)
+        and min(geo.in_size) > 0
+    )
+
+
+def col2im(cols: np.ndarray, geo) -> np.ndarray:
+    """``nn_conv._fold_numpy``: columns (N, C * kh * kw, L) summed back into (N, C, H, W)."""
+    if not _col2im_covered(cols, geo):
+        return _conv._fold_numpy(cols, geo)
+    n, c = cols.shape[0], cols.shape[1] // math.prod(geo.k)
+    gx = np.empty((n, c) + geo.in_size, cols.dtype)
+    _conv_module(cols.dtype, geo).col2im(np.ascontiguousarray(cols), gx)
+    return gx
+
+
+# -- batch norm in training (eager only) ----------------------------------------------------
+
+# The loops: c/batch_norm.c.
+
+_BN_NAMES = ("batch_norm_stats", "batch_norm_normalize", "batch_norm_sums", "batch_norm_grad")
+
+
+def _bn_module(x: np.ndarray):
+    """The module for ``x``'s dtype, channels and plane size, built by gcc once (then from
+    the disk cache); its loops run on one core, as ``_conv_module``'s."""
+    n, c = x.shape[:2]
+    sizes = dict(C=c, L=x.size // (n * c), PARALLEL=0)
+    return _module("batch_norm.c", _BN_NAMES, x.dtype, **sizes)
+
+
+def _bn_covered(x: np.ndarray, *arrays) -> bool:
+    """A non-empty float (N, C, ...) array, the other arrays (or None) of its dtype."""
+    return (
+        x.ndim >= 2
+        and x.dtype in _FLOATS
+        and x.size > 0
+        and all(a is None or (isinstance(a, np.ndarray) and a.dtype == x.dtype) for a in arrays)
+    )
+
+
+def batch_norm_train(x: np.ndarray, w, b, eps: float):
+    """``nn_norm._batch_norm_arrays`` in training: the normalised ``x``, the batch's mean,
+    1 / std and biased variance."""
+    c = x.shape[1]
+    module = _bn_module(x)
+    x = np.ascontiguousarray(x)
+    mean, var = np.empty(c, x.dtype), np.empty(c, x.dtype)
+    module.batch_norm_stats(x, mean, var)
+    invstd = 1.0 / np.sqrt(var + eps)
+    alpha = invstd if w is None else invstd * w
+    beta = np.zeros(c, x.dtype) if b is None else b
+    out = np.empty(x.shape, x.dtype)
+    module.batch_norm_normalize(x, mean, alpha, beta, out)
+    return out, mean, invstd, var
+
+
+def batch_norm_train_grad(g: np.ndarray, x: np.ndarray, w, mean: np.ndarray, invstd):
+    """``nn_norm._batch_norm_train_grad``: the input's gradient, and the channel sums of
+    ``g`` and of ``g * (x - mean)``."""
+    c = x.shape[1]
+    m = x.size // c
+    module = _bn_module(x)
+    g, x = np.ascontiguousarray(g), np.ascontiguousarray(x)
+    sum_g, dot = np.empty(c, x.dtype), np.empty(c, x.dtype)
+    module.batch_norm_sums(g, x, mean, sum_g, dot)
+    scale = invstd if w is None else invstd * w
+    k = scale * invstd * invstd * dot / m
+    shift = scale * sum_g / m
+    gx = np.empty(x.shape, x.dtype)
+    module.batch_norm_grad(g, x, mean, scale, k, shift, gx)
+    return gx, sum_g, dot
 
 
 # -- layer norm -----------------------------------------------------------------------------
@@ -298,19 +422,73 @@ def _checked(name: str, c_fn, numpy_fn, covered):
     return run
 
 
+def _close_checked(name: str, c_fn, numpy_fn, covered, key):
+    """``c_fn`` for eager calls where ``covered(*args)``: on the first call per ``key(*args)``
+    both run and the C loops' results are used (then always) if each is the NumPy code's
+    within a few float roundings (not bit for bit: they accumulate in another order, in
+    double), else the NumPy code's. Returns None where the caller runs the NumPy code."""
+    checked: dict = {}
+
+    def run(*args):
+        if not covered(*args):
+            return None
+        k = key(*args)
+        ok = checked.get(k)
+        if ok is None:
+            reference = numpy_fn(*args)
+            try:
+                mine = c_fn(*args)
+            except (TypeError, kernels.KernelCacheError):
+                checked[k] = False
+                return reference
+            tol = 64 * np.finfo(args[0].dtype).eps
+            checked[k] = all(
+                a.shape == b.shape
+                and a.dtype == b.dtype
+                and np.allclose(a, b, tol, tol, equal_nan=True)
+                for a, b in zip(mine, reference)
+            )
+            return reference
+        return c_fn(*args) if ok else None
+
+    return run
+
+
 def eager(name: str):
     """The C kernel eager ops may call for ``name`` (``_aten._core.eager_kernel``), or None
     when kernels cannot be built here (no C compiler, WebAssembly, EMBER_COMPILE_KERNELS=0)."""
     if kernels.available():
         return None
     if name == "max_pool2d":
-        return _checked(name, max_pool2d, _conv._max_pool_array, _pool_covered)
+        return _checked(
+            name, lambda x, geo: max_pool2d(x, geo, False), _conv._max_pool_array, _pool_covered
+        )
     if name == "max_pool2d_grad":
         return _checked(
             name,
-            max_pool2d_grad,
+            lambda g, arg, geo: max_pool2d_grad(g, arg, geo, False),
             _conv._max_pool_vjp_array,
             lambda g, arg, geo: _pool_covered(g, geo) and arg.dtype == np.int16,
+        )
+    if name == "im2col":
+        return _checked(name, im2col, _conv._unfold_numpy, _im2col_covered)
+    if name == "col2im":
+        return _checked(name, col2im, _conv._fold_numpy, _col2im_covered)
+    if name == "batch_norm_train":
+        return _close_checked(
+            name,
+            batch_norm_train,
+            lambda x, w, b, eps: _norm._batch_norm_numpy(x, w, b, True, eps, None, None),
+            lambda x, w, b, eps: _bn_covered(x, w, b),
+            lambda x, w, b, eps: (x.shape, x.dtype, w is None, b is None),
+        )
+    if name == "batch_norm_train_grad":
+        return _close_checked(
+            name,
+            batch_norm_train_grad,
+            _norm._batch_norm_train_grad,
+            lambda g, x, w, mean, invstd: g.shape == x.shape and _bn_covered(x, g, w, mean, invstd),
+            lambda g, x, w, mean, invstd: (x.shape, x.dtype, w is None),
         )
     if name in _LSTM_CELLS:
         return _lstm_checked(name)
