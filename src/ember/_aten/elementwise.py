@@ -16,7 +16,7 @@ import numpy as np
 
 from .._alloc import from_numpy_error
 from .._dtype import scalar_name
-from .._meta import MetaArray, keep_array
+from .._meta import keep_array
 from .._tensor import Tensor
 from ..autograd.opdef import cconj
 from ._core import (
@@ -238,8 +238,6 @@ def _true_divide(a, b):
     kind = a.dtype.kind if hasattr(a, "dtype") else ("i" if isinstance(a, int) else "f")
     if kind in "biu":
         dt = default_float()  # integer division gives the default float dtype, as torch
-        if type(a) is MetaArray or type(b) is MetaArray:
-            return keep_array(a, dt) / keep_array(b, dt)
         return np.asarray(a, dtype=dt) / np.asarray(b, dtype=dt)
     return a / b
 
@@ -1195,7 +1193,7 @@ def unary_op(
                 res = forward(a)
             finally:
                 quiet_reset(token)
-        if type(res) is not np.ndarray and type(res) is not MetaArray:
+        if type(res) is not np.ndarray:
             res = np.asarray(res, dtype=a.dtype)
         t = record(node_cls, res, (input,))
         return t if out is None else write_out(name, t, out)

@@ -473,7 +473,7 @@ def _mean_array(a: np.ndarray, axes, keepdim: bool) -> np.ndarray:
     acc = np.float32 if _half(a.dtype) else None
     s = np.sum(a, axis=axes, keepdims=keepdim, dtype=acc)
     r = s / n if n else s * np.nan
-    return np.asarray(r, a.dtype) if type(r) is not MetaArray else keep_array(r, a.dtype)
+    return np.asarray(r, a.dtype)
 
 
 MeanBackward0 = defop(  # mean()

@@ -393,41 +393,36 @@ def attention(query, key, value, attn_bias, scale, groups):
 
 # -- for eager ops ---------------------------------------------------------------------------
 
+
 # (kernel name, dtype, shapes, geometry) -> whether the C loop gave the NumPy code's result
 # on the first call with that key (later calls trust it, or keep to NumPy).
-_EAGER_CHECKED: dict = {}
+def _same_results(mine, reference, exact: bool) -> bool:
+    """Whether C results equal the NumPy code's: bit for bit (``exact``), else within a few
+    float roundings (loops that accumulate in another order, in double)."""
+    if not isinstance(mine, tuple):
+        mine, reference = (mine,), (reference,)
+    if exact:
+        return all(
+            np.array_equal(x, y, equal_nan=x.dtype.kind == "f") for x, y in zip(mine, reference)
+        )
+    return all(
+        x.shape == y.shape and x.dtype == y.dtype and np.allclose(x, y, tol, tol, equal_nan=True)
+        for x, y in zip(mine, reference)
+        for tol in (64 * np.finfo(y.dtype).eps,)
+    )
 
 
-def _same_results(a, b) -> bool:
-    a, b = (a, b) if isinstance(a, tuple) else ((a,), (b,))
-    return all(np.array_equal(x, y, equal_nan=x.dtype.kind == "f") for x, y in zip(a, b))
+def _geometry_key(*args) -> tuple:
+    """The arrays' shapes, the dtype and the window geometry (pooling, im2col calls)."""
+    geo = args[-1]
+    return (*(a.shape for a in args[:-1]), args[0].dtype, geo.k, geo.s, geo.pads)
 
 
-def _checked(name: str, c_fn, numpy_fn, covered):
-    """``c_fn`` for eager calls where ``covered(*arrays, geo)``: on the first call per key,
-    its result is compared with ``numpy_fn``'s, which is used (then always) if they differ."""
-
-    def run(*args):
-        if not covered(*args):
-            return None
-        geo = args[-1]
-        key = (name, *(a.shape for a in args[:-1]), args[0].dtype, geo.k, geo.s, geo.pads)
-        ok = _EAGER_CHECKED.get(key)
-        if ok is None:
-            mine, reference = c_fn(*args), numpy_fn(*args)
-            ok = _EAGER_CHECKED[key] = _same_results(mine, reference)
-            return reference
-        return c_fn(*args) if ok else None
-
-    return run
-
-
-def _close_checked(name: str, c_fn, numpy_fn, covered, key):
+def _checked(name: str, c_fn, numpy_fn, covered, key=_geometry_key, exact: bool = True):
     """``c_fn`` for eager calls where ``covered(*args)``: on the first call per ``key(*args)``
-    both run and the C loops' results are used (then always) if each is the NumPy code's
-    within a few float roundings (not bit for bit: they accumulate in another order, in
-    double), else the NumPy code's. The first call returns the C results too when they
-    agree, so every call gives the same numbers. Returns None where the caller runs the
+    both run and the C loops' results are used (then always) if they are the NumPy code's
+    (``_same_results``), else the NumPy code's. The first call returns the C results too when
+    they agree, so every call gives the same numbers. Returns None where the caller runs the
     NumPy code."""
     checked: dict = {}
 
@@ -443,13 +438,7 @@ def _close_checked(name: str, c_fn, numpy_fn, covered, key):
             except (TypeError, kernels.KernelCacheError):
                 checked[k] = False
                 return reference
-            tol = 64 * np.finfo(args[0].dtype).eps
-            checked[k] = all(
-                a.shape == b.shape
-                and a.dtype == b.dtype
-                and np.allclose(a, b, tol, tol, equal_nan=True)
-                for a, b in zip(mine, reference)
-            )
+            checked[k] = _same_results(mine, reference, exact)
             return mine if checked[k] else reference
         return c_fn(*args) if ok else None
 
@@ -477,20 +466,22 @@ def eager(name: str):
     if name == "col2im":
         return _checked(name, col2im, _conv._fold_numpy, _col2im_covered)
     if name == "batch_norm_train":
-        return _close_checked(
+        return _checked(
             name,
             batch_norm_train,
             lambda x, w, b, eps: _norm._batch_norm_numpy(x, w, b, True, eps, None, None),
             lambda x, w, b, eps: _bn_covered(x, w, b),
             lambda x, w, b, eps: (x.shape, x.dtype, w is None, b is None),
+            exact=False,
         )
     if name == "batch_norm_train_grad":
-        return _close_checked(
+        return _checked(
             name,
             batch_norm_train_grad,
             _norm._batch_norm_train_grad,
             lambda g, x, w, mean, invstd: g.shape == x.shape and _bn_covered(x, g, w, mean, invstd),
             lambda g, x, w, mean, invstd: (x.shape, x.dtype, w is None),
+            exact=False,
         )
     if name in _LSTM_CELLS:
         return _lstm_checked(name)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import collections.abc
 import math
 
 from ... import _creation
@@ -12,18 +11,12 @@ from .. import init
 from ..parameter import Parameter
 from .linear import _factory, _init_bias_param, _reset_bias
 from .module import Module
+from .utils import _tuple_of as _ntuple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _VALID_PADDING_STRINGS = {"same", "valid"}
 _VALID_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
-
-
-def _ntuple(x, n: int) -> tuple:
-    """torch's ``_single`` / ``_pair`` / ``_triple``: an iterable as a tuple, else repeated."""
-    if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
-        return tuple(x)
-    return (x,) * n
 
 
 class _ConvNd(Module):

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from collections import abc
-from itertools import repeat
-
 from ..._aten.nn_conv import pad
 from .module import Module
+from .utils import _tuple_of as _ntuple
 
 __all__ = [
     "CircularPad1d",
@@ -26,12 +24,6 @@ __all__ = [
     "ZeroPad2d",
     "ZeroPad3d",
 ]
-
-
-def _ntuple(x, n: int) -> tuple:
-    if isinstance(x, abc.Iterable):
-        return tuple(x)
-    return tuple(repeat(x, n))
 
 
 class _CircularPadNd(Module):

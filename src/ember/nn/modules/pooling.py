@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..._aten import nn_conv as _conv
 from .. import functional as F
 from .module import Module
+from .utils import _tuple_of as _ntuple
 
 __all__ = [
     "MaxPool1d",
@@ -291,10 +292,6 @@ class AvgPool3d(AvgPool2d):
             self.count_include_pad,
             self.divisor_override,
         )
-
-
-def _ntuple(x, n: int) -> tuple:
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
 
 
 class _MaxUnpoolNd(Module):

@@ -29,6 +29,12 @@ def _ntuple(n: int, name: str = "parse") -> Callable[[Any], tuple]:
     return parse
 
 
+def _tuple_of(x, n: int) -> tuple:
+    """``x`` as an ``n``-tuple: what ``_single`` / ``_pair`` / ``_triple`` do, for a count
+    known only at run time (the layers' size arguments)."""
+    return _ntuple(n)(x)
+
+
 _single = _ntuple(1, "_single")
 _pair = _ntuple(2, "_pair")
 _triple = _ntuple(3, "_triple")
