@@ -27,6 +27,7 @@ from ._core import (
     broadcast_shapes,
     default_float,
     defop,
+    eager_kernel,
     float_operand,
     quiet_reset,
     quiet_set,
@@ -917,7 +918,28 @@ def _sigmoid_stable(a):
     return num
 
 
+# Arrays of fewer elements run the NumPy code: the C loops' checks and calls cost more than
+# they save there (a few microseconds an op).
+_C_LOOP_MIN = 16384
+
+
+def _c_loop(name: str, *arrays):
+    """The checked C loop ``name`` on large arrays where a C compiler is present, or None
+    (the caller runs the NumPy code): see ``_aten._core.eager_kernel``."""
+    if type(arrays[0]) is np.ndarray and arrays[0].size >= _C_LOOP_MIN:
+        kernel = eager_kernel(name)
+        if kernel is not None:
+            return kernel(*arrays)
+    return None
+
+
 def _sigmoid_forward(a):
+    res = _c_loop("sigmoid", a)
+    return sigmoid_numpy(a) if res is None else res
+
+
+def sigmoid_numpy(a):
+    """The logistic function in NumPy, without overflow warnings."""
     if a.dtype.kind == "c":  # torch's sigmoid of complex values: the formula itself
         return 1 / (1 + np.exp(-a))
     if a.size < 4096:
@@ -933,6 +955,12 @@ def _sigmoid_forward(a):
 
 
 def _tanh_vjp(g, result):
+    res = _c_loop("tanh_grad", g, result)
+    return tanh_grad_numpy(g, result) if res is None else res
+
+
+def tanh_grad_numpy(g, result):
+    """``g * conj(1 - result**2)`` in NumPy (ember ops on Tensors)."""
     if type(result) is np.ndarray and type(g) is np.ndarray and result.ndim:
         d = result * result  # g * conj(1 - result**2), reusing one temporary
         np.subtract(1, d, out=d)
@@ -944,6 +972,12 @@ def _tanh_vjp(g, result):
 
 
 def _sigmoid_vjp(g, result):
+    res = _c_loop("sigmoid_grad", g, result)
+    return sigmoid_grad_numpy(g, result) if res is None else res
+
+
+def sigmoid_grad_numpy(g, result):
+    """``g * conj(result * (1 - result))`` in NumPy (ember ops on Tensors)."""
     if type(result) is np.ndarray and type(g) is np.ndarray and result.ndim:
         d = 1 - result  # g * conj(result * (1 - result)), reusing one temporary
         d *= result
@@ -956,6 +990,31 @@ def _sigmoid_vjp(g, result):
 
 def _erf_vjp(g, self):
     return g * (2 / math.sqrt(math.pi)) * np.exp(-self * self)
+
+
+def relu_numpy(a):
+    """ReLU in NumPy. A zero of the input's dtype, not 0: NumPy < 2.1.3 promotes bfloat16
+    with a Python int to float32."""
+    return np.maximum(a, np.zeros((), a.dtype))
+
+
+def _relu_forward(a):
+    """``max(a, 0)``: one C pass on large contiguous float arrays where a C compiler is
+    present (checked bit for bit against ``relu_numpy``), else NumPy's."""
+    res = _c_loop("relu", a)
+    return relu_numpy(a) if res is None else res
+
+
+def relu_grad_numpy(g, result):
+    """ReLU's derivative rule ``g * (result > 0)`` in NumPy (ember ops on Tensors)."""
+    return g * (result > 0)
+
+
+def _relu_vjp(g, result):
+    """``g * (result > 0)``: one C pass as ``_relu_forward`` chooses it (checked bit for
+    bit), else NumPy's two."""
+    res = _c_loop("relu_grad", g, result)
+    return relu_grad_numpy(g, result) if res is None else res
 
 
 def erf_array(a: np.ndarray) -> np.ndarray:
@@ -1015,13 +1074,11 @@ _UNARY_ROWS = [
     ("acosh", "AcoshBackward0", np.arccosh, lambda g, self: g / cconj(np.sqrt(self * self - 1))),
     ("atanh", "AtanhBackward0", np.arctanh, lambda g, self: g / cconj(1 - self * self)),
     ("sigmoid", "SigmoidBackward0", _sigmoid_forward, _sigmoid_vjp),
-    # A zero of the input's dtype, not 0: NumPy < 2.1.3 promotes bfloat16 with a Python
-    # int to float32.
     (
         "relu",
         "ReluBackward0",
-        lambda a: np.maximum(a, np.zeros((), a.dtype)),
-        lambda g, result: g * (result > 0),
+        _relu_forward,
+        _relu_vjp,
     ),
     ("abs", "AbsBackward0", np.abs, lambda g, self: g * sgn_rule(self)),
     ("sign", "SignBackward0", np.sign, lambda g: g * 0),

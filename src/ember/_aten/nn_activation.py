@@ -29,6 +29,7 @@ from ._core import (
     ELEMENTWISE,
     QUIET,
     defop,
+    eager_kernel,
     is_raw,
     quiet_reset,
     quiet_set,
@@ -985,10 +986,22 @@ def _gelu_array(a: np.ndarray, approximate: str):
         return out.astype(a.dtype), aux
     if approximate == "tanh":
         aux = np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a))
-    else:
-        aux = _in_dtype(0.5 * (1 + _ew.erf_array(a / _SQRT_2)), a.dtype)
-    out = 0.5 * a * (1 + aux) if approximate == "tanh" else a * aux
-    return _in_dtype(out, a.dtype), aux
+        return _in_dtype(0.5 * a * (1 + aux), a.dtype), aux
+    kernel = eager_kernel("gelu")  # one C pass where a C compiler is present (checked)
+    res = None if kernel is None else kernel(a)
+    return _gelu_numpy(a) if res is None else res
+
+
+def _gelu_numpy(a: np.ndarray):
+    """Exact GELU of a float array in NumPy: ``(a * Phi(a), Phi(a))``."""
+    aux = _in_dtype(0.5 * (1 + _ew.erf_array(a / _SQRT_2)), a.dtype)
+    return _in_dtype(a * aux, a.dtype), aux
+
+
+def _gelu_grad_numpy(g: np.ndarray, x: np.ndarray, aux: np.ndarray) -> np.ndarray:
+    """``g * gelu'(x)`` of float arrays in NumPy, from the saved ``aux = Phi(x)``."""
+    res = g * (aux + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI)
+    return res.astype(g.dtype) if is_raw(res) and res.dtype != g.dtype else res
 
 
 def _in_dtype(x, dtype):
@@ -1006,7 +1019,9 @@ def _gelu_rule(g, self, aux, approximate):
         t = aux if is_raw(x) else _ew.tanh((x + x * x * x * _KAPPA) * _SQRT_2_OVER_PI)
         d = (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * _SQRT_2_OVER_PI * (x * x * (3 * _KAPPA) + 1)
     elif is_raw(x):
-        d = aux + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+        kernel = eager_kernel("gelu_grad")  # one C pass (checked), as the forward's
+        res = None if kernel is None else kernel(g, x, aux)
+        return _gelu_grad_numpy(g, x, aux) if res is None else res
     else:
         d = (_ew.erf(x / _SQRT_2) + 1) * 0.5 + x * _ew.exp(x * x * -0.5) * _INV_SQRT_2PI
     res = g * d

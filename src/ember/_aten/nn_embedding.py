@@ -15,7 +15,17 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.recording import check_values
-from ._core import LINEAR, QUIET, defop, intp, quiet_reset, quiet_set, record, require_tensor
+from ._core import (
+    LINEAR,
+    QUIET,
+    defop,
+    eager_kernel,
+    intp,
+    quiet_reset,
+    quiet_set,
+    record,
+    require_tensor,
+)
 
 _wrap = Tensor._wrap
 _MODES = {"sum": 0, "mean": 1, "max": 2}
@@ -317,6 +327,16 @@ def _embedding_indices(indices) -> np.ndarray:
 
 
 def _embedding_vjp(g, indices, num_weights, padding_idx, scale):
+    """The weight's gradient, each row's gradients summed: the compiler's C loop where a C
+    compiler is present (checked against ``_embedding_vjp_numpy`` on the first call per
+    shape; ``np.add.at`` dispatches per index), else the NumPy code."""
+    kernel = eager_kernel("embedding_grad")
+    res = None if kernel is None else kernel(g, indices, num_weights, padding_idx, scale)
+    return _embedding_vjp_numpy(g, indices, num_weights, padding_idx, scale) if res is None else res
+
+
+def _embedding_vjp_numpy(g, indices, num_weights, padding_idx, scale):
+    """``_embedding_vjp`` in NumPy."""
     indices = _embedding_indices(indices)
     d = g.shape[-1]
     gw = np.zeros((num_weights, d), dtype=g.dtype)

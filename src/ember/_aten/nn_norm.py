@@ -317,10 +317,19 @@ def _update(stat: Tensor, value: np.ndarray, momentum) -> None:
 
 
 def _layer_norm_forward(x, w, b, nshape, eps):
-    """The normalisation over the trailing ``nshape`` dims, and its mean and 1 / std."""
+    """The normalisation over the trailing ``nshape`` dims, and its mean and 1 / std: the
+    compiler's C row loops where a C compiler is present (checked against the NumPy code,
+    ``_layer_norm_numpy``, on the first call per shape), else the NumPy code."""
+    kernel = eager_kernel("layer_norm")
+    res = None if kernel is None else kernel(x, w, b, nshape, eps)
+    return _layer_norm_numpy(x, w, b, nshape, eps) if res is None else res
+
+
+def _layer_norm_numpy(x, w, b, nshape, eps):
+    """``_layer_norm_forward`` in NumPy."""
     if x.dtype.kind == "V":  # bfloat16: float32 throughout (mean and 1/std stay float32)
         f = np.float32
-        out, mean, invstd = _layer_norm_forward(
+        out, mean, invstd = _layer_norm_numpy(
             x.astype(f),
             None if w is None else w.astype(f),
             None if b is None else b.astype(f),
@@ -343,6 +352,16 @@ def _layer_norm_forward(x, w, b, nshape, eps):
 
 
 def _layer_norm_vjp(g, input, weight, bias, mean, invstd, normalized_shape, needs_input_grad):
+    """The gradients of ``layer_norm``: C row loops as ``_layer_norm_forward`` chooses them,
+    else ``_layer_norm_vjp_numpy``."""
+    args = (g, input, weight, bias, mean, invstd, normalized_shape, needs_input_grad)
+    kernel = eager_kernel("layer_norm_grad")
+    res = None if kernel is None else kernel(*args)
+    return _layer_norm_vjp_numpy(*args) if res is None else res
+
+
+def _layer_norm_vjp_numpy(g, input, weight, bias, mean, invstd, normalized_shape, needs_input_grad):
+    """``_layer_norm_vjp`` in NumPy."""
     x = input
     k = len(normalized_shape)
     axes = tuple(range(x.ndim - k, x.ndim))

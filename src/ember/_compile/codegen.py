@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._aten import elementwise as _elementwise
 from .._aten import linalg as _linalg
+from .._aten import nn_norm as _norm
 from .._tensor import Tensor
 from ..autograd.engine import _cast
 from ..autograd.graph import sum_to_shape
@@ -32,8 +34,9 @@ from .capture import (
     view_of,
 )
 from .fusion import NAME, Elem, Undefined, fuse, rematerialize, static_backward, trace_forward
+from .kernels import available as _kernels_unavailable
 from .kernels import build
-from .lowerings import LoweredNode, lowered
+from .lowerings import LoweredNode, batch_norm_relu_grad, batch_norm_relu_train, lowered
 
 __all__ = ["CompiledGraph", "generate"]
 
@@ -73,7 +76,7 @@ def _fake_node(op: Op, params):
     return node
 
 
-def _direct_rules(op: Op, j: int, expr, env: dict, grad_of: set, lowered_ops):
+def _direct_rules(op: Op, j: int, expr, env: dict, grad_of: set, lowered_ops, parallel=True):
     """Per input that takes a gradient, the call of its declared rule (``GRAD`` standing for
     the incoming gradient) and the values it reads; None when the op has one combined rule
     or variadic operands (its node's backward is called instead)."""
@@ -89,7 +92,7 @@ def _direct_rules(op: Op, j: int, expr, env: dict, grad_of: set, lowered_ops):
             continue
         fn, names = rule
         if lowered_ops is not None:
-            fn = _lower(cls, cls._inputs[i], fn, lowered_ops)
+            fn = _lower(cls, cls._inputs[i], fn, lowered_ops, parallel)
         exprs, reads = [], []
         for name in names:
             if name in cls._inputs:
@@ -116,12 +119,155 @@ def _direct_rules(op: Op, j: int, expr, env: dict, grad_of: set, lowered_ops):
     return out
 
 
-def _lower(cls, part: str, fn, lowered_ops: set):
+def _lower(cls, part: str, fn, lowered_ops: set, parallel: bool = True):
     """``fn``, or its hand-written C version (then ``cls`` is noted in ``lowered_ops``)."""
-    low = lowered(cls, part, fn)
+    low = lowered(cls, part, fn, parallel)
     if low is not fn:
         lowered_ops.add(cls.__name__)
     return low
+
+
+# Ops whose code spends its time in BLAS (matrix products, convolutions, recurrent layers,
+# attention, factorizations). A graph with one runs its C loops on one core: OpenMP's threads
+# and OpenBLAS's, each spinning a while after its own work, took turns on a small machine
+# (the W10 conv step took 1.5-2x longer with its ReLU and pooling loops split over two cores).
+_BLAS_OPS = frozenset(
+    """MmBackward0 MvBackward0 BmmBackward0 DotBackward0 VdotBackward0 AddmmBackward0
+    AddmvBackward0 AddbmmBackward0 BaddbmmBackward0 AddrBackward0 ConvolutionBackward0
+    ScaledDotProductFlashAttentionForCpuBackward0 LstmLayerBackward0 GruLayerBackward0
+    TrilinearBackward0 CdistBackward0 EuclideanDistBackward0 CholeskyBackward0
+    CholeskyInverseBackward0 CholeskySolveBackward0 TriangularSolveBackward0""".split()
+)
+
+
+def _serial(cap: Capture) -> bool:
+    """Should the graph's C loops run on one core (it calls BLAS: ``_BLAS_OPS``)?"""
+    for op in cap.ops:
+        cls = getattr(op, "cls", None)
+        name = getattr(cls, "__name__", "")
+        if name in _BLAS_OPS or name.startswith("Linalg"):
+            return True
+    return False
+
+
+class _Norm:
+    """A BatchNorm in training of the graph: the update of its running statistics (the
+    index of the side effect, which reads the variance it computed) and the ReLU applied to
+    its result alone (the index of that op; kernel code only), or None."""
+
+    __slots__ = ("update", "relu")
+
+    def __init__(self) -> None:
+        self.update = self.relu = None
+
+
+def _batch_norms(cap: Capture, out_slots: list, fuse_relu: bool) -> dict:
+    """``{op index: _Norm}``: the BatchNorms in training whose running statistics are
+    updated (eagerly that update reuses the batch's mean and variance: so does the
+    generated code, instead of computing them again) or, with ``fuse_relu``, whose result
+    only a ReLU reads (computed together: ``lowerings.batch_norm_relu_train``)."""
+    norms: dict = {}
+    for j, op in enumerate(cap.ops):
+        if (
+            type(op) is Op
+            and op.cls is _norm.NativeBatchNormBackward0
+            and _value(op.params[0]) is True  # training
+            and isinstance(op.args[0], SlotRef)
+        ):
+            norms[j] = _Norm()
+    for s, op in enumerate(cap.ops):
+        if type(op) is SideEffectOp and op.fn is _norm._update_running:
+            x = op.args[0]
+            for j in sorted(norms, reverse=True):  # the latest BatchNorm of that input
+                if j < s and isinstance(x, SlotRef) and cap.ops[j].args[0].k == x.k:
+                    if norms[j].update is None:
+                        norms[j].update = s
+                    break
+    if fuse_relu and norms:
+        reads: dict = {}
+        for op in cap.ops:
+            for k in _reads(op):
+                reads[k] = reads.get(k, 0) + 1
+        by_out = {cap.ops[j].outs[0]: j for j in norms}
+        for k, op in enumerate(cap.ops):
+            if (
+                type(op) is Op
+                and op.cls is _elementwise.ReluBackward0
+                and not op.params
+                and not any(op.casts or ())
+                and isinstance(op.args[0], SlotRef)
+                and op.args[0].k in by_out
+                and reads.get(op.args[0].k) == 1
+                and op.args[0].k not in out_slots
+                and not any(cap.ops[by_out[op.args[0].k]].casts or ())
+            ):
+                norms[by_out[op.args[0].k]].relu = k
+    return {j: p for j, p in norms.items() if p.update is not None or p.relu is not None}
+
+
+def _value(param):
+    """A parameter's Python value (a ``Literal``'s)."""
+    return param.value if isinstance(param, Literal) else param
+
+
+def _reads(op) -> list:
+    """The value slots an op of the capture reads (operands, parameters, arguments)."""
+    if type(op) is Op:
+        found = list(_slot_refs(_operands(op))) if op.cls is not None else []
+        return found + list(_slot_refs(list(op.args) if op.cls is None else list(op.params)))
+    return list(_slot_refs(list(op.args) + list(getattr(op, "kwargs", {}).values())))
+
+
+_BN_RELU = "NativeBatchNormBackward0 + ReluBackward0"
+
+
+def _bn_relu_forward(relu, parallel: bool):
+    """The forward of a BatchNorm (training) and its ReLU (``relu``: the op's forward):
+    ``(relu result, mean, 1 / std, biased variance)``."""
+
+    def forward(x, w, b, training, eps, running_mean, running_var):
+        return batch_norm_relu_train(relu, x, w, b, eps, parallel)
+
+    return forward
+
+
+class _FusedDecl:
+    """What the backward generators read of a declaration, for a fused pair of ops."""
+
+    _multi_output = _variadic = False
+
+    def __init__(self, name: str, inputs: tuple) -> None:
+        self.__name__, self._inputs = name, inputs
+
+
+class _FusedOp:
+    """A BatchNorm and its ReLU as one op of the backward: the ReLU's result (its output),
+    the BatchNorm's operands."""
+
+    __slots__ = ("cls", "args", "edges", "outs")
+
+    def __init__(self, norm: Op, relu: Op) -> None:
+        self.cls = _FusedDecl(_BN_RELU, norm.cls._inputs)
+        self.args, self.edges, self.outs = norm.args, norm.edges, relu.outs
+
+
+def _bn_relu_backward(j: int, op: Op, relu: Op, expr, env: dict, keep, parallel: bool):
+    """The backward entry (``bwd_ops``) of BatchNorm ``op`` (the ``j``-th) and its ReLU:
+    one node whose backward is ``lowerings.batch_norm_relu_grad``, reading the ReLU's
+    result, the BatchNorm's operands and its saved statistics."""
+    rule = relu.cls._rules[relu.cls._inputs[0]][0]
+    needs = tuple(bool(e) for e in op.edges)
+
+    def backward(node, gy, y, x, w, b, mean, invstd):
+        return batch_norm_relu_grad(rule, needs, gy, y, x, w, b, mean, invstd, parallel)
+
+    node = f"N{j}"
+    env[node] = LoweredNode(_fake_node(op, ()), backward)
+    slots = [f"v{relu.outs[0]}", *(expr(a) for a in op.args), f"x{j}_0", f"x{j}_1"]
+    for name in slots:
+        if NAME.fullmatch(name):
+            keep(name)
+    return (j, _FusedOp(op, relu), node, slots)
 
 
 def _slot_needed(op: Op, name: str) -> bool:
@@ -143,6 +289,7 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
     ops with a hand-written C version (``lowerings``) call it."""
     g = CompiledGraph()
     lowered_ops: set = set()
+    parallel = not _serial(cap)
     meta: dict = {}  # array variable -> (shape, dtype): what kernels may read
     env: dict = {"np": np, "sum_to_shape": sum_to_shape, "_cast": _cast, "_fake": _fake_node}
     env["_view"] = view_of
@@ -229,12 +376,19 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
             saved_names.append(name)
 
     bwd_ops = []  # (op, node expr, slot exprs)
+    norms = _batch_norms(cap, out_slots, kernels and not _kernels_unavailable())
+    updates = {p.update: j for j, p in norms.items() if p.update is not None}
+    absorbed = {p.relu for p in norms.values() if p.relu is not None}
     for j, op in enumerate(cap.ops):
         outs = ", ".join(f"v{o}" for o in op.outs)
         if type(op) is SideEffectOp:  # an in-place update of tensors outside the graph
             env[f"F{j}"] = op.fn
             args = [f"_T({expr(a)})" if isinstance(a, SlotRef) else expr(a) for a in op.args]
+            if j in updates:  # the batch's statistics, as eagerly: not computed again
+                args.append(f"cached=(x{updates[j]}_0, x{updates[j]}_2)")
             fwd.append(f"    F{j}({', '.join(args)})  # {op.fn.__name__}")
+            continue
+        if j in absorbed:  # a ReLU its BatchNorm applies (see _batch_norms)
             continue
         if type(op) is CheckOp:  # indices in range...: raises torch's error (then run eagerly)
             env[f"F{j}"] = op.fn
@@ -254,7 +408,9 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
             fwd.append(f"    {outs} = {expr(op.args[0])}")
             continue
         env[f"F{j}"] = (
-            _lower(op.cls, "forward", op.cls.forward, lowered_ops) if kernels else op.cls.forward
+            _lower(op.cls, "forward", op.cls.forward, lowered_ops, parallel)
+            if kernels
+            else op.cls.forward
         )
         if op.cls._variadic:
             call_args = ["[" + ", ".join(expr(a) for a in op.args[0]) + "]"]
@@ -265,8 +421,22 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
                     call_args[i] = f"_cast({call_args[i]}, {const(dt)})"
         call_args += [expr(p) for p in op.params]
         saves = [f"x{j}_{i}" for i in range(op.n_saves)]
-        elems = trace_forward(op, j, cap, meta) if kernels else None
-        if elems is not None:
+        norm = norms.get(j)
+        elems = trace_forward(op, j, cap, meta) if kernels and norm is None else None
+        if norm is not None:
+            relu = None if norm.relu is None else cap.ops[norm.relu]
+            out = f"v{op.outs[0] if relu is None else relu.outs[0]}"
+            env[f"F{j}"] = _norm._batch_norm_arrays
+            if relu is not None:
+                env[f"F{j}"] = _bn_relu_forward(relu.cls.forward, parallel)
+                lowered_ops.add(_BN_RELU)
+            # (then the batch's biased variance, read by the running statistics' update)
+            line = f"    {out}, {', '.join(saves)}, x{j}_2 = F{j}({', '.join(call_args)})"
+            fwd.append(f"{line}  # {op.cls.__name__}" + (" + ReluBackward0" if relu else ""))
+            if relu is not None and on_path[j]:
+                bwd_ops.append(_bn_relu_backward(j, op, relu, expr, env, keep, parallel))
+                continue
+        elif elems is not None:
             fwd += elems
         else:
             targets = ", ".join([f"v{o}" for o in op.outs] + saves)
@@ -278,7 +448,9 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
             fwd.append(line)
         if not on_path[j]:
             continue
-        direct = _direct_rules(op, j, expr, env, grad_of, lowered_ops if kernels else None)
+        direct = _direct_rules(
+            op, j, expr, env, grad_of, lowered_ops if kernels else None, parallel
+        )
         if direct is not None:  # each input's rule called directly: no node, no tuple
             for _i, _call, names, _fn, _exprs in direct:
                 for name in names:
@@ -294,7 +466,7 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
             node = f"N{j}"
             env[node] = _fake_node(op, op.params)
             if kernels:
-                low = _lower(op.cls, "backward", None, lowered_ops)
+                low = _lower(op.cls, "backward", None, lowered_ops, parallel)
                 if low is not None:
                     env[node] = LoweredNode(env[node], low)
         slot_exprs = []
@@ -355,10 +527,10 @@ def generate(cap: Capture, out_slots: list, kernels: bool = False) -> CompiledGr
             bwd[2:2] = [Elem(n, node, "recomputed") for n, node in remat.items()]
             saved_names = kept
         functions: dict = {}
-        fwd = fuse(fwd, functions)
+        fwd = fuse(fwd, functions, parallel)
         if remat:
-            bwd = fuse(bwd, functions)
-        static = _free_dead(fuse(static, functions), skip=set())
+            bwd = fuse(bwd, functions, parallel)
+        static = _free_dead(fuse(static, functions, parallel), skip=set())
         g.kernel_code = "\n\n".join(functions.values())
         if functions:
             module = build(functions)

@@ -314,10 +314,11 @@ def static_backward(cap, out_slots, grad_of, grad_slots, bwd_ops, saved_names, m
 KERNEL_MAX_STATEMENTS = 32
 
 
-def fuse(items: list, functions: dict) -> list:
+def fuse(items: list, functions: dict, parallel: bool = True) -> list:
     """Lines of code: each run of consecutive ``Elem`` statements of one element count
     becomes one kernel call (its C source added to ``functions``) returning the values
-    that later statements read; the rest of the run stays inside the kernel."""
+    that later statements read; the rest of the run stays inside the kernel. Long loops
+    are split over the cores only when ``parallel`` (see ``codegen._serial``)."""
     last: dict = {}
     for idx, it in enumerate(items):
         names = it.reads if isinstance(it, Elem) else NAME.findall(it.split("#")[0])
@@ -344,7 +345,7 @@ def fuse(items: list, functions: dict) -> list:
         group.outputs = [m.target for m in items[i:j] if last.get(m.target, -1) >= j]
         if group.outputs:
             fname = f"k{len(functions)}"
-            functions[fname] = group.source(fname)
+            functions[fname] = group.source(fname, parallel)
             lhs = ", ".join(group.outputs)
             call = f"_{fname}({', '.join(group.inputs)})"
             labels = [m.label for m in items[i:j] if m.label]

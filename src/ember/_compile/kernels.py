@@ -338,9 +338,10 @@ class Group:
         self.outputs: list = []
         self.inputs: list = []  # leaf names, in argument order
 
-    def source(self, fname: str) -> str:
+    def source(self, fname: str, parallel: bool = True) -> str:
         """The C function computing the group: CPython's fast-call convention, arrays in,
-        a new array (or a tuple of them) out."""
+        a new array (or a tuple of them) out. Its loop is split over the cores when it is
+        long (``PARALLEL_MIN``) and ``parallel``."""
         temps: dict = {}  # id(node) -> C name
         defined: dict = {}  # target name -> C name
         body, loads = [], []
@@ -397,7 +398,7 @@ class Group:
             node = dict(self.members)[target]
             stores.append((k, node))
             body.append(f"    o{k}[{'i' if self.size != 1 else '0'}] = {defined[target]};")
-        return _function_source(fname, self, loads, stores, body)
+        return _function_source(fname, self, loads, stores, body, parallel)
 
 
 def _index(shape: tuple, loop: tuple) -> str:
@@ -433,7 +434,9 @@ def _c_number(v) -> str:
     return repr(float(v))
 
 
-def _function_source(fname: str, g: Group, loads: list, stores: list, body: list) -> str:
+def _function_source(
+    fname: str, g: Group, loads: list, stores: list, body: list, parallel: bool = True
+) -> str:
     n_in, n_out = len(loads), len(stores)
     lines = [
         f"static PyObject *{fname}(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{",
@@ -465,7 +468,8 @@ def _function_source(fname: str, g: Group, loads: list, stores: list, body: list
     n = g.size
     lines.append("  Py_BEGIN_ALLOW_THREADS")
     if n > 1:  # (an OpenMP if() clause would keep the serial loop from vectorising)
-        pragma = "parallel for simd schedule(static)" if n >= PARALLEL_MIN else "simd"
+        split = parallel and n >= PARALLEL_MIN
+        pragma = "parallel for simd schedule(static)" if split else "simd"
         lines.append(f"  #pragma omp {pragma}")
         lines.append(f"  for (npy_intp i = 0; i < {n}; i++) {{")
     else:

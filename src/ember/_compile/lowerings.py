@@ -27,6 +27,8 @@ import math
 
 import numpy as np
 
+from .._aten import elementwise as _ew
+from .._aten import nn_activation as _act
 from .._aten import nn_attention as _attention
 from .._aten import nn_conv as _conv
 from .._aten import nn_embedding as _embedding
@@ -252,7 +254,7 @@ def _same_float_dtype(*arrays) -> bool:
 def layer_norm(x, w, b, nshape, eps):
     """``NativeLayerNormBackward0``'s forward: the normalised rows, their means, 1 / std."""
     if not _same_float_dtype(x, w, b) or x.size == 0:
-        return _norm._layer_norm_forward(x, w, b, nshape, eps)
+        return _norm._layer_norm_numpy(x, w, b, nshape, eps)
     d = math.prod(nshape)
     stats = x.shape[: x.ndim - len(nshape)] + (1,) * len(nshape)
     out = np.empty(x.shape, x.dtype)
@@ -266,12 +268,17 @@ def layer_norm_backward(node, g, input, weight, bias, mean, invstd):
     """The gradients of ``layer_norm`` (the node's params and which inputs need one)."""
     nshape, _eps = node._params
     needs = tuple(f[0] is not None for f in node.next_functions)
+    return layer_norm_grad(g, input, weight, bias, mean, invstd, nshape, needs)
+
+
+def layer_norm_grad(g, input, weight, bias, mean, invstd, nshape, needs):
+    """``nn_norm._layer_norm_vjp``: the gradients of the inputs that ``needs`` one."""
     if (
         not _same_float_dtype(g, input, weight, mean, invstd)
         or g.shape != input.shape
         or input.size == 0
     ):
-        return _norm._layer_norm_vjp(g, input, weight, bias, mean, invstd, nshape, needs)
+        return _norm._layer_norm_vjp_numpy(g, input, weight, bias, mean, invstd, nshape, needs)
     d = math.prod(nshape)
     gx = np.empty(input.shape, input.dtype) if needs[0] else None
     gw = np.zeros(nshape, input.dtype) if weight is not None and needs[1] else None
@@ -289,7 +296,7 @@ def layer_norm_backward(node, g, input, weight, bias, mean, invstd):
 def embedding_grad(g, indices, num_weights, padding_idx, scale):
     """``EmbeddingBackward0``'s gradient at the weight: each row's gradients summed."""
     if g.dtype not in _FLOATS or scale is not None:
-        return _embedding._embedding_vjp(g, indices, num_weights, padding_idx, scale)
+        return _embedding._embedding_vjp_numpy(g, indices, num_weights, padding_idx, scale)
     idx = np.ascontiguousarray(_embedding._embedding_indices(indices).reshape(-1))
     d = g.shape[-1]
     gw = np.zeros((num_weights, d), dtype=g.dtype)
@@ -401,13 +408,16 @@ def _same_results(mine, reference, exact: bool) -> bool:
     float roundings (loops that accumulate in another order, in double)."""
     if not isinstance(mine, tuple):
         mine, reference = (mine,), (reference,)
+    if len(mine) != len(reference):
+        return False
+    pairs = [(x, y) for x, y in zip(mine, reference) if x is not None or y is not None]
+    if any(x is None or y is None for x, y in pairs):  # (gradients not asked for are None)
+        return False
     if exact:
-        return all(
-            np.array_equal(x, y, equal_nan=x.dtype.kind == "f") for x, y in zip(mine, reference)
-        )
+        return all(np.array_equal(x, y, equal_nan=x.dtype.kind == "f") for x, y in pairs)
     return all(
         x.shape == y.shape and x.dtype == y.dtype and np.allclose(x, y, tol, tol, equal_nan=True)
-        for x, y in zip(mine, reference)
+        for x, y in pairs
         for tol in (64 * np.finfo(y.dtype).eps,)
     )
 
@@ -483,9 +493,130 @@ def eager(name: str):
             lambda g, x, w, mean, invstd: (x.shape, x.dtype, w is None),
             exact=False,
         )
+    if name == "layer_norm":
+        return _checked(
+            name,
+            layer_norm,
+            _norm._layer_norm_numpy,
+            lambda x, w, b, nshape, eps: (
+                _arrays_only(x, w, b) and _same_float_dtype(x, w, b) and x.size > 0
+            ),
+            lambda x, w, b, nshape, eps: (x.shape, x.dtype, w is None, b is None, nshape),
+            exact=False,
+        )
+    if name == "layer_norm_grad":
+        return _checked(
+            name,
+            layer_norm_grad,
+            _norm._layer_norm_vjp_numpy,
+            lambda g, x, w, b, mean, invstd, nshape, needs: (
+                _arrays_only(g, x, w, b, mean, invstd)
+                and _same_float_dtype(g, x, w, mean, invstd)
+                and g.shape == x.shape
+                and x.size > 0
+            ),
+            lambda g, x, w, b, mean, invstd, nshape, needs: (
+                x.shape,
+                x.dtype,
+                w is None,
+                b is None,
+                nshape,
+                tuple(needs),
+            ),
+            exact=False,
+        )
+    if name == "embedding_grad":
+        return _checked(
+            name,
+            embedding_grad,
+            _embedding._embedding_vjp_numpy,
+            lambda g, indices, n, padding_idx, scale: (
+                _arrays_only(g, indices) and g.dtype in _FLOATS and scale is None
+            ),
+            lambda g, indices, n, padding_idx, scale: (
+                g.shape,
+                g.dtype,
+                indices.shape,
+                indices.dtype,
+                n,
+                padding_idx,
+            ),
+        )
+    if name == "gelu":
+        return _checked(
+            name, gelu, _act._gelu_numpy, _pointwise_covered, _dtype_shape_key, exact=False
+        )
+    if name in _POINTWISE:
+        numpy_fn, exact = _POINTWISE[name]
+        return _checked(
+            name,
+            lambda *arrays: pointwise(name, *arrays),
+            numpy_fn,
+            _pointwise_covered,
+            _dtype_shape_key,
+            exact=exact,
+        )
     if name in _LSTM_CELLS:
         return _lstm_checked(name)
     return None
+
+
+# -- pointwise activations (eager only) ------------------------------------------------------
+
+# The loops: c/activation.c.
+_ACTIVATION_NAMES = (
+    "gelu", "gelu_grad", "relu", "relu_grad", "sigmoid", "sigmoid_grad", "tanh_grad"
+)  # fmt: skip
+
+
+def _pointwise_covered(*arrays) -> bool:
+    """Non-empty C-contiguous float arrays of one dtype and shape (a broadcast gradient, a
+    view or a Sym of the compiler's tracer is left to the NumPy code)."""
+    a = arrays[0]
+    if type(a) is not np.ndarray or a.dtype not in _FLOATS or a.size == 0:
+        return False
+    return all(
+        type(x) is np.ndarray and x.flags.c_contiguous and x.shape == a.shape and x.dtype == a.dtype
+        for x in arrays
+    )
+
+
+def _activation_module(dtype: np.dtype):
+    return _module("activation.c", _ACTIVATION_NAMES, dtype)
+
+
+def gelu(x: np.ndarray):
+    """``nn_activation._gelu_array(x, "none")``: x * Phi(x), and Phi(x)."""
+    cdf, out = np.empty_like(x), np.empty_like(x)
+    _activation_module(x.dtype).gelu(x, cdf, out)
+    return out, cdf
+
+
+def pointwise(name: str, *arrays) -> np.ndarray:
+    """The C loop ``name`` of c/activation.c with one result, of the first array's shape."""
+    out = np.empty_like(arrays[0])
+    getattr(_activation_module(out.dtype), name)(*arrays, out)
+    return out
+
+
+# name -> (the NumPy code, whether the C loop gives its bits: no multiply-adds to contract)
+_POINTWISE = {
+    "relu": (_ew.relu_numpy, True),
+    "relu_grad": (_ew.relu_grad_numpy, True),
+    "sigmoid": (_ew.sigmoid_numpy, False),
+    "sigmoid_grad": (_ew.sigmoid_grad_numpy, False),
+    "tanh_grad": (_ew.tanh_grad_numpy, False),
+    "gelu_grad": (_act._gelu_grad_numpy, False),
+}
+
+
+def _arrays_only(*arrays) -> bool:
+    """Only NumPy arrays (or None): not a Sym of the compiler's tracer."""
+    return all(a is None or type(a) is np.ndarray for a in arrays)
+
+
+def _dtype_shape_key(*arrays) -> tuple:
+    return (arrays[0].dtype, arrays[0].shape)
 
 
 # -- an LSTM step's pointwise work (eager only) ---------------------------------------------
@@ -563,6 +694,69 @@ class LoweredNode:
         return self.fn(self.node, grad, *saved)
 
 
+# -- BatchNorm in training, then a ReLU (compiled graphs) ---------------------------------
+
+# The loops: c/batch_norm_relu.c (with batch_norm.c's).
+_BN_RELU_NAMES = _BN_NAMES + (
+    "batch_norm_relu_normalize",
+    "batch_norm_relu_sums",
+    "batch_norm_relu_grad",
+)
+
+
+def _bn_relu_module(x: np.ndarray, parallel: bool):
+    """The module for ``x``'s dtype, channels and plane size (``_bn_module``'s sizes)."""
+    n, c = x.shape[:2]
+    parallel = parallel and x.size >= kernels.PARALLEL_MIN
+    sizes = dict(C=c, L=x.size // (n * c), PARALLEL=int(parallel))
+    return _module("batch_norm_relu.c", _BN_RELU_NAMES, x.dtype, **sizes)
+
+
+def batch_norm_relu_train(relu, x, w, b, eps: float, parallel: bool = True):
+    """``relu(nn_norm._batch_norm_arrays(x, ...)[0])`` and the batch's mean, 1 / std and
+    biased variance, in training: the ReLU (``relu``, the op's declared forward, where the
+    loops do not apply) applied as the normalisation writes."""
+    if not _bn_covered(x, w, b):
+        out, mean, invstd, var = _norm._batch_norm_arrays(x, w, b, True, eps, None, None)
+        return relu(out), mean, invstd, var
+    c = x.shape[1]
+    module = _bn_relu_module(x, parallel)
+    x = np.ascontiguousarray(x)
+    mean, var = np.empty(c, x.dtype), np.empty(c, x.dtype)
+    module.batch_norm_stats(x, mean, var)
+    invstd = 1.0 / np.sqrt(var + eps)  # (as batch_norm_train: the same statistics)
+    alpha = invstd if w is None else invstd * w
+    beta = np.zeros(c, x.dtype) if b is None else b
+    out = np.empty(x.shape, x.dtype)
+    module.batch_norm_relu_normalize(x, mean, alpha, beta, out)
+    return out, mean, invstd, var
+
+
+def batch_norm_relu_grad(relu_rule, needs, gy, y, x, w, b, mean, invstd, parallel=True):
+    """The gradients at BatchNorm's (training) input, weight and bias of a ReLU's result
+    ``y`` whose gradient is ``gy`` (``needs``: which of the three are wanted): the ReLU's
+    rule (``relu_rule(gy, y)`` where the loops do not apply) taken as the loops read."""
+    if not (gy.shape == x.shape == y.shape and _bn_covered(x, gy, y, w, mean, invstd)):
+        g = relu_rule(gy, y)
+        return _norm._batch_norm_vjp(g, x, w, b, True, mean, invstd, needs)
+    c = x.shape[1]
+    m = x.size // c
+    module = _bn_relu_module(x, parallel)
+    gy, y, x = np.ascontiguousarray(gy), np.ascontiguousarray(y), np.ascontiguousarray(x)
+    sum_g, dot = np.empty(c, x.dtype), np.empty(c, x.dtype)
+    module.batch_norm_relu_sums(gy, y, x, mean, sum_g, dot)
+    gx = None
+    if needs[0]:  # (as batch_norm_train_grad)
+        scale = invstd if w is None else invstd * w
+        k = scale * invstd * invstd * dot / m
+        shift = scale * sum_g / m
+        gx = np.empty(x.shape, x.dtype)
+        module.batch_norm_relu_grad(gy, y, x, mean, scale, k, shift, gx)
+    gw = dot * invstd if w is not None and needs[1] else None  # (as nn_norm._batch_norm_vjp)
+    gb = sum_g if b is not None and needs[2] else None
+    return gx, gw, gb
+
+
 # (the op's declaration, "forward", "backward" (a combined rule) or an input's name) -> the
 # function codegen calls instead.
 _LOWERED = {
@@ -579,7 +773,19 @@ _LOWERED = {
 }
 
 
-def lowered(cls, part: str, default):
-    """The C-backed function for ``cls``'s ``part`` when there is one, else ``default``."""
-    fn = _LOWERED.get((cls, part))
+# The same for graphs whose loops run on one core (``codegen._serial``: graphs that call
+# BLAS, whose threads would share the cores with OpenMP's).
+_LOWERED_SERIAL = {
+    **_LOWERED,
+    (_conv.MaxPool2DWithIndicesBackward0, "forward"): lambda x, geo: max_pool2d(x, geo, False),
+    (_conv.MaxPool2DWithIndicesBackward0, "self"): lambda g, arg, geo: max_pool2d_grad(
+        g, arg, geo, False
+    ),
+}
+
+
+def lowered(cls, part: str, default, parallel: bool = True):
+    """The C-backed function for ``cls``'s ``part`` when there is one, else ``default``;
+    its loops split over the cores only when ``parallel``."""
+    fn = (_LOWERED if parallel else _LOWERED_SERIAL).get((cls, part))
     return default if fn is None or kernels.available() else fn

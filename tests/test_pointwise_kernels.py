@@ -1,0 +1,176 @@
+"""The C loops that eager GELU, ReLU, sigmoid, tanh's gradient, LayerNorm and the embedding
+gradient use where a C compiler is present.
+
+``_compile/c/activation.c`` gives exact GELU, sigmoid and their gradients and tanh's within
+float rounding of the NumPy code (SciPy's erf), ReLU and its gradient bit for bit (NaN,
+infinities and signed zeros included); LayerNorm (``c/layer_norm.c``) agrees to rounding,
+the embedding gradient (``c/embedding.c``) is ``np.add.at``'s exactly. The eager ops choose
+them only for contiguous float arrays of one shape (other cases, and machines without gcc,
+keep the NumPy code), and a call that checks against NumPy returns what later calls
+return."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember._aten import elementwise, nn_activation, nn_embedding, nn_norm
+from ember._compile import kernels, lowerings
+
+needs_kernels = pytest.mark.skipif(bool(kernels.available()), reason="no C kernels here")
+
+SPECIALS = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 5.0, -5.0, 40.0, -40.0]
+
+
+def _inputs(dtype, shape=(3, 5, 7)):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    x.reshape(-1)[: len(SPECIALS)] = SPECIALS
+    return x
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_and_its_gradient_equal_the_numpy_code(dtype):
+    x = _inputs(dtype)
+    out, cdf = lowerings.gelu(x)
+    ref_out, ref_cdf = nn_activation._gelu_numpy(x)
+    tol = 64 * np.finfo(dtype).eps
+    for mine, ref in ((out, ref_out), (cdf, ref_cdf)):
+        assert mine.dtype == dtype and mine.shape == x.shape
+        np.testing.assert_allclose(mine, ref, rtol=tol, atol=tol)
+    g = np.random.default_rng(1).standard_normal(x.shape).astype(dtype)
+    np.testing.assert_allclose(
+        lowerings.pointwise("gelu_grad", g, x, cdf),
+        nn_activation._gelu_grad_numpy(g, x, ref_cdf),
+        rtol=tol,
+        atol=tol,
+    )
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_and_the_sigmoid_and_tanh_gradients_equal_the_numpy_code(dtype):
+    x = _inputs(dtype)
+    x.reshape(-1)[-3:] = [-100.0, 100.0, -1000.0]  # exp overflows: 0, not NaN
+    tol = 64 * np.finfo(dtype).eps
+    s = lowerings.pointwise("sigmoid", x)
+    np.testing.assert_allclose(s, elementwise.sigmoid_numpy(x), rtol=tol, atol=tol)
+    assert s.reshape(-1)[-1] == 0 and s.reshape(-1)[-2] == 1
+    g = np.random.default_rng(1).standard_normal(x.shape).astype(dtype)
+    r = np.tanh(x)
+    for name, numpy_fn, result in (
+        ("sigmoid_grad", elementwise.sigmoid_grad_numpy, s),
+        ("tanh_grad", elementwise.tanh_grad_numpy, r),
+    ):
+        mine = lowerings.pointwise(name, g, result)
+        assert mine.dtype == dtype
+        np.testing.assert_allclose(mine, numpy_fn(g, result), rtol=tol, atol=tol)
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_and_its_gradient_are_the_numpy_code_bit_for_bit(dtype):
+    x = _inputs(dtype)
+    x.reshape(-1)[-2:] = [-np.nan, np.nan]
+    result = lowerings.pointwise("relu", x)
+    ref_result = elementwise.relu_numpy(x)
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(result, ref_result)
+    assert np.array_equal(np.signbit(result), np.signbit(ref_result))  # -0 and -NaN
+    g = _inputs(dtype)[::-1].copy()  # NaN and infinite gradients meet zeros and positives
+    mine = lowerings.pointwise("relu_grad", g, result)
+    ref = elementwise.relu_grad_numpy(g, result)
+    assert mine.dtype == ref.dtype
+    np.testing.assert_array_equal(mine, ref)
+    assert np.array_equal(np.signbit(mine), np.signbit(ref))
+
+
+@needs_kernels
+def test_eager_calls_use_the_loops_only_where_they_apply():
+    x = _inputs(np.float32)
+    gelu, relu_grad = lowerings.eager("gelu"), lowerings.eager("relu_grad")
+    assert gelu(x.astype(np.float16)) is None  # other dtypes: the NumPy code
+    assert gelu(x[:, ::2]) is None  # a view that is not contiguous
+    g = np.ones(x.shape, np.float32)
+    assert relu_grad(np.broadcast_to(np.float32(1), x.shape), x) is None  # a broadcast grad
+    assert relu_grad(g, x[:, :, :1]) is None  # shapes differ
+    assert relu_grad(g.astype(np.float64), x) is None  # dtypes differ
+    assert gelu(np.zeros((0, 3), np.float32)) is None  # empty
+    # the first call per shape checks against NumPy and returns what later calls return
+    first, second = (nn_activation._gelu_array(x, "none") for _ in range(2))
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("affine", [True, False])
+def test_eager_layer_norm_uses_the_row_loops_with_the_numpy_results(dtype, affine):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 6, 8)).astype(dtype)
+    w = rng.standard_normal(8).astype(dtype) if affine else None
+    b = rng.standard_normal(8).astype(dtype) if affine else None
+    tol = 64 * np.finfo(dtype).eps
+    ref = nn_norm._layer_norm_numpy(x, w, b, (8,), 1e-5)
+    for _ in range(2):  # the checking call, then the trusted one
+        mine = nn_norm._layer_norm_forward(x, w, b, (8,), 1e-5)
+        for m, r in zip(mine, ref):
+            assert m.shape == r.shape and m.dtype == r.dtype
+            np.testing.assert_allclose(m, r, rtol=tol, atol=tol)
+    g = rng.standard_normal(x.shape).astype(dtype)
+    for needs in ((True, True, True), (False, True, True), (True, False, False)):
+        args = (g, x, w, b, ref[1], ref[2], (8,), needs)
+        expected = nn_norm._layer_norm_vjp_numpy(*args)
+        for _ in range(2):
+            got = nn_norm._layer_norm_vjp(*args)
+            for m, r in zip(got, expected):
+                assert (m is None) == (r is None)
+                if m is not None:
+                    np.testing.assert_allclose(m, r, rtol=8 * tol, atol=8 * tol)
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_eager_embedding_gradient_is_np_add_at_exactly(dtype):
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, 5, (6, 7))
+    g = rng.standard_normal((6, 7, 4)).astype(dtype)
+    for padding_idx in (-1, 2):
+        ref = nn_embedding._embedding_vjp_numpy(g, idx, 5, padding_idx, None)
+        for _ in range(2):
+            np.testing.assert_array_equal(
+                nn_embedding._embedding_vjp(g, idx, 5, padding_idx, None), ref
+            )
+
+
+def test_gelu_relu_layer_norm_and_embedding_gradients_match_torch():
+    """The ops as users call them, through the loops where present, against torch."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    data = (rng.standard_normal((8, 5, 16)) * 2).astype(np.float32)
+    idx = rng.integers(0, 11, (8, 5))
+    weight = rng.standard_normal((11, 16)).astype(np.float32)
+    ln_w, ln_b = (
+        rng.standard_normal(16).astype(np.float32),
+        rng.standard_normal(16).astype(np.float32),
+    )
+
+    def run(lib):
+        x = lib.tensor(data, requires_grad=True)
+        w = lib.tensor(weight, requires_grad=True)
+        lw, lb = lib.tensor(ln_w, requires_grad=True), lib.tensor(ln_b, requires_grad=True)
+        Fl = lib.nn.functional
+        h = Fl.embedding(lib.tensor(idx), w) + x
+        y = Fl.gelu(Fl.layer_norm(h, (16,), lw, lb))
+        loss = (Fl.relu(y - 0.1) * y).sum()
+        loss.backward()
+        return [t.detach().numpy() for t in (loss, x.grad, w.grad, lw.grad, lb.grad)]
+
+    for _ in range(2):  # the checking calls, then the trusted ones
+        mine = run(ember)
+    for m, r in zip(mine, run(torch)):
+        np.testing.assert_allclose(m, r, rtol=1e-4, atol=1e-5)
+    assert F.gelu(ember.tensor([1.0])).item() == pytest.approx(0.8413447)
