@@ -174,3 +174,26 @@ def test_gelu_relu_layer_norm_and_embedding_gradients_match_torch():
     for m, r in zip(mine, run(torch)):
         np.testing.assert_allclose(m, r, rtol=1e-4, atol=1e-5)
     assert F.gelu(ember.tensor([1.0])).item() == pytest.approx(0.8413447)
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_eager_softmax_and_log_softmax_use_the_row_loops_over_the_last_dim(dtype):
+    from ember._aten import reduction
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3, 9)).astype(dtype)
+    x[0, 0, :3] = [-np.inf, 50.0, -50.0]  # a masked score and far-apart ones
+    g = rng.standard_normal(x.shape).astype(dtype)
+    tol = 64 * np.finfo(dtype).eps
+    for name, array_fn, numpy_fn, vjp, vjp_numpy in (
+        ("softmax", reduction._softmax_array, reduction._softmax_numpy,
+         reduction._softmax_vjp, reduction._softmax_vjp_numpy),
+        ("log_softmax", reduction._log_softmax_array, reduction._log_softmax_numpy,
+         reduction._log_softmax_vjp, reduction._log_softmax_vjp_numpy),
+    ):  # fmt: skip
+        for _ in range(2):  # the checking call, then the trusted one
+            y = array_fn(x, 2)
+            np.testing.assert_allclose(y, numpy_fn(x, 2), rtol=tol, atol=tol)
+            np.testing.assert_allclose(vjp(g, y, 2), vjp_numpy(g, y, 2), rtol=tol, atol=tol)
+        assert lowerings.eager(name)(x, 1) is None  # not the last dim: the NumPy code

@@ -37,6 +37,7 @@ from ._core import (
     broadcast_error,
     default_float,
     defop,
+    eager_kernel,
     intp,
     is_raw,
     needs_grad,
@@ -1796,10 +1797,26 @@ def _softmax_input(input, dim, dtype, fname: str):
     return input, a, ax
 
 
+def _row_loop(name: str, *args):
+    """The compiler's checked C row loop ``name`` (softmax and log_softmax over the last dim,
+    forward and backward) where a C compiler is present, or None (the caller runs the NumPy
+    code): see ``_aten._core.eager_kernel``."""
+    if args[-1] is None or type(args[0]) is not np.ndarray:
+        return None
+    kernel = eager_kernel(name)
+    return None if kernel is None else kernel(*args)
+
+
 def _softmax_array(a: np.ndarray, ax: int | None) -> np.ndarray:
     """softmax along ``ax`` (None: a 0-d tensor, one element)."""
+    res = _row_loop("softmax", a, ax)
+    return _softmax_numpy(a, ax) if res is None else res
+
+
+def _softmax_numpy(a: np.ndarray, ax: int | None) -> np.ndarray:
+    """``_softmax_array`` in NumPy."""
     if a.dtype.kind == "V":  # bfloat16: computed in float32, rounded once (as torch)
-        return _softmax_array(a.astype(np.float32), ax).astype(a.dtype)
+        return _softmax_numpy(a.astype(np.float32), ax).astype(a.dtype)
     if ax is None:
         return np.exp(a - a)
     e = np.exp(a - a.max(axis=ax, keepdims=True)) if a.size else np.exp(a)
@@ -1807,8 +1824,15 @@ def _softmax_array(a: np.ndarray, ax: int | None) -> np.ndarray:
 
 
 def _log_softmax_array(a: np.ndarray, ax: int | None) -> np.ndarray:
+    """log_softmax along ``ax`` (None: a 0-d tensor, one element)."""
+    res = _row_loop("log_softmax", a, ax)
+    return _log_softmax_numpy(a, ax) if res is None else res
+
+
+def _log_softmax_numpy(a: np.ndarray, ax: int | None) -> np.ndarray:
+    """``_log_softmax_array`` in NumPy."""
     if a.dtype.kind == "V":  # bfloat16: computed in float32, rounded once (as torch)
-        return _log_softmax_array(a.astype(np.float32), ax).astype(a.dtype)
+        return _log_softmax_numpy(a.astype(np.float32), ax).astype(a.dtype)
     if ax is None:
         return a - a
     z = a - a.max(axis=ax, keepdims=True) if a.size else a
@@ -1816,8 +1840,24 @@ def _log_softmax_array(a: np.ndarray, ax: int | None) -> np.ndarray:
 
 
 def _softmax_vjp(g, result, dim):
+    """softmax's derivative rule; C row loops on arrays as ``_softmax_array`` chooses."""
+    res = _row_loop("softmax_grad", g, result, dim) if type(result) is np.ndarray else None
+    return _softmax_vjp_numpy(g, result, dim) if res is None else res
+
+
+def _softmax_vjp_numpy(g, result, dim):
     # softmax's Jacobian diag(y) - y y^T is symmetric: this is also its JVP
     return result * (g - _sumk(g * result, (dim,)))
+
+
+def _log_softmax_vjp(g, result, dim):
+    """log_softmax's derivative rule; C row loops on arrays as ``_softmax_array`` chooses."""
+    res = _row_loop("log_softmax_grad", g, result, dim) if type(result) is np.ndarray else None
+    return _log_softmax_vjp_numpy(g, result, dim) if res is None else res
+
+
+def _log_softmax_vjp_numpy(g, result, dim):
+    return g - np.exp(result) * _sumk(g, (dim,))
 
 
 def _softmax_forward(a: np.ndarray, dim: int) -> np.ndarray:
@@ -1842,7 +1882,7 @@ LogSoftmaxBackward0 = defop(
     batch=lambda x, dim: x.log_softmax(dim + 1) if x.dim() > 1 else x - x,
     params=("dim",),
     forward=_log_softmax_forward,
-    vjp={"self": lambda g, result, dim: g - np.exp(result) * _sumk(g, (dim,))},
+    vjp={"self": _log_softmax_vjp},
     jvp=lambda t_self, result, dim: t_self - _sumk(np.exp(result) * t_self, (dim,)),
 )
 

@@ -348,9 +348,17 @@ def _row_op(name: str, numpy_code):
 
 
 softmax = _row_op("softmax", _reduction._softmax_forward)
-softmax_grad = _row_op("softmax_grad", _reduction.SoftmaxBackward0._rules["self"][0])
+softmax_grad = _row_op("softmax_grad", _reduction._softmax_vjp_numpy)
 log_softmax = _row_op("log_softmax", _reduction._log_softmax_forward)
-log_softmax_grad = _row_op("log_softmax_grad", _reduction.LogSoftmaxBackward0._rules["self"][0])
+log_softmax_grad = _row_op("log_softmax_grad", _reduction._log_softmax_vjp_numpy)
+
+# The NumPy code of each row loop, for eager calls (``eager``): (x, dim) or (g, result, dim).
+_ROWS_NUMPY = {
+    "softmax": _reduction._softmax_numpy,
+    "log_softmax": _reduction._log_softmax_numpy,
+    "softmax_grad": _reduction._softmax_vjp_numpy,
+    "log_softmax_grad": _reduction._log_softmax_vjp_numpy,
+}
 
 
 # -- attention (the flash op: softmax(q k^T * scale + bias) v) --------------------------------
@@ -541,6 +549,15 @@ def eager(name: str):
                 n,
                 padding_idx,
             ),
+        )
+    if name in _ROWS_NUMPY:
+        return _checked(
+            name,
+            lambda *args: _rows_call(name, args[-1], *args[:-1]),
+            _ROWS_NUMPY[name],
+            lambda *args: _arrays_only(*args[:-1]) and _last_dim(args[-1], *args[:-1]),
+            lambda *args: (args[0].shape, args[0].dtype, args[-1]),
+            exact=False,
         )
     if name == "gelu":
         return _checked(
