@@ -252,3 +252,24 @@ def test_without_a_compiler_the_numpy_code_runs_every_step(no_compiler, monkeypa
     monkeypatch.setattr(_rnn, "_lstm_cell_array", lambda *a: calls.append(1) or fn(*a))
     ER.LSTM(4, 6)(ember.randn(5, 3, 4))
     assert len(calls) == 5
+
+
+def test_the_backward_scratch_buffer_never_reaches_a_gradient():
+    """The gates gradient is a buffer reused between backward calls (``_scratch_buffer``):
+    gradients of one call stay as they were after the next, of the same shape or another."""
+    ember.manual_seed(0)
+    lstm = ER.LSTM(4, 5, num_layers=2)
+    grads = []
+    for seq in (6, 6, 3):
+        x = ember.randn(seq, 2, 4, requires_grad=True)
+        for p in lstm.parameters():
+            p.grad = None
+        out, _ = lstm(x)
+        (out * out).sum().backward()
+        grads.append([x.grad.numpy().copy(), x.grad] + [p.grad for p in lstm.parameters()])
+    first = grads[0]
+    np.testing.assert_array_equal(first[1].numpy(), first[0])  # unchanged by later calls
+    assert all(np.all(np.isfinite(g.numpy())) for g in first[2:])
+    bufs = [g.numpy() for g in first[1:]]
+    scratch = _rnn._scratch.buffer
+    assert not any(np.shares_memory(b, scratch) for b in bufs)
