@@ -197,3 +197,19 @@ def test_eager_softmax_and_log_softmax_use_the_row_loops_over_the_last_dim(dtype
             np.testing.assert_allclose(y, numpy_fn(x, 2), rtol=tol, atol=tol)
             np.testing.assert_allclose(vjp(g, y, 2), vjp_numpy(g, y, 2), rtol=tol, atol=tol)
         assert lowerings.eager(name)(x, 1) is None  # not the last dim: the NumPy code
+
+
+@needs_kernels
+@pytest.mark.parametrize("causal", [True, False])
+def test_eager_attention_forward_uses_the_loop_with_the_numpy_results(causal):
+    from ember._aten import nn_attention
+
+    rng = np.random.default_rng(6)
+    q, k, v = (rng.standard_normal((2, 3, 5, 4)).astype(np.float32) for _ in range(3))
+    bias = np.triu(np.full((5, 5), -np.inf, np.float32), 1) if causal else None
+    ref = nn_attention._sdpa_numpy(q, k, v, bias, 0.5, 1)
+    for _ in range(2):  # the checking call, then the trusted one
+        got = nn_attention._sdpa_forward(q, k, v, bias, 0.5, 1)
+        for m, r in zip(got, ref):
+            np.testing.assert_allclose(m, r, rtol=1e-5, atol=1e-6)
+    assert lowerings.eager("attention")(q, k, v, bias, 0.5, 3) is None  # grouped: NumPy's

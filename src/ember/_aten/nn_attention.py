@@ -27,7 +27,16 @@ from .._mode import autocast_active as _AUTOCAST
 from .._mode import autocast_lower
 from .._tensor import Tensor, broadcast_shapes
 from ..autograd.recording import _capture, tangent_of
-from ._core import COMPOSITE, QUIET, defop, quiet_reset, quiet_set, record, require_tensor
+from ._core import (
+    COMPOSITE,
+    QUIET,
+    defop,
+    eager_kernel,
+    quiet_reset,
+    quiet_set,
+    record,
+    require_tensor,
+)
 from .elementwise import where
 from .indexing import tril
 from .nn_layers import _dropout_impl
@@ -72,11 +81,20 @@ def _fold_heads(g: np.ndarray, groups: int) -> np.ndarray:
 
 
 def _sdpa_forward(query, key, value, attn_bias, scale, groups):
-    """``softmax(q k^T * scale + bias) v`` and the probabilities (a fully masked row is 0)."""
+    """``softmax(q k^T * scale + bias) v`` and the probabilities (a fully masked row is 0):
+    the compiler's C loop per head where a C compiler is present (checked against
+    ``_sdpa_numpy`` on the first call per shape), else the NumPy code."""
+    kernel = eager_kernel("attention")
+    res = None if kernel is None else kernel(query, key, value, attn_bias, scale, groups)
+    return _sdpa_numpy(query, key, value, attn_bias, scale, groups) if res is None else res
+
+
+def _sdpa_numpy(query, key, value, attn_bias, scale, groups):
+    """``_sdpa_forward`` in NumPy."""
     if query.dtype.kind == "V":  # bfloat16: computed in float32, rounded once
         f = np.float32
         bias = attn_bias if attn_bias is None else attn_bias.astype(f)
-        out, probs = _sdpa_forward(
+        out, probs = _sdpa_numpy(
             query.astype(f), key.astype(f), value.astype(f), bias, scale, groups
         )
         return out.astype(query.dtype), probs

@@ -396,7 +396,7 @@ def attention(query, key, value, attn_bias, scale, groups):
     """``ScaledDotProductFlashAttentionForCpuBackward0``'s forward: the output and the
     attention probabilities."""
     if not _attention_covered(query, key, value, attn_bias, groups):
-        return _attention._sdpa_forward(query, key, value, attn_bias, scale, groups)
+        return _attention._sdpa_numpy(query, key, value, attn_bias, scale, groups)
     out = np.empty(query.shape[:-1] + value.shape[-1:], query.dtype)
     probs = np.empty(query.shape[:-1] + key.shape[-2:-1], query.dtype)
     c = np.ascontiguousarray
@@ -557,6 +557,24 @@ def eager(name: str):
             _ROWS_NUMPY[name],
             lambda *args: _arrays_only(*args[:-1]) and _last_dim(args[-1], *args[:-1]),
             lambda *args: (args[0].shape, args[0].dtype, args[-1]),
+            exact=False,
+        )
+    if name == "attention":
+        return _checked(
+            name,
+            attention,
+            _attention._sdpa_numpy,
+            lambda q, k, v, bias, scale, groups: (
+                _arrays_only(q, k, v, bias) and _attention_covered(q, k, v, bias, groups)
+            ),
+            lambda q, k, v, bias, scale, groups: (
+                q.shape,
+                k.shape,
+                v.shape,
+                q.dtype,
+                None if bias is None else bias.shape,
+                scale,
+            ),
             exact=False,
         )
     if name == "gelu":
