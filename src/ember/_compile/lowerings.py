@@ -12,9 +12,13 @@ against it before using them.
 
 The C is in the package's ``c/`` folder, a file per op (``max_pool2d.c``, ``layer_norm.c``,
 ``embedding.c``, ``softmax.c``, ``attention.c``; for eager calls only ``lstm.c``, an LSTM
-step's pointwise work, and ``conv2d.c``, a convolution's im2col and col2im) with
-``lowering.h``'s helpers; a module is built from one for a dtype and sizes, the ``#define``
-lines ``_module`` puts before it.
+step's pointwise work, ``conv2d.c``, a convolution's im2col and col2im, ``batch_norm.c`` and
+``activation.c``, GELU, ReLU and sigmoid forward and backward; for compiled graphs only
+``batch_norm_relu.c``) with ``lowering.h``'s helpers; a module is built from one for a dtype
+and sizes, the ``#define`` lines ``_module`` puts before it.
+
+Eager ops reach these loops through ``eager(name)`` (``_aten._core.eager_kernel``): each is
+checked against the op's NumPy code on its first call per shape and used only if it agrees.
 
 ``lowered(cls, part, default)`` is what codegen asks: the function to call for an op's
 ``"forward"``, its combined ``"backward"`` (called with the node, see ``LoweredNode``) or
@@ -406,6 +410,64 @@ def attention(query, key, value, attn_bias, scale, groups):
     return out, probs
 
 
+# -- pointwise activations (eager only) ------------------------------------------------------
+
+# The loops: c/activation.c.
+_ACTIVATION_NAMES = (
+    "gelu", "gelu_grad", "relu", "relu_grad", "sigmoid", "sigmoid_grad", "tanh_grad"
+)  # fmt: skip
+
+
+def _pointwise_covered(*arrays) -> bool:
+    """Non-empty C-contiguous float arrays of one dtype and shape (a broadcast gradient, a
+    view or a Sym of the compiler's tracer is left to the NumPy code)."""
+    a = arrays[0]
+    if type(a) is not np.ndarray or a.dtype not in _FLOATS or a.size == 0:
+        return False
+    return all(
+        type(x) is np.ndarray and x.flags.c_contiguous and x.shape == a.shape and x.dtype == a.dtype
+        for x in arrays
+    )
+
+
+def _activation_module(dtype: np.dtype):
+    return _module("activation.c", _ACTIVATION_NAMES, dtype)
+
+
+def gelu(x: np.ndarray):
+    """``nn_activation._gelu_array(x, "none")``: x * Phi(x), and Phi(x)."""
+    cdf, out = np.empty_like(x), np.empty_like(x)
+    _activation_module(x.dtype).gelu(x, cdf, out)
+    return out, cdf
+
+
+def pointwise(name: str, *arrays) -> np.ndarray:
+    """The C loop ``name`` of c/activation.c with one result, of the first array's shape."""
+    out = np.empty_like(arrays[0])
+    getattr(_activation_module(out.dtype), name)(*arrays, out)
+    return out
+
+
+# name -> (the NumPy code, whether the C loop gives its bits: no multiply-adds to contract)
+_POINTWISE = {
+    "relu": (_ew.relu_numpy, True),
+    "relu_grad": (_ew.relu_grad_numpy, True),
+    "sigmoid": (_ew.sigmoid_numpy, False),
+    "sigmoid_grad": (_ew.sigmoid_grad_numpy, False),
+    "tanh_grad": (_ew.tanh_grad_numpy, False),
+    "gelu_grad": (_act._gelu_grad_numpy, False),
+}
+
+
+def _arrays_only(*arrays) -> bool:
+    """Only NumPy arrays (or None): not a Sym of the compiler's tracer."""
+    return all(a is None or type(a) is np.ndarray for a in arrays)
+
+
+def _dtype_shape_key(*arrays) -> tuple:
+    return (arrays[0].dtype, arrays[0].shape)
+
+
 # -- for eager ops ---------------------------------------------------------------------------
 
 
@@ -463,58 +525,50 @@ def _checked(name: str, c_fn, numpy_fn, covered, key=_geometry_key, exact: bool 
     return run
 
 
-def eager(name: str):
-    """The C kernel eager ops may call for ``name`` (``_aten._core.eager_kernel``), or None
-    when kernels cannot be built here (no C compiler, WebAssembly, EMBER_COMPILE_KERNELS=0)."""
-    if kernels.available():
-        return None
-    if name == "max_pool2d":
-        return _checked(
-            name, lambda x, geo: max_pool2d(x, geo, False), _conv._max_pool_array, _pool_covered
-        )
-    if name == "max_pool2d_grad":
-        return _checked(
-            name,
+def _eager_kernels() -> dict:
+    """name -> the arguments of ``_checked`` after the name: (the C version, the NumPy code,
+    ``covered``, the check's key (``_geometry_key`` where None), whether bit for bit)."""
+    return {
+        "max_pool2d": (
+            lambda x, geo: max_pool2d(x, geo, False),
+            _conv._max_pool_array,
+            _pool_covered,
+            None,
+            True,
+        ),
+        "max_pool2d_grad": (
             lambda g, arg, geo: max_pool2d_grad(g, arg, geo, False),
             _conv._max_pool_vjp_array,
             lambda g, arg, geo: _pool_covered(g, geo) and arg.dtype == np.int16,
-        )
-    if name == "im2col":
-        return _checked(name, im2col, _conv._unfold_numpy, _im2col_covered)
-    if name == "col2im":
-        return _checked(name, col2im, _conv._fold_numpy, _col2im_covered)
-    if name == "batch_norm_train":
-        return _checked(
-            name,
+            None,
+            True,
+        ),
+        "im2col": (im2col, _conv._unfold_numpy, _im2col_covered, None, True),
+        "col2im": (col2im, _conv._fold_numpy, _col2im_covered, None, True),
+        "batch_norm_train": (
             batch_norm_train,
             lambda x, w, b, eps: _norm._batch_norm_numpy(x, w, b, True, eps, None, None),
             lambda x, w, b, eps: _bn_covered(x, w, b),
             lambda x, w, b, eps: (x.shape, x.dtype, w is None, b is None),
-            exact=False,
-        )
-    if name == "batch_norm_train_grad":
-        return _checked(
-            name,
+            False,
+        ),
+        "batch_norm_train_grad": (
             batch_norm_train_grad,
             _norm._batch_norm_train_grad,
             lambda g, x, w, mean, invstd: g.shape == x.shape and _bn_covered(x, g, w, mean, invstd),
             lambda g, x, w, mean, invstd: (x.shape, x.dtype, w is None),
-            exact=False,
-        )
-    if name == "layer_norm":
-        return _checked(
-            name,
+            False,
+        ),
+        "layer_norm": (
             layer_norm,
             _norm._layer_norm_numpy,
             lambda x, w, b, nshape, eps: (
                 _arrays_only(x, w, b) and _same_float_dtype(x, w, b) and x.size > 0
             ),
             lambda x, w, b, nshape, eps: (x.shape, x.dtype, w is None, b is None, nshape),
-            exact=False,
-        )
-    if name == "layer_norm_grad":
-        return _checked(
-            name,
+            False,
+        ),
+        "layer_norm_grad": (
             layer_norm_grad,
             _norm._layer_norm_vjp_numpy,
             lambda g, x, w, b, mean, invstd, nshape, needs: (
@@ -524,134 +578,68 @@ def eager(name: str):
                 and x.size > 0
             ),
             lambda g, x, w, b, mean, invstd, nshape, needs: (
-                x.shape,
-                x.dtype,
-                w is None,
-                b is None,
-                nshape,
-                tuple(needs),
+                x.shape, x.dtype, w is None, b is None, nshape, tuple(needs)
             ),
-            exact=False,
-        )
-    if name == "embedding_grad":
-        return _checked(
-            name,
+            False,
+        ),
+        "embedding_grad": (
             embedding_grad,
             _embedding._embedding_vjp_numpy,
             lambda g, indices, n, padding_idx, scale: (
                 _arrays_only(g, indices) and g.dtype in _FLOATS and scale is None
             ),
             lambda g, indices, n, padding_idx, scale: (
-                g.shape,
-                g.dtype,
-                indices.shape,
-                indices.dtype,
-                n,
-                padding_idx,
+                g.shape, g.dtype, indices.shape, indices.dtype, n, padding_idx
             ),
-        )
-    if name in _ROWS_NUMPY:
-        return _checked(
-            name,
-            lambda *args: _rows_call(name, args[-1], *args[:-1]),
-            _ROWS_NUMPY[name],
-            lambda *args: _arrays_only(*args[:-1]) and _last_dim(args[-1], *args[:-1]),
-            lambda *args: (args[0].shape, args[0].dtype, args[-1]),
-            exact=False,
-        )
-    if name == "attention":
-        return _checked(
-            name,
+            True,
+        ),
+        **{
+            name: (
+                lambda *args, name=name: _rows_call(name, args[-1], *args[:-1]),
+                numpy_fn,
+                lambda *args: _arrays_only(*args[:-1]) and _last_dim(args[-1], *args[:-1]),
+                lambda *args: (args[0].shape, args[0].dtype, args[-1]),
+                False,
+            )
+            for name, numpy_fn in _ROWS_NUMPY.items()
+        },
+        "attention": (
             attention,
             _attention._sdpa_numpy,
             lambda q, k, v, bias, scale, groups: (
                 _arrays_only(q, k, v, bias) and _attention_covered(q, k, v, bias, groups)
             ),
             lambda q, k, v, bias, scale, groups: (
-                q.shape,
-                k.shape,
-                v.shape,
-                q.dtype,
-                None if bias is None else bias.shape,
-                scale,
+                q.shape, k.shape, v.shape, q.dtype, None if bias is None else bias.shape, scale
             ),
-            exact=False,
-        )
-    if name == "gelu":
-        return _checked(
-            name, gelu, _act._gelu_numpy, _pointwise_covered, _dtype_shape_key, exact=False
-        )
-    if name in _POINTWISE:
-        numpy_fn, exact = _POINTWISE[name]
-        return _checked(
-            name,
-            lambda *arrays: pointwise(name, *arrays),
-            numpy_fn,
-            _pointwise_covered,
-            _dtype_shape_key,
-            exact=exact,
-        )
+            False,
+        ),
+        "gelu": (gelu, _act._gelu_numpy, _pointwise_covered, _dtype_shape_key, False),
+        **{
+            name: (
+                lambda *arrays, name=name: pointwise(name, *arrays),
+                numpy_fn,
+                _pointwise_covered,
+                _dtype_shape_key,
+                exact,
+            )
+            for name, (numpy_fn, exact) in _POINTWISE.items()
+        },
+    }  # fmt: skip
+
+
+def eager(name: str):
+    """The C kernel eager ops may call for ``name`` (``_aten._core.eager_kernel``), or None
+    when kernels cannot be built here (no C compiler, WebAssembly, EMBER_COMPILE_KERNELS=0)."""
+    if kernels.available():
+        return None
     if name in _LSTM_CELLS:
         return _lstm_checked(name)
-    return None
-
-
-# -- pointwise activations (eager only) ------------------------------------------------------
-
-# The loops: c/activation.c.
-_ACTIVATION_NAMES = (
-    "gelu", "gelu_grad", "relu", "relu_grad", "sigmoid", "sigmoid_grad", "tanh_grad"
-)  # fmt: skip
-
-
-def _pointwise_covered(*arrays) -> bool:
-    """Non-empty C-contiguous float arrays of one dtype and shape (a broadcast gradient, a
-    view or a Sym of the compiler's tracer is left to the NumPy code)."""
-    a = arrays[0]
-    if type(a) is not np.ndarray or a.dtype not in _FLOATS or a.size == 0:
-        return False
-    return all(
-        type(x) is np.ndarray and x.flags.c_contiguous and x.shape == a.shape and x.dtype == a.dtype
-        for x in arrays
-    )
-
-
-def _activation_module(dtype: np.dtype):
-    return _module("activation.c", _ACTIVATION_NAMES, dtype)
-
-
-def gelu(x: np.ndarray):
-    """``nn_activation._gelu_array(x, "none")``: x * Phi(x), and Phi(x)."""
-    cdf, out = np.empty_like(x), np.empty_like(x)
-    _activation_module(x.dtype).gelu(x, cdf, out)
-    return out, cdf
-
-
-def pointwise(name: str, *arrays) -> np.ndarray:
-    """The C loop ``name`` of c/activation.c with one result, of the first array's shape."""
-    out = np.empty_like(arrays[0])
-    getattr(_activation_module(out.dtype), name)(*arrays, out)
-    return out
-
-
-# name -> (the NumPy code, whether the C loop gives its bits: no multiply-adds to contract)
-_POINTWISE = {
-    "relu": (_ew.relu_numpy, True),
-    "relu_grad": (_ew.relu_grad_numpy, True),
-    "sigmoid": (_ew.sigmoid_numpy, False),
-    "sigmoid_grad": (_ew.sigmoid_grad_numpy, False),
-    "tanh_grad": (_ew.tanh_grad_numpy, False),
-    "gelu_grad": (_act._gelu_grad_numpy, False),
-}
-
-
-def _arrays_only(*arrays) -> bool:
-    """Only NumPy arrays (or None): not a Sym of the compiler's tracer."""
-    return all(a is None or type(a) is np.ndarray for a in arrays)
-
-
-def _dtype_shape_key(*arrays) -> tuple:
-    return (arrays[0].dtype, arrays[0].shape)
+    entry = _eager_kernels().get(name)
+    if entry is None:
+        return None
+    c_fn, numpy_fn, covered, key, exact = entry
+    return _checked(name, c_fn, numpy_fn, covered, key or _geometry_key, exact)
 
 
 # -- an LSTM step's pointwise work (eager only) ---------------------------------------------
