@@ -1,8 +1,9 @@
 /* Pointwise activation loops for eager ops (lowerings.eager("gelu"), "gelu_grad", "relu",
-   "relu_grad", "sigmoid", "sigmoid_grad", "tanh_grad"). NumPy evaluates exact GELU in ~6 passes with a temporary each, and SciPy's
-   erf is a scalar loop (about 9 ns an element: GELU forward and backward were a fifth of
-   W8's tiny-GPT step); ReLU's gradient ``g * (result > 0)`` is two passes and a mask, sigmoid four passes.
-   Here each is one pass, on one core (between BLAS calls, as the other eager loops).
+   "relu_grad", "sigmoid", "sigmoid_grad", "tanh_grad"). NumPy evaluates exact GELU in ~6
+   passes with a temporary each, and SciPy's erf is a scalar loop (about 9 ns an element:
+   GELU forward and backward were a fifth of W8's tiny-GPT step); ReLU's gradient
+   ``g * (result > 0)`` is two passes and a mask, sigmoid four passes. Here each is one
+   pass, on one core (between BLAS calls, as the other eager loops).
 
    No sizes: the element count is the arrays'. */
 #include "prelude.h"
@@ -27,131 +28,61 @@ static int pointwise_args(PyObject *const *args, Py_ssize_t nargs, int count, in
   return 1;
 }
 
-static PyObject *gelu(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  /* (x; cdf, out: written): cdf = Phi(x) = (1 + erf(x / sqrt 2)) / 2, out = x * cdf */
-  T *p[3];
-  npy_intp n;
-  if (!pointwise_args(args, nargs, 3, 2, p, &n)) goto bad;
-  const T *restrict x = p[0];
+/* A module function of `count` arrays (the last name##_outputs of them written) running
+   its body (the variadic part: commas and all) without the GIL; the body's loops over
+   i < n read A(j), the j-th array's element i. */
+#define A(j) (((const T *restrict)p[j])[i])
+#define POINTWISE_FUNCTION(name, count, ...)                                                \
+static PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {            \
+  T *p[count];                                                                              \
+  npy_intp n;                                                                               \
+  if (!pointwise_args(args, nargs, count, name##_outputs, p, &n)) {                         \
+    PyErr_SetString(PyExc_TypeError, "ember " #name " kernel: arguments");                  \
+    return NULL;                                                                            \
+  }                                                                                         \
+  Py_BEGIN_ALLOW_THREADS                                                                    \
+  __VA_ARGS__                                                                               \
+  Py_END_ALLOW_THREADS                                                                      \
+  Py_RETURN_NONE;                                                                           \
+}
+/* ... with one output, the last array: out[i] = the expression (the variadic part) */
+#define ONE_OUTPUT(name, count, ...)                                                        \
+enum { name##_outputs = 1 };                                                                \
+POINTWISE_FUNCTION(name, count, {                                                           \
+  T *restrict out = p[count - 1];                                                           \
+  _Pragma("omp simd")                                                                       \
+  for (npy_intp i = 0; i < n; i++) out[i] = (__VA_ARGS__);                                  \
+})
+
+/* (x; cdf, out: written): cdf = Phi(x) = (1 + erf(x / sqrt 2)) / 2, out = x * cdf */
+enum { gelu_outputs = 2 };
+POINTWISE_FUNCTION(gelu, 3, {
   T *restrict cdf = p[1], *restrict out = p[2];
-  Py_BEGIN_ALLOW_THREADS
   _Pragma("omp simd")
   for (npy_intp i = 0; i < n; i++) {
-    const T c = (T)0.5 * ((T)1 + ERF(x[i] * (T)M_SQRT1_2));
+    const T c = (T)0.5 * ((T)1 + ERF(A(0) * (T)M_SQRT1_2));
     cdf[i] = c;
-    out[i] = x[i] * c;
+    out[i] = A(0) * c;
   }
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
-bad:
-  PyErr_SetString(PyExc_TypeError, "ember gelu kernel: arguments");
-  return NULL;
-}
+})
 
-static PyObject *gelu_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  /* (g, x, cdf; out: written): out = g * (cdf + x * exp(-x^2 / 2) / sqrt(2 pi)) */
-  T *p[4];
-  npy_intp n;
-  if (!pointwise_args(args, nargs, 4, 1, p, &n)) goto bad;
-  const T *restrict g = p[0], *restrict x = p[1], *restrict cdf = p[2];
-  T *restrict out = p[3];
-  const T inv_sqrt_2pi = (T)0.39894228040143267794;
-  Py_BEGIN_ALLOW_THREADS
-  _Pragma("omp simd")
-  for (npy_intp i = 0; i < n; i++) {
-    const T v = x[i];
-    out[i] = g[i] * (cdf[i] + v * EXP((T)-0.5 * v * v) * inv_sqrt_2pi);
-  }
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
-bad:
-  PyErr_SetString(PyExc_TypeError, "ember gelu_grad kernel: arguments");
-  return NULL;
-}
+/* (g, x, cdf; out): g * (cdf + x * exp(-x^2 / 2) / sqrt(2 pi)) */
+ONE_OUTPUT(gelu_grad, 4,
+           A(0) * (A(2) + A(1) * EXP((T)-0.5 * A(1) * A(1)) * (T)0.39894228040143267794))
 
-static PyObject *relu(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  /* (x; out: written): out = max(x, 0) with NumPy's bits (NaN kept, -0 to +0) */
-  T *p[2];
-  npy_intp n;
-  if (!pointwise_args(args, nargs, 2, 1, p, &n)) goto bad;
-  const T *restrict x = p[0];
-  T *restrict out = p[1];
-  Py_BEGIN_ALLOW_THREADS
-  _Pragma("omp simd")
-  for (npy_intp i = 0; i < n; i++) out[i] = (x[i] > 0 || x[i] != x[i]) ? x[i] : (T)0;
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
-bad:
-  PyErr_SetString(PyExc_TypeError, "ember relu kernel: arguments");
-  return NULL;
-}
+/* (x; out): max(x, 0) with NumPy's bits (NaN kept, -0 to +0) */
+ONE_OUTPUT(relu, 2, (A(0) > 0 || A(0) != A(0)) ? A(0) : (T)0)
 
-static PyObject *relu_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  /* (g, result; out: written): out = g * (result > 0), the same bits as NumPy's product
-     (g * 1 is g, g * 0 is a zero of g's sign, NaN or infinite g times 0 is NaN) */
-  T *p[3];
-  npy_intp n;
-  if (!pointwise_args(args, nargs, 3, 1, p, &n)) goto bad;
-  const T *restrict g = p[0], *restrict r = p[1];
-  T *restrict out = p[2];
-  Py_BEGIN_ALLOW_THREADS
-  _Pragma("omp simd")
-  for (npy_intp i = 0; i < n; i++) out[i] = g[i] * (T)(r[i] > 0);
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
-bad:
-  PyErr_SetString(PyExc_TypeError, "ember relu_grad kernel: arguments");
-  return NULL;
-}
+/* (g, result; out): g * (result > 0), the same bits as NumPy's product (g * 1 is g, g * 0
+   a zero of g's sign, NaN or infinite g times 0 NaN) */
+ONE_OUTPUT(relu_grad, 3, A(0) * (T)(A(1) > 0))
 
-static PyObject *sigmoid(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  /* (x; out: written): out = 1 / (1 + exp(-x)); exp overflows to inf only where the result
-     is below the smallest normal number, and 1 / inf is 0 there (as torch's) */
-  T *p[2];
-  npy_intp n;
-  if (!pointwise_args(args, nargs, 2, 1, p, &n)) goto bad;
-  const T *restrict x = p[0];
-  T *restrict out = p[1];
-  Py_BEGIN_ALLOW_THREADS
-  _Pragma("omp simd")
-  for (npy_intp i = 0; i < n; i++) out[i] = (T)1 / ((T)1 + EXP(-x[i]));
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
-bad:
-  PyErr_SetString(PyExc_TypeError, "ember sigmoid kernel: arguments");
-  return NULL;
-}
+/* (x; out): 1 / (1 + exp(-x)); exp overflows to inf only where the result is below the
+   smallest normal number, and 1 / inf is 0 there (as torch's) */
+ONE_OUTPUT(sigmoid, 2, (T)1 / ((T)1 + EXP(-A(0))))
 
-static PyObject *sigmoid_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  /* (g, result; out: written): out = g * (1 - result) * result */
-  T *p[3];
-  npy_intp n;
-  if (!pointwise_args(args, nargs, 3, 1, p, &n)) goto bad;
-  const T *restrict g = p[0], *restrict r = p[1];
-  T *restrict out = p[2];
-  Py_BEGIN_ALLOW_THREADS
-  _Pragma("omp simd")
-  for (npy_intp i = 0; i < n; i++) out[i] = ((T)1 - r[i]) * r[i] * g[i];
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
-bad:
-  PyErr_SetString(PyExc_TypeError, "ember sigmoid_grad kernel: arguments");
-  return NULL;
-}
+/* (g, result; out): g * (1 - result) * result, in NumPy's order */
+ONE_OUTPUT(sigmoid_grad, 3, ((T)1 - A(1)) * A(1) * A(0))
 
-static PyObject *tanh_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  /* (g, result; out: written): out = g * (1 - result^2) */
-  T *p[3];
-  npy_intp n;
-  if (!pointwise_args(args, nargs, 3, 1, p, &n)) goto bad;
-  const T *restrict g = p[0], *restrict r = p[1];
-  T *restrict out = p[2];
-  Py_BEGIN_ALLOW_THREADS
-  _Pragma("omp simd")
-  for (npy_intp i = 0; i < n; i++) out[i] = ((T)1 - r[i] * r[i]) * g[i];
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
-bad:
-  PyErr_SetString(PyExc_TypeError, "ember tanh_grad kernel: arguments");
-  return NULL;
-}
+/* (g, result; out): g * (1 - result^2) */
+ONE_OUTPUT(tanh_grad, 3, ((T)1 - A(1) * A(1)) * A(0))
