@@ -133,6 +133,24 @@ def test_eager_layer_norm_uses_the_row_loops_with_the_numpy_results(dtype, affin
 
 
 @needs_kernels
+def test_the_eager_embedding_backward_reaches_the_loop(monkeypatch):
+    """Eager backward passes the saved indices as (tensor, version): the loop still runs."""
+    from ember._aten import _core
+
+    monkeypatch.setattr(_core, "_eager_kernels", {})
+    calls = []
+    loop = lowerings.embedding_grad
+    monkeypatch.setattr(lowerings, "embedding_grad", lambda *args: calls.append(1) or loop(*args))
+    emb = ember.nn.Embedding(10, 4)
+    idx = ember.tensor([[1, 2, 3], [1, 1, 9]])
+    for _ in range(2):
+        emb.weight.grad = None
+        (emb(idx) * ember.arange(4.0)).sum().backward()
+    assert len(calls) == 2
+    np.testing.assert_array_equal(emb.weight.grad.numpy()[1], [0.0, 3.0, 6.0, 9.0])
+
+
+@needs_kernels
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_eager_embedding_gradient_is_np_add_at_exactly(dtype):
     rng = np.random.default_rng(3)
@@ -213,3 +231,49 @@ def test_eager_attention_forward_uses_the_loop_with_the_numpy_results(causal):
         for m, r in zip(got, ref):
             np.testing.assert_allclose(m, r, rtol=1e-5, atol=1e-6)
     assert lowerings.eager("attention")(q, k, v, bias, 0.5, 3) is None  # grouped: NumPy's
+
+
+@needs_kernels
+def test_models_reach_every_eager_loop_and_each_agrees(monkeypatch):
+    """A small GPT block and a conv net, eagerly: each C loop they should use runs (the
+    check against NumPy passed on its first call), so none is silently bypassed."""
+    from ember._aten import _core
+
+    monkeypatch.setattr(_core, "_eager_kernels", {})
+    used: dict = {}
+    checked = lowerings._checked
+
+    def counting(name, c_fn, *rest, **kwargs):
+        def counted(*args):
+            res = c_fn(*args)
+            used[name] = used.get(name, 0) + 1
+            return res
+
+        run = checked(name, counted, *rest, **kwargs)
+        return lambda *args: run(*args)
+
+    monkeypatch.setattr(lowerings, "_checked", counting)
+    nn = ember.nn
+    ember.manual_seed(0)
+    emb, ln = nn.Embedding(50, 32), nn.LayerNorm(32)
+    fc, head = nn.Linear(32, 128), nn.Linear(128, 50)
+    conv, bn = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
+    for _ in range(2):  # the checking calls, then the trusted ones
+        idx = ember.tensor(np.arange(64 * 16).reshape(64, 16) % 50)
+        h = ln(emb(idx))
+        q = h.view(64, 2, 16, 16)
+        h = h + F.scaled_dot_product_attention(q, q, q, is_causal=True).reshape(64, 16, 32)
+        logits = head(F.gelu(fc(h)))
+        loss = F.cross_entropy(logits.view(-1, 50), idx.view(-1))
+        loss = loss + F.softmax(h, -1)[..., 0].mean()
+        x = ember.randn(8, 3, 32, 32, requires_grad=True)  # (col2im: its gradient)
+        y = F.max_pool2d(F.relu(bn(conv(x))), 2)
+        loss = loss + (y.sigmoid() * y.tanh()).mean()
+        loss.backward()
+    want = {
+        "embedding_grad", "layer_norm", "layer_norm_grad", "attention", "gelu", "gelu_grad",
+        "softmax", "softmax_grad", "log_softmax", "log_softmax_grad", "im2col", "col2im", "batch_norm_train",
+        "batch_norm_train_grad", "relu", "relu_grad", "max_pool2d", "max_pool2d_grad",
+        "sigmoid", "sigmoid_grad", "tanh_grad",
+    }  # fmt: skip
+    assert want <= set(used), sorted(want - set(used))

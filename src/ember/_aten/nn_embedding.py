@@ -330,6 +330,7 @@ def _embedding_vjp(g, indices, num_weights, padding_idx, scale):
     """The weight's gradient, each row's gradients summed: the compiler's C loop where a C
     compiler is present (checked against ``_embedding_vjp_numpy`` on the first call per
     shape; ``np.add.at`` dispatches per index), else the NumPy code."""
+    indices = _embedding_indices(indices)  # (the version check: once, here)
     kernel = eager_kernel("embedding_grad")
     res = None if kernel is None else kernel(g, indices, num_weights, padding_idx, scale)
     return _embedding_vjp_numpy(g, indices, num_weights, padding_idx, scale) if res is None else res
