@@ -924,18 +924,19 @@ _C_LOOP_MIN = 16384
 
 
 def _c_loop(name: str, *arrays):
-    """The checked C loop ``name`` on large arrays where a C compiler is present, or None
-    (the caller runs the NumPy code): see ``_aten._core.eager_kernel``."""
-    if type(arrays[0]) is np.ndarray and arrays[0].size >= _C_LOOP_MIN:
-        kernel = eager_kernel(name)
-        if kernel is not None:
-            return kernel(*arrays)
-    return None
+    """The checked C loop ``name`` where a C compiler is present, or None (the caller runs
+    the NumPy code): see ``_aten._core.eager_kernel``. Callers test the array's size
+    first, inline (``_C_LOOP_MIN``: a call would cost small arrays' ops)."""
+    kernel = eager_kernel(name)
+    return None if kernel is None else kernel(*arrays)
 
 
 def _sigmoid_forward(a):
-    res = _c_loop("sigmoid", a)
-    return sigmoid_numpy(a) if res is None else res
+    if type(a) is np.ndarray and a.size >= _C_LOOP_MIN:
+        res = _c_loop("sigmoid", a)
+        if res is not None:
+            return res
+    return sigmoid_numpy(a)
 
 
 def sigmoid_numpy(a):
@@ -955,8 +956,11 @@ def sigmoid_numpy(a):
 
 
 def _tanh_vjp(g, result):
-    res = _c_loop("tanh_grad", g, result)
-    return tanh_grad_numpy(g, result) if res is None else res
+    if type(g) is np.ndarray and g.size >= _C_LOOP_MIN:
+        res = _c_loop("tanh_grad", g, result)
+        if res is not None:
+            return res
+    return tanh_grad_numpy(g, result)
 
 
 def tanh_grad_numpy(g, result):
@@ -972,8 +976,11 @@ def tanh_grad_numpy(g, result):
 
 
 def _sigmoid_vjp(g, result):
-    res = _c_loop("sigmoid_grad", g, result)
-    return sigmoid_grad_numpy(g, result) if res is None else res
+    if type(g) is np.ndarray and g.size >= _C_LOOP_MIN:
+        res = _c_loop("sigmoid_grad", g, result)
+        if res is not None:
+            return res
+    return sigmoid_grad_numpy(g, result)
 
 
 def sigmoid_grad_numpy(g, result):
@@ -1001,8 +1008,11 @@ def relu_numpy(a):
 def _relu_forward(a):
     """``max(a, 0)``: one C pass on large contiguous float arrays where a C compiler is
     present (checked bit for bit against ``relu_numpy``), else NumPy's."""
-    res = _c_loop("relu", a)
-    return relu_numpy(a) if res is None else res
+    if type(a) is np.ndarray and a.size >= _C_LOOP_MIN:
+        res = _c_loop("relu", a)
+        if res is not None:
+            return res
+    return relu_numpy(a)
 
 
 def relu_grad_numpy(g, result):
@@ -1013,8 +1023,11 @@ def relu_grad_numpy(g, result):
 def _relu_vjp(g, result):
     """``g * (result > 0)``: one C pass as ``_relu_forward`` chooses it (checked bit for
     bit), else NumPy's two."""
-    res = _c_loop("relu_grad", g, result)
-    return relu_grad_numpy(g, result) if res is None else res
+    if type(g) is np.ndarray and g.size >= _C_LOOP_MIN:
+        res = _c_loop("relu_grad", g, result)
+        if res is not None:
+            return res
+    return relu_grad_numpy(g, result)
 
 
 def erf_array(a: np.ndarray) -> np.ndarray:
