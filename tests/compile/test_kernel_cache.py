@@ -283,9 +283,7 @@ LOWERING_BUILDS = {
         for p in (0, 1)
     ],
     "batch_norm.c": [(lowerings._BN_NAMES, dict(C=3, L=5, PARALLEL=p)) for p in (0, 1)],
-    "batch_norm_relu.c": [
-        (lowerings._BN_RELU_NAMES, dict(C=3, L=5, PARALLEL=p)) for p in (0, 1)
-    ],
+    "batch_norm_relu.c": [(lowerings._BN_RELU_NAMES, dict(C=3, L=5, PARALLEL=p)) for p in (0, 1)],
     "activation.c": [(lowerings._ACTIVATION_NAMES, {})],
 }
 
