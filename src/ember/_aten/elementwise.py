@@ -1056,6 +1056,11 @@ def example_doc(summary: str, call: str, output: str) -> str:
     return f"{summary}\n\nExample:\n    >>> import ember\n    >>> {call}\n    {shown}\n"
 
 
+# What ``explain`` shows for the rules that run a C loop where one applies.
+_relu_vjp.formula = "grad * (result > 0)"
+_tanh_vjp.formula = "grad * (1 - result * result).conj()"
+_sigmoid_vjp.formula = "grad * (result * (1 - result)).conj()"
+
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 _UNARY_ROWS = [

@@ -1860,6 +1860,11 @@ def _log_softmax_vjp_numpy(g, result, dim):
     return g - np.exp(result) * _sumk(g, (dim,))
 
 
+# What ``explain`` shows for them (the C loops compute the same).
+_softmax_vjp.formula = "result * (grad - _sumk(grad * result, (dim,)))"
+_log_softmax_vjp.formula = "grad - np.exp(result) * _sumk(grad, (dim,))"
+
+
 def _softmax_forward(a: np.ndarray, dim: int) -> np.ndarray:
     return _softmax_array(a, dim if a.ndim else None).astype(a.dtype, copy=False)
 

@@ -213,14 +213,18 @@ def rule_lines(node) -> list:
 
 
 def rule_text(fn) -> str:
-    """A rule's formula: a lambda's body with its gradient argument named ``grad``, or a
-    named function's call (``_spread(grad, self_sym_sizes)``).
+    """A rule's formula: a lambda's body with its gradient argument named ``grad``, a named
+    function's ``formula`` (the rules that run a C loop where one applies say the math they
+    compute), or a named function's call (``_spread(grad, self_sym_sizes)``).
 
     Example:
         >>> from ember.autograd.explain import rule_text
         >>> rule_text(lambda g, other: g * other)
         'grad * other'
     """
+    formula = getattr(fn, "formula", None)
+    if formula is not None:
+        return formula
     code = getattr(fn, "__code__", None)
     if code is None:
         return f"{getattr(fn, '__name__', repr(fn))}(grad, ...)"

@@ -589,6 +589,9 @@ def rule_text(node_cls, input_name: str) -> str | None:
 
 
 def _rule_text(fn) -> str:
+    formula = getattr(fn, "formula", None)  # (see explain.rule_text)
+    if formula is not None:
+        return formula
     try:
         src = inspect.getsource(fn).strip()
     except (OSError, TypeError):
