@@ -277,3 +277,27 @@ def test_models_reach_every_eager_loop_and_each_agrees(monkeypatch):
         "max_pool2d_grad", "sigmoid", "sigmoid_grad", "tanh_grad",
     }  # fmt: skip
     assert want <= set(used), sorted(want - set(used))
+
+
+@needs_kernels
+def test_varying_batch_and_sequence_lengths_are_checked_once(monkeypatch):
+    """The check runs per what a C module is built for (LayerNorm's row length, softmax's
+    last dim, an elementwise loop's dtype), not per shape: a growing sequence (generation)
+    does not run the NumPy code beside the loop at every step."""
+    from ember._aten import _core, reduction
+
+    monkeypatch.setattr(_core, "_eager_kernels", {})
+    ran = []
+
+    def counting(name, fn):
+        return lambda *args: ran.append(name) or fn(*args)
+
+    layer_norm = counting("_layer_norm_numpy", nn_norm._layer_norm_numpy)
+    monkeypatch.setattr(nn_norm, "_layer_norm_numpy", layer_norm)
+    softmax = counting("_softmax_numpy", reduction._softmax_numpy)
+    monkeypatch.setitem(lowerings._ROWS_NUMPY, "softmax", softmax)
+    ln = ember.nn.LayerNorm(8)
+    for t in range(1, 6):
+        x = ember.randn(2, t, 8)
+        F.softmax(ln(x), -1)
+    assert sorted(ran) == ["_layer_norm_numpy", "_softmax_numpy"]

@@ -464,8 +464,10 @@ def _arrays_only(*arrays) -> bool:
     return all(a is None or type(a) is np.ndarray for a in arrays)
 
 
-def _dtype_shape_key(*arrays) -> tuple:
-    return (arrays[0].dtype, arrays[0].shape)
+def _pointwise_key(*arrays) -> tuple:
+    """Elementwise loops are one code for every shape: checked once per dtype, for small
+    arrays (the vector loop's remainder alone) and larger ones."""
+    return (arrays[0].dtype, arrays[0].size >= 64)
 
 
 # -- for eager ops ---------------------------------------------------------------------------
@@ -501,9 +503,11 @@ def _geometry_key(*args) -> tuple:
 def _checked(name: str, c_fn, numpy_fn, covered, key=_geometry_key, exact: bool = True):
     """``c_fn`` for eager calls where ``covered(*args)``: on the first call per ``key(*args)``
     both run and the C loops' results are used (then always) if they are the NumPy code's
-    (``_same_results``), else the NumPy code's. The first call returns the C results too when
-    they agree, so every call gives the same numbers. Returns None where the caller runs the
-    NumPy code."""
+    (``_same_results``), else the NumPy code's. The key is what the C module is built for (a
+    row length, a plane size; not the batch size or a sequence length, which vary from call
+    to call in many programs and would have both run each time). The first call returns the
+    C results too when they agree, so every call gives the same numbers. Returns None where
+    the caller runs the NumPy code."""
     checked: dict = {}
 
     def run(*args):
@@ -549,14 +553,14 @@ def _eager_kernels() -> dict:
             batch_norm_train,
             lambda x, w, b, eps: _norm._batch_norm_numpy(x, w, b, True, eps, None, None),
             lambda x, w, b, eps: _bn_covered(x, w, b),
-            lambda x, w, b, eps: (x.shape, x.dtype, w is None, b is None),
+            lambda x, w, b, eps: (x.shape[1:], x.dtype, w is None, b is None),
             False,
         ),
         "batch_norm_train_grad": (
             batch_norm_train_grad,
             _norm._batch_norm_train_grad,
             lambda g, x, w, mean, invstd: g.shape == x.shape and _bn_covered(x, g, w, mean, invstd),
-            lambda g, x, w, mean, invstd: (x.shape, x.dtype, w is None),
+            lambda g, x, w, mean, invstd: (x.shape[1:], x.dtype, w is None),
             False,
         ),
         "layer_norm": (
@@ -565,7 +569,7 @@ def _eager_kernels() -> dict:
             lambda x, w, b, nshape, eps: (
                 _arrays_only(x, w, b) and _same_float_dtype(x, w, b) and x.size > 0
             ),
-            lambda x, w, b, nshape, eps: (x.shape, x.dtype, w is None, b is None, nshape),
+            lambda x, w, b, nshape, eps: (x.dtype, w is None, b is None, nshape),
             False,
         ),
         "layer_norm_grad": (
@@ -578,7 +582,7 @@ def _eager_kernels() -> dict:
                 and x.size > 0
             ),
             lambda g, x, w, b, mean, invstd, nshape, needs: (
-                x.shape, x.dtype, w is None, b is None, nshape, tuple(needs)
+                x.dtype, w is None, b is None, nshape, tuple(needs)
             ),
             False,
         ),
@@ -589,7 +593,7 @@ def _eager_kernels() -> dict:
                 _arrays_only(g, indices) and g.dtype in _FLOATS and scale is None
             ),
             lambda g, indices, n, padding_idx, scale: (
-                g.shape, g.dtype, indices.shape, indices.dtype, n, padding_idx
+                g.shape[-1], g.dtype, indices.dtype, n, padding_idx
             ),
             True,
         ),
@@ -598,7 +602,7 @@ def _eager_kernels() -> dict:
                 lambda *args, name=name: _rows_call(name, args[-1], *args[:-1]),
                 numpy_fn,
                 lambda *args: _arrays_only(*args[:-1]) and _last_dim(args[-1], *args[:-1]),
-                lambda *args: (args[0].shape, args[0].dtype, args[-1]),
+                lambda *args: (args[0].shape[-1], args[0].dtype),
                 False,
             )
             for name, numpy_fn in _ROWS_NUMPY.items()
@@ -610,17 +614,17 @@ def _eager_kernels() -> dict:
                 _arrays_only(q, k, v, bias) and _attention_covered(q, k, v, bias, groups)
             ),
             lambda q, k, v, bias, scale, groups: (
-                q.shape, k.shape, v.shape, q.dtype, None if bias is None else bias.shape, scale
+                q.shape[-2:], k.shape[-2:], v.shape[-1], q.dtype, bias is None
             ),
             False,
         ),
-        "gelu": (gelu, _act._gelu_numpy, _pointwise_covered, _dtype_shape_key, False),
+        "gelu": (gelu, _act._gelu_numpy, _pointwise_covered, _pointwise_key, False),
         **{
             name: (
                 lambda *arrays, name=name: pointwise(name, *arrays),
                 numpy_fn,
                 _pointwise_covered,
-                _dtype_shape_key,
+                _pointwise_key,
                 exact,
             )
             for name, (numpy_fn, exact) in _POINTWISE.items()
