@@ -155,6 +155,22 @@ def eager_kernel(name: str):
         return kernel
 
 
+def with_eager_kernel(name: str, numpy_fn, *args):
+    """``numpy_fn(*args)``, computed by the C kernel ``name`` instead where one applies to
+    ``args`` (``eager_kernel``: a C compiler is present and the kernel agreed with the NumPy
+    code on its first call).
+
+    Example:
+        >>> import numpy as np
+        >>> from ember._aten._core import with_eager_kernel
+        >>> with_eager_kernel("no such kernel", np.negative, np.ones(2))
+        array([-1., -1.])
+    """
+    kernel = eager_kernel(name)
+    res = None if kernel is None else kernel(*args)
+    return numpy_fn(*args) if res is None else res
+
+
 def register_methods(methods: dict) -> None:
     """Tensor attributes that are not public functions (dunders, properties)."""
     _METHODS.update(methods)

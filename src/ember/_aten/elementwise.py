@@ -27,7 +27,6 @@ from ._core import (
     broadcast_shapes,
     default_float,
     defop,
-    eager_kernel,
     float_operand,
     quiet_reset,
     quiet_set,
@@ -38,6 +37,7 @@ from ._core import (
     result_type,
     run,
     scalar_or_tensor,
+    with_eager_kernel,
     write_out,
 )
 from .indexing import nonzero
@@ -923,19 +923,9 @@ def _sigmoid_stable(a):
 _C_LOOP_MIN = 16384
 
 
-def _c_loop(name: str, *arrays):
-    """The checked C loop ``name`` where a C compiler is present, or None (the caller runs
-    the NumPy code): see ``_aten._core.eager_kernel``. Callers test the array's size
-    first, inline (``_C_LOOP_MIN``: a call would cost small arrays' ops)."""
-    kernel = eager_kernel(name)
-    return None if kernel is None else kernel(*arrays)
-
-
 def _sigmoid_forward(a):
     if type(a) is np.ndarray and a.size >= _C_LOOP_MIN:
-        res = _c_loop("sigmoid", a)
-        if res is not None:
-            return res
+        return with_eager_kernel("sigmoid", sigmoid_numpy, a)
     return sigmoid_numpy(a)
 
 
@@ -957,9 +947,7 @@ def sigmoid_numpy(a):
 
 def _tanh_vjp(g, result):
     if type(g) is np.ndarray and g.size >= _C_LOOP_MIN:
-        res = _c_loop("tanh_grad", g, result)
-        if res is not None:
-            return res
+        return with_eager_kernel("tanh_grad", tanh_grad_numpy, g, result)
     return tanh_grad_numpy(g, result)
 
 
@@ -977,9 +965,7 @@ def tanh_grad_numpy(g, result):
 
 def _sigmoid_vjp(g, result):
     if type(g) is np.ndarray and g.size >= _C_LOOP_MIN:
-        res = _c_loop("sigmoid_grad", g, result)
-        if res is not None:
-            return res
+        return with_eager_kernel("sigmoid_grad", sigmoid_grad_numpy, g, result)
     return sigmoid_grad_numpy(g, result)
 
 
@@ -1009,9 +995,7 @@ def _relu_forward(a):
     """``max(a, 0)``: one C pass on large contiguous float arrays where a C compiler is
     present (checked bit for bit against ``relu_numpy``), else NumPy's."""
     if type(a) is np.ndarray and a.size >= _C_LOOP_MIN:
-        res = _c_loop("relu", a)
-        if res is not None:
-            return res
+        return with_eager_kernel("relu", relu_numpy, a)
     return relu_numpy(a)
 
 
@@ -1024,9 +1008,7 @@ def _relu_vjp(g, result):
     """``g * (result > 0)``: one C pass as ``_relu_forward`` chooses it (checked bit for
     bit), else NumPy's two."""
     if type(g) is np.ndarray and g.size >= _C_LOOP_MIN:
-        res = _c_loop("relu_grad", g, result)
-        if res is not None:
-            return res
+        return with_eager_kernel("relu_grad", relu_grad_numpy, g, result)
     return relu_grad_numpy(g, result)
 
 

@@ -29,7 +29,6 @@ from ._core import (
     ELEMENTWISE,
     QUIET,
     defop,
-    eager_kernel,
     is_raw,
     quiet_reset,
     quiet_set,
@@ -37,6 +36,7 @@ from ._core import (
     register_methods,
     require_tensor,
     run,
+    with_eager_kernel,
 )
 from .shape import cat as _cat
 
@@ -987,9 +987,7 @@ def _gelu_array(a: np.ndarray, approximate: str):
     if approximate == "tanh":
         aux = np.tanh(_SQRT_2_OVER_PI * (a + _KAPPA * a * a * a))
         return _in_dtype(0.5 * a * (1 + aux), a.dtype), aux
-    kernel = eager_kernel("gelu")  # one C pass where a C compiler is present (checked)
-    res = None if kernel is None else kernel(a)
-    return _gelu_numpy(a) if res is None else res
+    return with_eager_kernel("gelu", _gelu_numpy, a)  # one C pass where gcc is present
 
 
 def _gelu_numpy(a: np.ndarray):
@@ -1019,9 +1017,7 @@ def _gelu_rule(g, self, aux, approximate):
         t = aux if is_raw(x) else _ew.tanh((x + x * x * x * _KAPPA) * _SQRT_2_OVER_PI)
         d = (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * _SQRT_2_OVER_PI * (x * x * (3 * _KAPPA) + 1)
     elif is_raw(x):
-        kernel = eager_kernel("gelu_grad")  # one C pass (checked), as the forward's
-        res = None if kernel is None else kernel(g, x, aux)
-        return _gelu_grad_numpy(g, x, aux) if res is None else res
+        return with_eager_kernel("gelu_grad", _gelu_grad_numpy, g, x, aux)  # as the forward
     else:
         d = (_ew.erf(x / _SQRT_2) + 1) * 0.5 + x * _ew.exp(x * x * -0.5) * _INV_SQRT_2PI
     res = g * d

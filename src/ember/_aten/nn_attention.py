@@ -31,11 +31,11 @@ from ._core import (
     COMPOSITE,
     QUIET,
     defop,
-    eager_kernel,
     quiet_reset,
     quiet_set,
     record,
     require_tensor,
+    with_eager_kernel,
 )
 from .elementwise import where
 from .indexing import tril
@@ -84,9 +84,7 @@ def _sdpa_forward(query, key, value, attn_bias, scale, groups):
     """``softmax(q k^T * scale + bias) v`` and the probabilities (a fully masked row is 0):
     the compiler's C loop per head where a C compiler is present (checked against
     ``_sdpa_numpy`` on the first call per shape), else the NumPy code."""
-    kernel = eager_kernel("attention")
-    res = None if kernel is None else kernel(query, key, value, attn_bias, scale, groups)
-    return _sdpa_numpy(query, key, value, attn_bias, scale, groups) if res is None else res
+    return with_eager_kernel("attention", _sdpa_numpy, query, key, value, attn_bias, scale, groups)
 
 
 def _sdpa_numpy(query, key, value, attn_bias, scale, groups):

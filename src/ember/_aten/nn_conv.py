@@ -36,7 +36,6 @@ from ._core import (
     LINEAR,
     QUIET,
     defop,
-    eager_kernel,
     intp,
     is_raw,
     legacy_type_name,
@@ -44,6 +43,7 @@ from ._core import (
     quiet_set,
     record,
     require_tensor,
+    with_eager_kernel,
 )
 
 _wrap = Tensor._wrap
@@ -206,9 +206,7 @@ def _unfold_array(x: np.ndarray, geo: _Geometry) -> np.ndarray:
     checks the loop against the NumPy code, ``_unfold_numpy``, first), else the NumPy code."""
     if x.ndim == len(geo.k) + 1:
         return _unfold_array(x[None], geo)[0]
-    kernel = eager_kernel("im2col")
-    res = None if kernel is None else kernel(x, geo)
-    return _unfold_numpy(x, geo) if res is None else res
+    return with_eager_kernel("im2col", _unfold_numpy, x, geo)
 
 
 def _unfold_numpy(x: np.ndarray, geo: _Geometry) -> np.ndarray:
@@ -224,9 +222,7 @@ def _fold_array(cols: np.ndarray, geo: _Geometry) -> np.ndarray:
     compiler's C loop for 2-d windows, as ``_unfold_array`` chooses its code)."""
     if cols.ndim == 2:
         return _fold_array(cols[None], geo)[0]
-    kernel = eager_kernel("col2im")
-    res = None if kernel is None else kernel(cols, geo)
-    return _fold_numpy(cols, geo) if res is None else res
+    return with_eager_kernel("col2im", _fold_numpy, cols, geo)
 
 
 def _fold_numpy(cols: np.ndarray, geo: _Geometry) -> np.ndarray:
@@ -904,16 +900,12 @@ def _max_pool2d_eager(x: np.ndarray, geo: _Geometry):
     """2-d max pooling's maxima and taps: the compiler's C loop where it covers the windows
     and a C compiler is present (it checks the loop against this NumPy code first), else
     the NumPy code."""
-    kernel = eager_kernel("max_pool2d")
-    res = None if kernel is None else kernel(x, geo)
-    return _max_pool_array(x, geo) if res is None else res
+    return with_eager_kernel("max_pool2d", _max_pool_array, x, geo)
 
 
 def _max_pool2d_grad_eager(g: np.ndarray, arg: np.ndarray, geo: _Geometry) -> np.ndarray:
     """2-d max pooling's input gradient, as ``_max_pool2d_eager`` chooses its code."""
-    kernel = eager_kernel("max_pool2d_grad")
-    res = None if kernel is None else kernel(g, arg, geo)
-    return _max_pool_vjp_array(g, arg, geo) if res is None else res
+    return with_eager_kernel("max_pool2d_grad", _max_pool_vjp_array, g, arg, geo)
 
 
 def _window_entries(x: Tensor, arg: np.ndarray, geo: _Geometry) -> Tensor:

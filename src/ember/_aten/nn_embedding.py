@@ -19,12 +19,12 @@ from ._core import (
     LINEAR,
     QUIET,
     defop,
-    eager_kernel,
     intp,
     quiet_reset,
     quiet_set,
     record,
     require_tensor,
+    with_eager_kernel,
 )
 
 _wrap = Tensor._wrap
@@ -331,9 +331,8 @@ def _embedding_vjp(g, indices, num_weights, padding_idx, scale):
     compiler is present (checked against ``_embedding_vjp_numpy`` on the first call per
     shape; ``np.add.at`` dispatches per index), else the NumPy code."""
     indices = _embedding_indices(indices)  # (the version check: once, here)
-    kernel = eager_kernel("embedding_grad")
-    res = None if kernel is None else kernel(g, indices, num_weights, padding_idx, scale)
-    return _embedding_vjp_numpy(g, indices, num_weights, padding_idx, scale) if res is None else res
+    args = (g, indices, num_weights, padding_idx, scale)
+    return with_eager_kernel("embedding_grad", _embedding_vjp_numpy, *args)
 
 
 def _embedding_vjp_numpy(g, indices, num_weights, padding_idx, scale):

@@ -24,6 +24,7 @@ from ._core import (
     record,
     record_result,
     require_tensor,
+    with_eager_kernel,
 )
 from .elementwise import div
 from .shape import cat
@@ -143,11 +144,9 @@ def _batch_norm_vjp(g, input, weight, bias, training, result1, result2, needs_in
     x = input
     invstd = result2
     if training and needs_input_grad[0]:  # (the C loops as _batch_norm_arrays chooses them)
-        kernel = eager_kernel("batch_norm_train_grad")
-        res = None if kernel is None else kernel(g, x, weight, result1, invstd)
-        if res is None:
-            res = _batch_norm_train_grad(g, x, weight, result1, invstd)
-        gx, sum_g, dot = res
+        gx, sum_g, dot = with_eager_kernel(
+            "batch_norm_train_grad", _batch_norm_train_grad, g, x, weight, result1, invstd
+        )
         gw = dot * invstd if weight is not None and needs_input_grad[1] else None
         gb = sum_g if bias is not None and needs_input_grad[2] else None
         return gx, gw, gb
@@ -320,9 +319,7 @@ def _layer_norm_forward(x, w, b, nshape, eps):
     """The normalisation over the trailing ``nshape`` dims, and its mean and 1 / std: the
     compiler's C row loops where a C compiler is present (checked against the NumPy code,
     ``_layer_norm_numpy``, on the first call per shape), else the NumPy code."""
-    kernel = eager_kernel("layer_norm")
-    res = None if kernel is None else kernel(x, w, b, nshape, eps)
-    return _layer_norm_numpy(x, w, b, nshape, eps) if res is None else res
+    return with_eager_kernel("layer_norm", _layer_norm_numpy, x, w, b, nshape, eps)
 
 
 def _layer_norm_numpy(x, w, b, nshape, eps):
@@ -355,9 +352,7 @@ def _layer_norm_vjp(g, input, weight, bias, mean, invstd, normalized_shape, need
     """The gradients of ``layer_norm``: C row loops as ``_layer_norm_forward`` chooses them,
     else ``_layer_norm_vjp_numpy``."""
     args = (g, input, weight, bias, mean, invstd, normalized_shape, needs_input_grad)
-    kernel = eager_kernel("layer_norm_grad")
-    res = None if kernel is None else kernel(*args)
-    return _layer_norm_vjp_numpy(*args) if res is None else res
+    return with_eager_kernel("layer_norm_grad", _layer_norm_vjp_numpy, *args)
 
 
 def _layer_norm_vjp_numpy(g, input, weight, bias, mean, invstd, normalized_shape, needs_input_grad):

@@ -37,7 +37,6 @@ from ._core import (
     broadcast_error,
     default_float,
     defop,
-    eager_kernel,
     intp,
     is_raw,
     needs_grad,
@@ -51,6 +50,7 @@ from ._core import (
     require_tensor,
     result_type,
     run,
+    with_eager_kernel,
     write_out,
 )
 from .complex import complex as _complex
@@ -1797,20 +1797,10 @@ def _softmax_input(input, dim, dtype, fname: str):
     return input, a, ax
 
 
-def _row_loop(name: str, *args):
-    """The compiler's checked C row loop ``name`` (softmax and log_softmax over the last dim,
-    forward and backward) where a C compiler is present, or None (the caller runs the NumPy
-    code): see ``_aten._core.eager_kernel``."""
-    if args[-1] is None or type(args[0]) is not np.ndarray:
-        return None
-    kernel = eager_kernel(name)
-    return None if kernel is None else kernel(*args)
-
-
 def _softmax_array(a: np.ndarray, ax: int | None) -> np.ndarray:
-    """softmax along ``ax`` (None: a 0-d tensor, one element)."""
-    res = _row_loop("softmax", a, ax)
-    return _softmax_numpy(a, ax) if res is None else res
+    """softmax along ``ax`` (None: a 0-d tensor, one element); the compiler's C row loop
+    over the last dim where a C compiler is present (``with_eager_kernel``)."""
+    return with_eager_kernel("softmax", _softmax_numpy, a, ax)
 
 
 def _softmax_numpy(a: np.ndarray, ax: int | None) -> np.ndarray:
@@ -1825,8 +1815,7 @@ def _softmax_numpy(a: np.ndarray, ax: int | None) -> np.ndarray:
 
 def _log_softmax_array(a: np.ndarray, ax: int | None) -> np.ndarray:
     """log_softmax along ``ax`` (None: a 0-d tensor, one element)."""
-    res = _row_loop("log_softmax", a, ax)
-    return _log_softmax_numpy(a, ax) if res is None else res
+    return with_eager_kernel("log_softmax", _log_softmax_numpy, a, ax)
 
 
 def _log_softmax_numpy(a: np.ndarray, ax: int | None) -> np.ndarray:
@@ -1841,8 +1830,7 @@ def _log_softmax_numpy(a: np.ndarray, ax: int | None) -> np.ndarray:
 
 def _softmax_vjp(g, result, dim):
     """softmax's derivative rule; C row loops on arrays as ``_softmax_array`` chooses."""
-    res = _row_loop("softmax_grad", g, result, dim) if type(result) is np.ndarray else None
-    return _softmax_vjp_numpy(g, result, dim) if res is None else res
+    return with_eager_kernel("softmax_grad", _softmax_vjp_numpy, g, result, dim)
 
 
 def _softmax_vjp_numpy(g, result, dim):
@@ -1852,8 +1840,7 @@ def _softmax_vjp_numpy(g, result, dim):
 
 def _log_softmax_vjp(g, result, dim):
     """log_softmax's derivative rule; C row loops on arrays as ``_softmax_array`` chooses."""
-    res = _row_loop("log_softmax_grad", g, result, dim) if type(result) is np.ndarray else None
-    return _log_softmax_vjp_numpy(g, result, dim) if res is None else res
+    return with_eager_kernel("log_softmax_grad", _log_softmax_vjp_numpy, g, result, dim)
 
 
 def _log_softmax_vjp_numpy(g, result, dim):

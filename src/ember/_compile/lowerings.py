@@ -601,7 +601,11 @@ def _eager_kernels() -> dict:
             name: (
                 lambda *args, name=name: _rows_call(name, args[-1], *args[:-1]),
                 numpy_fn,
-                lambda *args: _arrays_only(*args[:-1]) and _last_dim(args[-1], *args[:-1]),
+                lambda *args: (
+                    args[-1] is not None  # (a 0-d tensor's softmax: no dim)
+                    and _arrays_only(*args[:-1])
+                    and _last_dim(args[-1], *args[:-1])
+                ),
                 lambda *args: (args[0].shape[-1], args[0].dtype),
                 False,
             )
