@@ -13,12 +13,12 @@ cProfile's top functions of ember's eager step.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 
 import numpy as np
-from workloads import print_profile  # (this folder: the scripts run as python benchmarks/...)
+# (this folder: the scripts run as python benchmarks/...)
+from workloads import blas_threads, print_profile
 
 N, C, S, CLASSES = 64, 3, 32, 10
 
@@ -91,16 +91,6 @@ def _check(name: str, loss, grads, ref_loss, ref_grads) -> None:
         assert error <= bound, f"{name}: gradient {i} off by {error:.3g} (bound {bound:.3g})"
 
 
-def _blas_threads() -> int:
-    try:
-        from threadpoolctl import threadpool_info
-
-        blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
-        return blas[0] if blas else os.cpu_count() or 1
-    except ImportError:
-        return int(os.environ.get("OPENBLAS_NUM_THREADS", os.cpu_count() or 1))
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=9)
@@ -112,7 +102,7 @@ def main(argv=None) -> None:
 
     import ember
 
-    threads = _blas_threads()
+    threads = blas_threads()
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     state = {k: v.numpy() for k, v in _model(torch).state_dict().items()}

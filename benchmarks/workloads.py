@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 
 import numpy as np
 
@@ -631,6 +632,23 @@ def reference(workload: str, inp: dict):
         for k, v in inp.items()
     }
     return implementations(workload)["numpy"](as64)
+
+
+def blas_threads() -> int:
+    """How many threads NumPy's BLAS uses (threadpoolctl, else the usual environment
+    variables): the scripts give torch as many, so the matmuls compare fairly."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+        if blas:
+            return blas[0]
+    except ImportError:
+        pass
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        if os.environ.get(var):
+            return int(os.environ[var])
+    return os.cpu_count() or 1
 
 
 def print_profile(step, repeats: int, top: int = 15, sort: str = "tottime") -> None:
