@@ -17,6 +17,7 @@ import statistics
 import time
 
 import numpy as np
+
 # (this folder: the scripts run as python benchmarks/...)
 from workloads import blas_threads, print_profile
 

@@ -31,6 +31,19 @@ from ._aten import _core as _ops_core  # noqa: E402
 _ops_core.set_kernel_loader(_eager_kernel)
 
 
+def _install_core() -> None:
+    """The compiled core (``_compile.core``), where it can be built; deferred: the first
+    backward pass installs it."""
+    from ._compile import core  # deferred: gcc and the compiler load on the first backward
+
+    core.install()
+
+
+from .autograd import engine as _engine  # noqa: E402
+
+_engine.set_core_loader(_install_core)
+
+
 # What ``import ember`` does not load: submodules and names a first program does not need,
 # loaded on first use (as torch loads some of its submodules), so that importing costs the
 # core, autograd and the ops alone.

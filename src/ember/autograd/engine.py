@@ -9,6 +9,11 @@
    captured edges, multi-output nodes, anomaly checks), kept off the fast path that plain
    single-output op nodes take.
 
+Where gcc is present, the package's compiled core (``ember._compile.core``) puts a C
+version of ``_execute`` (and of ``recording.record``) in place on the first backward pass:
+the same loop on the same objects, handing every node off the fast path to
+``_run_special`` here. This Python code stays, and runs wherever C cannot.
+
 No recursion, so graph depth is bounded only by memory. The engine knows no op: it calls
 ``node.backward`` and reduces each incoming gradient to the recorded output shape/dtype,
 which is where gradients of broadcast operands are summed back.
@@ -44,6 +49,16 @@ _STEAL_REFS = 3
 # call (``_Job.plain``): with it empty, the fast path is untouched.
 _observer: list = []
 
+# The optional compiled core's installer (``ember._compile.core.install``, set by the
+# package): run once, on the first backward pass, it may put C functions in the place of
+# ``_execute`` and of ``recording.record``. This layer only calls it.
+_core_loader: list = []
+
+
+def set_core_loader(fn) -> None:
+    """Have the first backward pass call ``fn()`` first (the package's compiled core)."""
+    _core_loader[:] = [fn]
+
 
 def run_backward(
     roots: list,
@@ -62,6 +77,8 @@ def run_backward(
         nodes write ``.grad``.
     Returns the captured gradients (None where nothing arrived).
     """
+    if _core_loader:
+        _core_loader.pop()()
     root = init_node(GraphRoot.__new__(GraphRoot), tuple(roots), ())
     # Under a dispatch mode the rules run on Tensors (as for create_graph, but recording
     # nothing), so that the mode sees the ops the backward runs, as torch's does.

@@ -185,6 +185,9 @@ def record(
     extras: arrays computed in forward that the rules read (declared ``saves``).
     plain: record as when forward AD and captures are off (their own hooks call it so).
     Returns the result Tensor (a view of ``inputs[0]`` for view ops).
+
+    The compiled core (``ember._compile.core``) replaces this function, where gcc is
+    present, by its C version of the common path, which calls this one for the rest.
     """
     if type(out) is not np.ndarray and type(out) not in DATA_CLASSES:
         out = np.asarray(out)  # NumPy gives scalars for 0-d results; tensors hold arrays
