@@ -31,17 +31,20 @@ from ._aten import _core as _ops_core  # noqa: E402
 _ops_core.set_kernel_loader(_eager_kernel)
 
 
-def _install_core() -> None:
-    """The compiled core (``_compile.core``), where it can be built; deferred: the first
-    backward pass installs it."""
+def _first_backward() -> None:
+    """What the first backward pass sets up: glibc malloc's thresholds for training's
+    array churn (``_allocator``), and the compiled core (``_compile.core``) where gcc can
+    build it."""
+    from . import _allocator  # deferred: ctypes loads on the first backward, not at import
     from ._compile import core  # deferred: gcc and the compiler load on the first backward
 
+    _allocator.tune()
     core.install()
 
 
 from .autograd import engine as _engine  # noqa: E402
 
-_engine.set_core_loader(_install_core)
+_engine.set_first_backward_hook(_first_backward)
 
 
 # What ``import ember`` does not load: submodules and names a first program does not need,

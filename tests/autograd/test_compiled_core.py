@@ -67,6 +67,7 @@ def test_installed_where_kernels_build():
     (x * 2).sum().backward()
     assert kernels.available() == "" and core.installed()
     assert type(engine._execute).__name__ == "builtin_function_or_method"
+    assert type(engine._dependencies).__name__ == "builtin_function_or_method"
 
 
 def _chain():

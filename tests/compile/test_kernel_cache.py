@@ -273,7 +273,7 @@ LOWERING_BUILDS = {
     "layer_norm.c": [(("layer_norm", "layer_norm_grad"), dict(D=8))],
     "embedding.c": [(("embedding_grad",), {})],
     # (the compiled core: dtype-independent, built here with T defined all the same)
-    "core.c": [(("core_init", "record", "execute"), {})],
+    "core.c": [(("core_init", "record", "execute", "dependencies"), {})],
     "softmax.c": [(lowerings._SOFTMAX_NAMES, dict(D=8))],
     "attention.c": [(("attention",), dict(L=4, S=5, E=8, EV=3))],
     "lstm.c": [(("lstm_cell", "lstm_cell_grad"), dict(H=8))],

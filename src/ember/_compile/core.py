@@ -1,15 +1,16 @@
-"""The optional compiled core: ``recording.record`` and ``engine._execute`` in C.
+"""The optional compiled core: ``recording.record`` and the engine's loops in C.
 
 Every op records its result through ``record`` and every backward pass runs ``_execute``'s
 loop; in Python they cost about 1.5 and 1.2 µs per op, most of a tiny op's time. Where
 kernels can be built (gcc and Python's headers, ``kernels.available()``), ``install()``
-builds ``c/core.c`` (once, then from the kernel cache) and puts its two functions in the
-Python functions' places. They are the same algorithms on the same objects, and hand
-everything off their common path back to the Python code, which stays and runs wherever
-C cannot (WebAssembly, no compiler, ``EMBER_COMPILE_KERNELS=0``, ``EMBER_COMPILED_CORE=0``).
+builds ``c/core.c`` (once, then from the kernel cache) and puts its functions in the
+Python functions' places (``record``, ``engine._execute`` and ``engine._dependencies``).
+They are the same algorithms on the same objects, and hand everything off their common
+path back to the Python code, which stays and runs wherever C cannot (WebAssembly, no
+compiler, ``EMBER_COMPILE_KERNELS=0``, ``EMBER_COMPILED_CORE=0``).
 
-The package installs it on the first backward pass (``engine.set_core_loader``), so
-``import ember`` stays free of the compiler and of gcc.
+The package installs it on the first backward pass (``engine.set_first_backward_hook``),
+so ``import ember`` stays free of the compiler and of gcc.
 
 Example:
     >>> import ember
@@ -37,7 +38,11 @@ from . import kernels
 _log = logging.getLogger(__name__)
 
 # The Python functions the C ones replace, kept to hand work back to and to uninstall.
-_PYTHON = {"record": recording.record, "execute": engine._execute}
+_PYTHON = {
+    "record": recording.record,
+    "execute": engine._execute,
+    "dependencies": engine._dependencies,
+}
 _module: list = []  # [the built module] once install() succeeded
 
 
@@ -55,7 +60,9 @@ def installed() -> bool:
 
 def _build():
     if not _module:
-        module = kernels.build({"core_init": '#include "core.c"\n', "record": "", "execute": ""})
+        module = kernels.build(
+            {"core_init": '#include "core.c"\n', "record": "", "execute": "", "dependencies": ""}
+        )
         module.core_init(
             {
                 "Tensor": Tensor,
@@ -112,6 +119,7 @@ def install() -> bool:
         return False
     _rebind(_PYTHON["record"], module.record)
     engine._execute = module.execute
+    engine._dependencies = module.dependencies
     return True
 
 
@@ -120,3 +128,4 @@ def uninstall() -> None:
     if _module:
         _rebind(_module[0].record, _PYTHON["record"])
     engine._execute = _PYTHON["execute"]
+    engine._dependencies = _PYTHON["dependencies"]

@@ -49,15 +49,15 @@ _STEAL_REFS = 3
 # call (``_Job.plain``): with it empty, the fast path is untouched.
 _observer: list = []
 
-# The optional compiled core's installer (``ember._compile.core.install``, set by the
-# package): run once, on the first backward pass, it may put C functions in the place of
-# ``_execute`` and of ``recording.record``. This layer only calls it.
-_core_loader: list = []
+# What the package does once, on the first backward pass (``ember._first_backward``: the
+# compiled core, which may put C functions in the place of ``_execute`` and of
+# ``recording.record``, and malloc's settings for training). This layer only calls it.
+_first_backward_hook: list = []
 
 
-def set_core_loader(fn) -> None:
-    """Have the first backward pass call ``fn()`` first (the package's compiled core)."""
-    _core_loader[:] = [fn]
+def set_first_backward_hook(fn) -> None:
+    """Have the first backward pass call ``fn()`` before it runs."""
+    _first_backward_hook[:] = [fn]
 
 
 def run_backward(
@@ -77,8 +77,8 @@ def run_backward(
         nodes write ``.grad``.
     Returns the captured gradients (None where nothing arrived).
     """
-    if _core_loader:
-        _core_loader.pop()()
+    if _first_backward_hook:
+        _first_backward_hook.pop()()
     root = init_node(GraphRoot.__new__(GraphRoot), tuple(roots), ())
     # Under a dispatch mode the rules run on Tensors (as for create_graph, but recording
     # nothing), so that the mode sees the ops the backward runs, as torch's does.

@@ -743,6 +743,59 @@ static PyObject *execute(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   Py_RETURN_NONE;
 }
 
+/* dependencies(root): engine._dependencies, for every node reachable from root the number
+   of edges pointing at it. */
+static PyObject *dependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "dependencies(root)");
+    return NULL;
+  }
+  PyObject *deps = PyDict_New(), *one = PyLong_FromLong(1);
+  Stack st = {NULL, 0, 0}; /* (pairs: the node and itself, unused) */
+  int failed = !deps || !one || push(&st, args[0], args[0]) < 0;
+  while (!failed && st.size) {
+    Py_DECREF(st.items[--st.size]);
+    PyObject *node = st.items[--st.size];
+    PyObject *edges = node_attr(node, n_next, s_next);
+    PyObject *seq = edges ? PySequence_Fast(edges, "next_functions") : NULL;
+    Py_XDECREF(edges);
+    Py_DECREF(node);
+    if (!seq) {
+      failed = 1;
+      break;
+    }
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq) && !failed; i++) {
+      PyObject *edge = PySequence_Fast_GET_ITEM(seq, i);
+      PyObject *nxt = PyTuple_Check(edge) && PyTuple_GET_SIZE(edge) == 2
+                          ? PyTuple_GET_ITEM(edge, 0)
+                          : NULL;
+      if (!nxt) {
+        PyErr_SetString(PyExc_RuntimeError, "ember core: an edge");
+        failed = 1;
+      } else if (nxt != Py_None) {
+        PyObject *count = PyDict_GetItemWithError(deps, nxt); /* (borrowed) */
+        if (count) {
+          PyObject *more = PyNumber_Add(count, one);
+          failed = !more || PyDict_SetItem(deps, nxt, more) < 0;
+          Py_XDECREF(more);
+        } else {
+          failed = PyErr_Occurred() || PyDict_SetItem(deps, nxt, one) < 0 ||
+                   push(&st, nxt, nxt) < 0;
+        }
+      }
+    }
+    Py_DECREF(seq);
+  }
+  while (st.size) Py_DECREF(st.items[--st.size]);
+  PyMem_Free(st.items);
+  Py_XDECREF(one);
+  if (failed) {
+    Py_XDECREF(deps);
+    return NULL;
+  }
+  return deps;
+}
+
 /* -- init ------------------------------------------------------------------------------- */
 
 static int take(PyObject *refs, const char *name, PyObject **dst) {
