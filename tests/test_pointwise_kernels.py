@@ -234,6 +234,36 @@ def test_eager_attention_forward_uses_the_loop_with_the_numpy_results(causal):
 
 
 @needs_kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "shapes", [((2, 3, 5, 4), 5, 4), ((16, 4, 32, 16), 32, 16), ((1, 7, 3), 9, 6)]
+)
+def test_eager_attention_backward_uses_the_loop_with_the_numpy_results(dtype, shapes):
+    from ember._aten import nn_attention
+
+    q_shape, s, ev = shapes
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal(q_shape).astype(dtype)
+    k = rng.standard_normal(q_shape[:-2] + (s, q_shape[-1])).astype(dtype)
+    v = rng.standard_normal(q_shape[:-2] + (s, ev)).astype(dtype)
+    _, probs = nn_attention._sdpa_numpy(q, k, v, None, 0.3, 1)
+    g = rng.standard_normal(q_shape[:-1] + (ev,)).astype(dtype)
+    if q.ndim == 4:  # heads as a transposed view, as a GPT's attention gives them
+        q = np.ascontiguousarray(q.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)
+    for needs in [(True, True, True), (False, True, False)]:
+        ref = nn_attention._sdpa_vjp_numpy(g, q, k, v, probs, 0.3, 1, needs)
+        for _ in range(2):  # the checking call, then the trusted one
+            got = nn_attention._sdpa_vjp(g, q, k, v, probs, 0.3, 1, needs)
+            for m, r in zip(got, ref):
+                assert (m is None) == (r is None)
+                if r is not None:
+                    tol = 64 * np.finfo(dtype).eps * max(1.0, np.abs(r).max())
+                    np.testing.assert_allclose(m, r, rtol=tol, atol=tol)
+    grouped = (g, q, k[:, :1] if q.ndim == 4 else k, v, probs, 0.3, 3, (True,) * 3)
+    assert lowerings.eager("attention_grad")(*grouped) is None  # grouped heads: NumPy's
+
+
+@needs_kernels
 def test_models_reach_every_eager_loop_and_each_agrees(monkeypatch):
     """A small GPT block and a conv net, eagerly: each C loop they should use runs (the
     check against NumPy passed on its first call), so none is silently bypassed."""
@@ -271,7 +301,8 @@ def test_models_reach_every_eager_loop_and_each_agrees(monkeypatch):
         loss = loss + (y.sigmoid() * y.tanh()).mean()
         loss.backward()
     want = {
-        "embedding_grad", "layer_norm", "layer_norm_grad", "attention", "gelu", "gelu_grad",
+        "embedding_grad", "layer_norm", "layer_norm_grad", "attention", "attention_grad",
+        "gelu", "gelu_grad",
         "softmax", "softmax_grad", "log_softmax", "log_softmax_grad", "im2col", "col2im",
         "batch_norm_train", "batch_norm_train_grad", "relu", "relu_grad", "max_pool2d",
         "max_pool2d_grad", "sigmoid", "sigmoid_grad", "tanh_grad",

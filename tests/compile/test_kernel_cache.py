@@ -275,7 +275,7 @@ LOWERING_BUILDS = {
     # (the compiled core: dtype-independent, built here with T defined all the same)
     "core.c": [(("core_init", "record", "execute", "dependencies"), {})],
     "softmax.c": [(lowerings._SOFTMAX_NAMES, dict(D=8))],
-    "attention.c": [(("attention",), dict(L=4, S=5, E=8, EV=3))],
+    "attention.c": [(("attention", "attention_grad"), dict(L=4, S=5, E=8, EV=3))],
     "lstm.c": [(("lstm_cell", "lstm_cell_grad"), dict(H=8))],
     "conv2d.c": [
         (

@@ -113,7 +113,17 @@ def _sdpa_numpy(query, key, value, attn_bias, scale, groups):
 
 
 def _sdpa_vjp(g, query, key, value, probs, scale, groups, needs_input_grad):
-    """The three gradients from the saved probabilities (one softmax backward)."""
+    """The three gradients from the saved probabilities: the compiler's C loop per head
+    where a C compiler is present (checked against ``_sdpa_vjp_numpy`` on first use), else
+    the NumPy code."""
+    return with_eager_kernel(
+        "attention_grad", _sdpa_vjp_numpy, g, query, key, value, probs, scale, groups,
+        needs_input_grad,
+    )  # fmt: skip
+
+
+def _sdpa_vjp_numpy(g, query, key, value, probs, scale, groups, needs_input_grad):
+    """``_sdpa_vjp`` in NumPy (one softmax backward)."""
     gq = gk = gv = None
     if needs_input_grad[2]:
         gv = _fold_heads(np.matmul(np.swapaxes(probs, -1, -2), g), groups)

@@ -374,7 +374,7 @@ def _attention_module(dtype, q, v):
     """One thread: split over the cores, the loops' threads and OpenBLAS's (spinning after
     the matmuls around attention) took turns, and a tiny GPT's step took 2.2x longer."""
     (length, e), (s, ev) = q.shape[-2:], v.shape[-2:]
-    return _module("attention.c", ("attention",), dtype, L=length, S=s, E=e, EV=ev)
+    return _module("attention.c", ("attention", "attention_grad"), dtype, L=length, S=s, E=e, EV=ev)
 
 
 def _attention_covered(query, key, value, attn_bias, groups) -> bool:
@@ -408,6 +408,24 @@ def attention(query, key, value, attn_bias, scale, groups):
     module = _attention_module(query.dtype, query, value)
     module.attention(c(query), c(key), c(value), bias, float(scale), out, probs)
     return out, probs
+
+
+def attention_grad(g, query, key, value, probs, scale, groups, needs_input_grad):
+    """``nn_attention._sdpa_vjp``: the three gradients from the saved probabilities, one
+    pass over each head's data."""
+    if not (
+        _attention_covered(query, key, value, None, groups)
+        and g.shape == query.shape[:-1] + value.shape[-1:]
+        and probs.shape == query.shape[:-1] + key.shape[-2:-1]
+    ):
+        return _attention._sdpa_vjp_numpy(
+            g, query, key, value, probs, scale, groups, needs_input_grad
+        )
+    c = np.ascontiguousarray
+    grads = [np.empty(a.shape, a.dtype) for a in (query, key, value)]  # (C order, as the loop's)
+    module = _attention_module(query.dtype, query, value)
+    module.attention_grad(c(query), c(key), c(value), c(probs), c(g), float(scale), *grads)
+    return tuple(gr if need else None for gr, need in zip(grads, needs_input_grad))
 
 
 # -- pointwise activations (eager only) ------------------------------------------------------
@@ -619,6 +637,19 @@ def _eager_kernels() -> dict:
             ),
             lambda q, k, v, bias, scale, groups: (
                 q.shape[-2:], k.shape[-2:], v.shape[-1], q.dtype, bias is None
+            ),
+            False,
+        ),
+        "attention_grad": (
+            attention_grad,
+            _attention._sdpa_vjp_numpy,
+            lambda g, q, k, v, probs, scale, groups, needs: (
+                _arrays_only(g, q, k, v, probs)
+                and _same_float_dtype(g, q, k, v, probs)
+                and _attention_covered(q, k, v, None, groups)
+            ),
+            lambda g, q, k, v, probs, scale, groups, needs: (
+                q.shape[-2:], k.shape[-2:], v.shape[-1], q.dtype
             ),
             False,
         ),

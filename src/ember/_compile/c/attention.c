@@ -12,27 +12,36 @@
 #include "prelude.h"
 #include "lowering.h"
 
-/* Each product accumulates row by row, a different row each step (a row's own running sum
-   would chain every step on the last one's store): dst (rows x n) += a[r * a_stride] * b,
-   for the rows of one column of a. */
-#define ADD_SCALED_ROWS(dst, a, a_stride, b, rows, n)                                       \
-  for (int r = 0; r < (rows); r++) {                                                        \
-    const T c_ = (a)[r * (a_stride)];                                                       \
-    T *d_ = (dst) + r * (n);                                                                \
-    _Pragma("omp simd")                                                                     \
-    for (int i_ = 0; i_ < (n); i_++) d_[i_] += c_ * (b)[i_];                                \
+/* out (M x N) = a (M x K, element [m][k] at a[m * a_rs + k * a_cs]) times b (K x N, rows
+   contiguous), four rows of out at a time in registers: four independent chains of
+   multiply-adds per column vector, where one row's chain would wait on each step. */
+#define PRODUCT_ROWS(out, a, a_rs, a_cs, b, M, K, N)                                        \
+  for (int r0_ = 0; r0_ < (M); r0_ += 4) {                                                  \
+    const int nr_ = (M) - r0_ < 4 ? (M) - r0_ : 4;                                          \
+    T acc_[4][N];                                                                           \
+    for (int r_ = 0; r_ < 4; r_++)                                                          \
+      for (int n_ = 0; n_ < (N); n_++) acc_[r_][n_] = 0;                                    \
+    for (int k_ = 0; k_ < (K); k_++) {                                                      \
+      const T *b_ = (b) + k_ * (N);                                                         \
+      for (int r_ = 0; r_ < 4; r_++) {                                                      \
+        const T c_ = r_ < nr_ ? (a)[(r0_ + r_) * (a_rs) + k_ * (a_cs)] : 0;                \
+        _Pragma("omp simd")                                                                 \
+        for (int n_ = 0; n_ < (N); n_++) acc_[r_][n_] += c_ * b_[n_];                       \
+      }                                                                                     \
+    }                                                                                       \
+    for (int r_ = 0; r_ < nr_; r_++)                                                        \
+      for (int n_ = 0; n_ < (N); n_++) (out)[(r0_ + r_) * (N) + n_] = acc_[r_][n_];         \
   }
 
 static void attn_fwd(const T *q, const T *k, const T *v, const T *bias, const T scale,
                      T *out, T *probs, npy_intp heads) {
   for (npy_intp h = 0; h < heads; h++) {
-    T kt[E][S];
+    T kt[E * S]; /* (flat: the product reads it as one E x S block) */
     const T *qh = q + h * L * E, *kh = k + h * S * E, *vh = v + h * S * EV;
     T *p = probs + h * L * S, *o = out + h * L * EV;
     for (int s = 0; s < S; s++)
-      for (int e = 0; e < E; e++) kt[e][s] = kh[s * E + e];
-    for (int i = 0; i < L * S; i++) p[i] = 0;
-    for (int e = 0; e < E; e++) ADD_SCALED_ROWS(p, qh + e, E, kt[e], L, S)
+      for (int e = 0; e < E; e++) kt[e * S + s] = kh[s * E + e];
+    PRODUCT_ROWS(p, qh, E, 1, kt, L, E, S)
     for (int l = 0; l < L; l++) {
       T *z = p + l * S;
       /* NumPy's order: scores * scale, + bias, - the row's maximum (NaN wins; a row masked
@@ -52,8 +61,7 @@ static void attn_fwd(const T *q, const T *k, const T *v, const T *bias, const T 
       #pragma omp simd
       for (int s = 0; s < S; s++) z[s] = z[s] / total;
     }
-    for (int i = 0; i < L * EV; i++) o[i] = 0;
-    for (int s = 0; s < S; s++) ADD_SCALED_ROWS(o, p + s, S, vh + s * EV, L, EV)
+    PRODUCT_ROWS(o, p, S, 1, vh, L, S, EV)
   }
 }
 
@@ -79,5 +87,56 @@ static PyObject *attention(PyObject *self, PyObject *const *args, Py_ssize_t nar
   Py_RETURN_NONE;
 bad:
   PyErr_SetString(PyExc_TypeError, "ember attention kernel: arguments");
+  return NULL;
+}
+
+/* The backward from the saved probabilities p, per head (as nn_attention._sdpa_vjp):
+   gv = p^T g, gs = p * (g v^T - rowsum(g v^T * p)) * scale, gq = gs k, gk = gs^T q. */
+static void attn_bwd(const T *q, const T *k, const T *v, const T *p, const T *g, const T scale,
+                     T *gq, T *gk, T *gv, npy_intp heads) {
+  for (npy_intp h = 0; h < heads; h++) {
+    T vt[EV * S], gs[L * S]; /* (flat: each is read as one block) */
+    const T *qh = q + h * L * E, *kh = k + h * S * E, *vh = v + h * S * EV;
+    const T *ph = p + h * L * S, *gh = g + h * L * EV;
+    for (int s = 0; s < S; s++)
+      for (int e = 0; e < EV; e++) vt[e * S + s] = vh[s * EV + e];
+    PRODUCT_ROWS(gs, gh, EV, 1, vt, L, EV, S) /* g v^T */
+    for (int l = 0; l < L; l++) {
+      const T *pl = ph + l * S;
+      T *gl = gs + l * S, dot = 0;
+      #pragma omp simd reduction(+:dot)
+      for (int s = 0; s < S; s++) dot += gl[s] * pl[s];
+      #pragma omp simd
+      for (int s = 0; s < S; s++) gl[s] = pl[s] * (gl[s] - dot) * scale;
+    }
+    PRODUCT_ROWS(gv + h * S * EV, ph, 1, S, gh, S, L, EV) /* p^T g */
+    PRODUCT_ROWS(gq + h * L * E, gs, S, 1, kh, L, S, E) /* gs k */
+    PRODUCT_ROWS(gk + h * S * E, gs, 1, S, qh, S, L, E) /* gs^T q */
+  }
+}
+
+static PyObject *attention_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  /* (q, k, v, probs, g, scale, gq, gk, gv): C-contiguous NPY_T arrays of these sizes a
+     head, the number of heads from q's */
+  static const npy_intp per_head[9] = {L * E, S * E, S * EV, L * S, L * EV, 0, L * E, S * E,
+                                       S * EV};
+  T *d[9] = {0};
+  if (nargs != 9 || !PyFloat_Check(args[5]) || !PyArray_Check(args[0])) goto bad;
+  const npy_intp heads = PyArray_SIZE((PyArrayObject *)args[0]) / (L * E);
+  for (int j = 0; j < 9; j++) {
+    if (j == 5) continue;
+    if (!PyArray_Check(args[j])) goto bad;
+    PyArrayObject *a = (PyArrayObject *)args[j];
+    if (!PyArray_IS_C_CONTIGUOUS(a) || PyArray_TYPE(a) != NPY_T) goto bad;
+    if (PyArray_SIZE(a) != heads * per_head[j]) goto bad;
+    d[j] = PyArray_DATA(a);
+  }
+  const T scale = (T)PyFloat_AS_DOUBLE(args[5]);
+  Py_BEGIN_ALLOW_THREADS
+  attn_bwd(d[0], d[1], d[2], d[3], d[4], scale, d[6], d[7], d[8], heads);
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+bad:
+  PyErr_SetString(PyExc_TypeError, "ember attention_grad kernel: arguments");
   return NULL;
 }
