@@ -51,30 +51,23 @@ static inline void set_slot(PyObject *obj, Py_ssize_t off, PyObject *v) {
   Py_XDECREF(old);
 }
 
-/* A Tensor attribute: the slot of an exact Tensor, getattr for a subclass (which may
-   override it). New reference, NULL with an exception set. */
-static PyObject *tensor_attr(PyObject *x, Py_ssize_t off, PyObject *name) {
-  if (Py_IS_TYPE(x, tensor_type)) {
-    PyObject *v = SLOT(x, off);
-    if (v) {
-      Py_INCREF(v);
-      return v;
-    }
-  }
-  return PyObject_GetAttr(x, name);
+/* An attribute: read from its slot where ``from_slot`` (the object's class is known to
+   keep it there, and the slot is set), else by getattr. New reference, NULL with an
+   exception set. */
+static PyObject *slot_or_attr(PyObject *obj, int from_slot, Py_ssize_t off, PyObject *name) {
+  PyObject *v = from_slot ? SLOT(obj, off) : NULL;
+  if (!v) return PyObject_GetAttr(obj, name);
+  Py_INCREF(v);
+  return v;
 }
 
-/* A node attribute: the slot of a Node subclass, else getattr. New reference. */
-static PyObject *node_attr(PyObject *node, Py_ssize_t off, PyObject *name) {
-  if (PyObject_TypeCheck(node, node_type)) {
-    PyObject *v = SLOT(node, off);
-    if (v) {
-      Py_INCREF(v);
-      return v;
-    }
-  }
-  return PyObject_GetAttr(node, name);
-}
+/* A Tensor attribute: the slot of an exact Tensor, getattr for a subclass (which may
+   override it). */
+#define tensor_attr(x, off, name) slot_or_attr((x), Py_IS_TYPE((x), tensor_type), (off), (name))
+
+/* A node attribute: the slot of a Node subclass, else getattr. */
+#define node_attr(node, off, name) \
+  slot_or_attr((node), PyObject_TypeCheck((node), node_type), (off), (name))
 
 /* The offset of the member descriptor ``name`` of ``type``, or -1 with an exception. */
 static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
