@@ -2,24 +2,32 @@
 conv3x3(3->32)+BN+ReLU+maxpool, conv3x3(32->64)+BN+ReLU+maxpool, linear 4096->10 and
 cross-entropy, forward and backward, timed for ember and torch in the same run.
 
-Run as a script: ``python benchmarks/w10_conv.py [--repeats 9] [--profile] [--no-compile]``.
+Run as a script: ``python benchmarks/w10_conv.py [--repeats 9] [--profile] [--no-compile]
+[--separate]``.
 Timed: ember eager, torch eager (as many threads as NumPy's BLAS), torch with one thread,
 ember compiled (``ember.compile``) and ``torch.compile``. All start from the same weights and
 batch; every variant's loss and gradients are checked against torch in float64 before the
 timings are printed. Prints each median and its ratio to torch eager. ``--profile`` adds
-cProfile's top functions of ember's eager step.
+cProfile's top functions of ember's eager step. With ``--separate`` each library is timed in
+its own process (``workloads.timings_in_own_processes``), else both in this one.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 
 import numpy as np
 
 # (this folder: the scripts run as python benchmarks/...)
-from workloads import blas_threads, print_profile
+from workloads import (
+    add_process_options,
+    blas_threads,
+    print_profile,
+    timings_in_own_processes,
+)
 
 N, C, S, CLASSES = 64, 3, 32, 10
 
@@ -97,7 +105,12 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--no-compile", action="store_true", help="skip both compilers")
+    add_process_options(parser)
     args = parser.parse_args(argv)
+    if args.separate:
+        passed = [f"--repeats={args.repeats}"] + (["--no-compile"] if args.no_compile else [])
+        _report(timings_in_own_processes(__file__, passed), blas_threads(), True)
+        return
 
     import torch
 
@@ -115,8 +128,21 @@ def main(argv=None) -> None:
     ref_grads = _grads(ref_model)
 
     results = {}
-    # ember first: torch's idle OpenMP workers keep spinning after its ops and would slow
-    # NumPy's BLAS threads on a small machine.
+    if args.only != "torch":
+        eager = _time_ember(args, ember, state, data, ref_loss, ref_grads, results)
+    if args.only != "ember":
+        _time_torch(args, torch, threads, state, data, ref_loss, ref_grads, results)
+    if args.only:
+        print(json.dumps(results))
+        return
+    _report(results, threads, False)
+    if args.profile:
+        print_profile(lambda: _step(ember, *eager), args.repeats)
+
+
+def _time_ember(args, ember, state, data, ref_loss, ref_grads, results):
+    """ember's eager and compiled steps, checked, then timed; returns the eager (model, x,
+    y)."""
     e_model, e_x, e_y = _setup(ember, state, data)
     _check("ember", _step(ember, e_model, e_x, e_y), _grads(e_model), ref_loss, ref_grads)
     results["ember eager"] = _time(ember, e_model, e_x, e_y, args.repeats)
@@ -126,7 +152,11 @@ def main(argv=None) -> None:
         _check("ember compiled", _step(ember, compiled, c_x, c_y), _grads(c_model), ref_loss,
                ref_grads)  # fmt: skip
         results["ember compiled"] = _time(ember, compiled, c_x, c_y, args.repeats)
+    return e_model, e_x, e_y
 
+
+def _time_torch(args, torch, threads, state, data, ref_loss, ref_grads, results):
+    """torch eager (its threads, then one), and torch.compile: checked, then timed."""
     t_model, t_x, t_y = _setup(torch, state, data)
     _check("torch", _step(torch, t_model, t_x, t_y), _grads(t_model), ref_loss, ref_grads)
     results["torch eager"] = _time(torch, t_model, t_x, t_y, args.repeats)
@@ -140,15 +170,16 @@ def main(argv=None) -> None:
                ref_grads)  # fmt: skip
         results["torch.compile"] = _time(torch, tcompiled, tc_x, tc_y, args.repeats)
 
+
+def _report(results: dict, threads: int, separate: bool) -> None:
     base = results["torch eager"]
     print(
         f"W10 conv step: batch {N} of {C}x{S}x{S} float32, forward + backward ({threads} threads)"
     )
     print("  (loss and gradients of every variant checked against torch in float64)")
+    print("  (each library in its own process)" if separate else "  (both in this process)")
     for name, seconds in results.items():
         print(f"  {name:24s} {seconds * 1e3:8.2f} ms  {seconds / base:5.2f}x torch eager")
-    if args.profile:
-        print_profile(lambda: _step(ember, e_model, e_x, e_y), args.repeats)
 
 
 if __name__ == "__main__":

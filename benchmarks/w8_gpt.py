@@ -7,10 +7,11 @@ MLP, a final LayerNorm, an untied head and cross-entropy. One step is forward + 
 ``sdpa`` (``F.scaled_dot_product_attention(q, k, v, is_causal=True)``, nanoGPT) and
 ``explicit`` (scores, ``masked_fill`` with a tril buffer, softmax, ``@ v``, minGPT).
 
-Run: ``python benchmarks/w8_gpt.py [--repeats 15] [--profile] [--compiled]``. Prints the
-median step time of each library, the ratio ember / torch, with ``--compiled`` the same for
-``ember.compile`` and ``torch.compile``, and with ``--profile`` the top of a cProfile of
-ember's steps (by tottime).
+Run: ``python benchmarks/w8_gpt.py [--repeats 15] [--profile] [--compiled] [--separate]``.
+Prints the median step time of each library, the ratio ember / torch, with ``--compiled``
+the same for ``ember.compile`` and ``torch.compile``, and with ``--profile`` the top of a
+cProfile of ember's steps (by tottime). Both libraries run in this process, or with
+``--separate`` each in its own.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import math
 import pstats
 import statistics
@@ -28,6 +30,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from workloads import add_process_options, timings_in_own_processes  # noqa: E402
 
 import ember  # noqa: E402
 
@@ -157,14 +161,44 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--compiled", action="store_true", help="also ember.compile and torch.compile rows"
     )
+    add_process_options(parser)
     args = parser.parse_args(argv)
     import torch
 
     print(f"W8 tiny GPT: {N_LAYER} layers, {N_HEAD} heads, n_embd {N_EMBD}, block {BLOCK}, ")
     print(f"batch {BATCH}, vocab {VOCAB}, float32, forward + backward; torch threads:")
     print(f"{torch.get_num_threads()}; median of {args.repeats}")
+    if args.separate:
+        passed = [f"--repeats={args.repeats}"] + (["--compiled"] if args.compiled else [])
+        times = timings_in_own_processes(__file__, passed)
+        print("  (each library in its own process)")
+        for attention in ("sdpa", "explicit"):
+            t_torch, t_ember = times[f"{attention} torch"], times[f"{attention} ember"]
+            print(
+                f"  {attention:8s} torch {t_torch * 1e3:7.2f} ms   ember {t_ember * 1e3:7.2f} ms"
+                f"   ratio {t_ember / t_torch:5.2f}x"
+            )
+            if args.compiled:
+                t_tc, t_ec = (times[f"{attention} {lib} compiled"] for lib in ("torch", "ember"))
+                print(
+                    f"  {'':8s} compiled: torch {t_tc * 1e3:7.2f} ms   ember {t_ec * 1e3:7.2f} "
+                    f"ms   ember-compiled / torch eager {t_ec / t_torch:5.2f}x"
+                )
+        return
+    times = {}
     for attention in ("sdpa", "explicit"):
         (tm, ti, tt), (em, ei, et) = make_pair(attention)
+        if args.only:  # one library's steps (for --separate), printed as JSON
+            model, idx, tgt = (em, ei, et) if args.only == "ember" else (tm, ti, tt)
+            step(model, idx, tgt)
+            times[f"{attention} {args.only}"] = median_time(model, idx, tgt, args.repeats)
+            if args.compiled:
+                compiled = (ember.compile if args.only == "ember" else torch.compile)(model)
+                step(compiled, idx, tgt)
+                times[f"{attention} {args.only} compiled"] = median_time(
+                    compiled, idx, tgt, args.repeats
+                )
+            continue
         lt, le = step(tm, ti, tt), step(em, ei, et)
         gt = dict(tm.named_parameters())
         gmax = max(
@@ -203,6 +237,8 @@ def main(argv=None) -> None:
             out = io.StringIO()
             pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(args.top)
             print("\n".join(out.getvalue().splitlines()[: args.top + 12]))
+    if args.only:
+        print(json.dumps(times))
 
 
 if __name__ == "__main__":

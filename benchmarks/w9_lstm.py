@@ -1,24 +1,32 @@
 """W9 LSTM: a 1-layer LSTM (input 64, hidden 128) over a (50, 32, 64) float32 sequence,
 forward and backward (loss ``out.sum() + h.sum()``), timed for ember and torch in one run.
 
-Run as a script: ``python benchmarks/w9_lstm.py [--repeats 15] [--profile] [--no-compile]``.
+Run as a script: ``python benchmarks/w9_lstm.py [--repeats 15] [--profile] [--no-compile]
+[--separate]``.
 Timed: ember eager, torch eager (as many threads as NumPy's BLAS), torch with one thread,
 ember compiled (``ember.compile``) and ``torch.compile``. All start from the same weights and
 sequence; every variant's output and gradients are checked against torch in float64 before
 the timings are printed. Prints each median and its ratio to torch eager (targets: eager
 <= 1.2x, compiled <= 0.8x). ``--profile`` adds cProfile's top functions of ember's eager step.
+With ``--separate`` each library is timed in its own process, else both in this one.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 
 import numpy as np
 
 # (this folder: the scripts run as python benchmarks/...)
-from workloads import blas_threads, print_profile
+from workloads import (
+    add_process_options,
+    blas_threads,
+    print_profile,
+    timings_in_own_processes,
+)
 
 T, B, I, H = 50, 32, 64, 128
 
@@ -83,7 +91,12 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--no-compile", action="store_true", help="skip both compilers")
+    add_process_options(parser)
     args = parser.parse_args(argv)
+    if args.separate:
+        passed = [f"--repeats={args.repeats}"] + (["--no-compile"] if args.no_compile else [])
+        _report(timings_in_own_processes(__file__, passed), blas_threads(), True)
+        return
 
     import torch
 
@@ -98,17 +111,29 @@ def main(argv=None) -> None:
     reference = _results(ref_model, ref_x, _step(ref_model, ref_x))
 
     results = {}
-    # ember first: torch's idle OpenMP workers keep spinning after its ops and would slow
-    # NumPy's BLAS threads on a small machine.
-    e_model, e_x = _setup(ember, data)
-    _check("ember", _results(e_model, e_x, _step(e_model, e_x)), reference)
-    results["ember eager"] = _time(e_model, e_x, args.repeats)
-    if not args.no_compile:
-        c_model, c_x = _setup(ember, data)
-        compiled = ember.compile(c_model)
-        _check("ember compiled", _results(c_model, c_x, _step(compiled, c_x)), reference)
-        results["ember compiled"] = _time(compiled, c_x, args.repeats)
+    if args.only != "torch":
+        # ember first: torch's idle OpenMP workers keep spinning after its ops and would slow
+        # NumPy's BLAS threads on a small machine.
+        e_model, e_x = _setup(ember, data)
+        _check("ember", _results(e_model, e_x, _step(e_model, e_x)), reference)
+        results["ember eager"] = _time(e_model, e_x, args.repeats)
+        if not args.no_compile:
+            c_model, c_x = _setup(ember, data)
+            compiled = ember.compile(c_model)
+            _check("ember compiled", _results(c_model, c_x, _step(compiled, c_x)), reference)
+            results["ember compiled"] = _time(compiled, c_x, args.repeats)
+    if args.only != "ember":
+        _time_torch(args, torch, threads, data, reference, results)
+    if args.only:
+        print(json.dumps(results))
+        return
+    _report(results, threads, False)
+    if args.profile:
+        print_profile(lambda: _step(e_model, e_x), args.repeats, top=12)
 
+
+def _time_torch(args, torch, threads, data, reference, results) -> None:
+    """torch eager (its threads, then one), and torch.compile: checked, then timed."""
     t_model, t_x = _setup(torch, data)
     _check("torch", _results(t_model, t_x, _step(t_model, t_x)), reference)
     results["torch eager"] = _time(t_model, t_x, args.repeats)
@@ -121,13 +146,14 @@ def main(argv=None) -> None:
         _check("torch.compile", _results(tc_model, tc_x, _step(tcompiled, tc_x)), reference)
         results["torch.compile"] = _time(tcompiled, tc_x, args.repeats)
 
+
+def _report(results: dict, threads: int, separate: bool) -> None:
     base = results["torch eager"]
     print(f"W9 LSTM T={T} B={B} I={I} H={H} float32, forward + backward ({threads} threads)")
     print("  (output and gradients of every variant checked against torch in float64)")
+    print("  (each library in its own process)" if separate else "  (both in this process)")
     for name, seconds in results.items():
         print(f"  {name:24s} {seconds * 1e3:8.2f} ms  {seconds / base:5.2f}x torch eager")
-    if args.profile:
-        print_profile(lambda: _step(e_model, e_x), args.repeats, top=12)
 
 
 if __name__ == "__main__":

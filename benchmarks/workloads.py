@@ -7,6 +7,7 @@ implementation's gradients against the float64 reference before timing it.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import math
 import os
@@ -649,6 +650,36 @@ def blas_threads() -> int:
         if os.environ.get(var):
             return int(os.environ[var])
     return os.cpu_count() or 1
+
+
+def timings_in_own_processes(script: str, argv: list) -> dict:
+    """A script's timings with each library in its own Python process (the script run with
+    ``--only ember`` and ``--only torch``, each printing its timings as a JSON line last):
+    neither library's thread pools, spinning after their work, nor its allocator settings
+    then touch the other's, as for a program using one of them."""
+    import json
+    import subprocess
+    import sys
+
+    results = {}
+    for lib in ("ember", "torch"):
+        out = subprocess.run(
+            [sys.executable, script, "--only", lib, *argv],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        results.update(json.loads(out.strip().splitlines()[-1]))
+    return results
+
+
+def add_process_options(parser) -> None:
+    """``--separate`` (each library timed in its own process) and ``--only LIB`` (what
+    ``--separate`` runs: one library's timings, as JSON)."""
+    parser.add_argument(
+        "--separate", action="store_true", help="time each library in its own process"
+    )
+    parser.add_argument("--only", choices=("ember", "torch"), help=argparse.SUPPRESS)
 
 
 def print_profile(step, repeats: int, top: int = 15, sort: str = "tottime") -> None:
