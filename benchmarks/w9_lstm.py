@@ -13,7 +13,6 @@ With ``--separate`` each library is timed in its own process, else both in this 
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
@@ -22,9 +21,9 @@ import numpy as np
 
 # (this folder: the scripts run as python benchmarks/...)
 from workloads import (
-    add_process_options,
     blas_threads,
     print_profile,
+    step_script_args,
     timings_in_own_processes,
 )
 
@@ -87,15 +86,9 @@ def _check(name: str, results: list, reference: list) -> None:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--no-compile", action="store_true", help="skip both compilers")
-    add_process_options(parser)
-    args = parser.parse_args(argv)
+    args = step_script_args(__doc__.splitlines()[0], 15, argv)
     if args.separate:
-        passed = [f"--repeats={args.repeats}"] + (["--no-compile"] if args.no_compile else [])
-        _report(timings_in_own_processes(__file__, passed), blas_threads(), True)
+        _report(timings_in_own_processes(__file__, args.forwarded), blas_threads(), True)
         return
 
     import torch

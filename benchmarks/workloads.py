@@ -682,6 +682,20 @@ def add_process_options(parser) -> None:
     parser.add_argument("--only", choices=("ember", "torch"), help=argparse.SUPPRESS)
 
 
+def step_script_args(description: str, repeats: int, argv):
+    """The options of the W9 and W10 scripts: ``--repeats``, ``--profile``, ``--no-compile``
+    and the process options (``add_process_options``)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--no-compile", action="store_true", help="skip both compilers")
+    add_process_options(parser)
+    args = parser.parse_args(argv)
+    # what a --separate run passes on to each library's process
+    args.forwarded = [f"--repeats={args.repeats}"] + (["--no-compile"] if args.no_compile else [])
+    return args
+
+
 def print_profile(step, repeats: int, top: int = 15, sort: str = "tottime") -> None:
     """cProfile's ``top`` functions (by ``sort``) over ``repeats`` calls of ``step()``: the
     profile each script's ``--profile`` prints for BENCHMARKS.md."""
