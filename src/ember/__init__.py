@@ -35,11 +35,16 @@ def _first_backward() -> None:
     """What the first backward pass sets up: glibc malloc's thresholds for training's
     array churn (``_allocator``), and the compiled core (``_compile.core``) where gcc can
     build it."""
-    from . import _allocator  # deferred: ctypes loads on the first backward, not at import
-    from ._compile import core  # deferred: gcc and the compiler load on the first backward
+    import logging
 
-    _allocator.tune()
-    core.install()
+    try:
+        from . import _allocator  # deferred: ctypes loads on the first backward, not at import
+        from ._compile import core  # deferred: gcc and the compiler load on the first backward
+
+        _allocator.tune()
+        core.install()
+    except Exception as e:  # noqa: BLE001 (speed-ups only: the backward runs without them)
+        logging.getLogger(__name__).warning("ember's first-backward set-up failed: %r", e)
 
 
 from .autograd import engine as _engine  # noqa: E402

@@ -339,3 +339,19 @@ def test_python_path_runs_without_the_core():
         env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:]
+
+
+def test_a_failing_first_backward_setup_is_logged_and_the_backward_runs(monkeypatch, caplog):
+    import ember as package
+
+    def broken():
+        raise ImportError("no such module")
+
+    monkeypatch.setattr(core, "install", broken)
+    monkeypatch.setattr(engine, "_first_backward_hook", [package._first_backward])
+    x = ember.ones(2, requires_grad=True)
+    with caplog.at_level("WARNING", logger="ember"):
+        (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    assert any("first-backward set-up failed" in r.getMessage() for r in caplog.records)
+    assert engine._first_backward_hook == []  # once only

@@ -78,7 +78,12 @@ def run_backward(
     Returns the captured gradients (None where nothing arrived).
     """
     if _first_backward_hook:
-        _first_backward_hook.pop()()
+        try:
+            hook = _first_backward_hook.pop()
+        except IndexError:  # another thread's backward took it first
+            hook = None
+        if hook is not None:
+            hook()
     root = init_node(GraphRoot.__new__(GraphRoot), tuple(roots), ())
     # Under a dispatch mode the rules run on Tensors (as for create_graph, but recording
     # nothing), so that the mode sees the ops the backward runs, as torch's does.
