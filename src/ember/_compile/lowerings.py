@@ -410,17 +410,20 @@ def attention(query, key, value, attn_bias, scale, groups):
     return out, probs
 
 
-def attention_grad(g, query, key, value, probs, scale, groups, needs_input_grad):
-    """``nn_attention._sdpa_vjp``: the three gradients from the saved probabilities, one
-    pass over each head's data."""
-    if not (
-        _attention_covered(query, key, value, None, groups)
+def _attention_grad_covered(g, query, key, value, probs, scale, groups, needs) -> bool:
+    """``attention``'s cases, with the gradient and the saved probabilities of its shapes."""
+    return (
+        _arrays_only(g, query, key, value, probs)
+        and _same_float_dtype(g, query, key, value, probs)
+        and _attention_covered(query, key, value, None, groups)
         and g.shape == query.shape[:-1] + value.shape[-1:]
         and probs.shape == query.shape[:-1] + key.shape[-2:-1]
-    ):
-        return _attention._sdpa_vjp_numpy(
-            g, query, key, value, probs, scale, groups, needs_input_grad
-        )
+    )
+
+
+def attention_grad(g, query, key, value, probs, scale, groups, needs_input_grad):
+    """``nn_attention._sdpa_vjp``, one pass over each head's data, for the cases
+    ``_attention_grad_covered`` accepts (eager calls test it first)."""
     c = np.ascontiguousarray
     grads = [np.empty(a.shape, a.dtype) for a in (query, key, value)]  # (C order, as the loop's)
     module = _attention_module(query.dtype, query, value)
@@ -643,11 +646,7 @@ def _eager_kernels() -> dict:
         "attention_grad": (
             attention_grad,
             _attention._sdpa_vjp_numpy,
-            lambda g, q, k, v, probs, scale, groups, needs: (
-                _arrays_only(g, q, k, v, probs)
-                and _same_float_dtype(g, q, k, v, probs)
-                and _attention_covered(q, k, v, None, groups)
-            ),
+            _attention_grad_covered,
             lambda g, q, k, v, probs, scale, groups, needs: (
                 q.shape[-2:], k.shape[-2:], v.shape[-1], q.dtype
             ),

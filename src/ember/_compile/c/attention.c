@@ -65,29 +65,40 @@ static void attn_fwd(const T *q, const T *k, const T *v, const T *bias, const T 
   }
 }
 
-static PyObject *attention(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  /* (q, k, v, bias (L*S elements) or None, scale, out, probs): C-contiguous NPY_T arrays
-     of these sizes a head (the bias shared by all), the number of heads from q's */
-  static const npy_intp per_head[7] = {L * E, S * E, S * EV, 0, 0, L * EV, L * S};
-  T *d[7] = {0};
-  if (nargs != 7 || !PyFloat_Check(args[4]) || !PyArray_Check(args[0])) goto bad;
-  const npy_intp heads = PyArray_SIZE((PyArrayObject *)args[0]) / (L * E);
-  for (int j = 0; j < 7; j++) {
-    if (j == 4 || (j == 3 && args[j] == Py_None)) continue;
-    if (!PyArray_Check(args[j])) goto bad;
+/* The kernels' arguments: C-contiguous NPY_T arrays of per_head[j] elements a head (shared:
+   -per_head[j] elements in all), the number of heads from the first's; the float at
+   `scale_at`, and None allowed at `optional_at` (then NULL). The heads, or -1. */
+static npy_intp head_args(PyObject *const *args, Py_ssize_t nargs, int n,
+                          const npy_intp *per_head, int scale_at, int optional_at, T **d) {
+  if (nargs != n || !PyFloat_Check(args[scale_at]) || !PyArray_Check(args[0])) return -1;
+  const npy_intp heads = PyArray_SIZE((PyArrayObject *)args[0]) / per_head[0];
+  for (int j = 0; j < n; j++) {
+    d[j] = NULL;
+    if (j == scale_at || (j == optional_at && args[j] == Py_None)) continue;
+    if (!PyArray_Check(args[j])) return -1;
     PyArrayObject *a = (PyArrayObject *)args[j];
-    if (!PyArray_IS_C_CONTIGUOUS(a) || PyArray_TYPE(a) != NPY_T) goto bad;
-    if (PyArray_SIZE(a) != (j == 3 ? L * S : heads * per_head[j])) goto bad;
+    if (!PyArray_IS_C_CONTIGUOUS(a) || PyArray_TYPE(a) != NPY_T) return -1;
+    const npy_intp size = per_head[j] < 0 ? -per_head[j] : heads * per_head[j];
+    if (PyArray_SIZE(a) != size) return -1;
     d[j] = PyArray_DATA(a);
+  }
+  return heads;
+}
+
+static PyObject *attention(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  /* (q, k, v, bias (L*S elements, shared by every head) or None, scale, out, probs) */
+  static const npy_intp per_head[7] = {L * E, S * E, S * EV, -L * S, 0, L * EV, L * S};
+  T *d[7];
+  const npy_intp heads = head_args(args, nargs, 7, per_head, 4, 3, d);
+  if (heads < 0) {
+    PyErr_SetString(PyExc_TypeError, "ember attention kernel: arguments");
+    return NULL;
   }
   const T scale = (T)PyFloat_AS_DOUBLE(args[4]);
   Py_BEGIN_ALLOW_THREADS
   attn_fwd(d[0], d[1], d[2], d[3], scale, d[5], d[6], heads);
   Py_END_ALLOW_THREADS
   Py_RETURN_NONE;
-bad:
-  PyErr_SetString(PyExc_TypeError, "ember attention kernel: arguments");
-  return NULL;
 }
 
 /* The backward from the saved probabilities p, per head (as nn_attention._sdpa_vjp):
@@ -116,27 +127,18 @@ static void attn_bwd(const T *q, const T *k, const T *v, const T *p, const T *g,
 }
 
 static PyObject *attention_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  /* (q, k, v, probs, g, scale, gq, gk, gv): C-contiguous NPY_T arrays of these sizes a
-     head, the number of heads from q's */
+  /* (q, k, v, probs, g, scale, gq, gk, gv) */
   static const npy_intp per_head[9] = {L * E, S * E, S * EV, L * S, L * EV, 0, L * E, S * E,
                                        S * EV};
-  T *d[9] = {0};
-  if (nargs != 9 || !PyFloat_Check(args[5]) || !PyArray_Check(args[0])) goto bad;
-  const npy_intp heads = PyArray_SIZE((PyArrayObject *)args[0]) / (L * E);
-  for (int j = 0; j < 9; j++) {
-    if (j == 5) continue;
-    if (!PyArray_Check(args[j])) goto bad;
-    PyArrayObject *a = (PyArrayObject *)args[j];
-    if (!PyArray_IS_C_CONTIGUOUS(a) || PyArray_TYPE(a) != NPY_T) goto bad;
-    if (PyArray_SIZE(a) != heads * per_head[j]) goto bad;
-    d[j] = PyArray_DATA(a);
+  T *d[9];
+  const npy_intp heads = head_args(args, nargs, 9, per_head, 5, -1, d);
+  if (heads < 0) {
+    PyErr_SetString(PyExc_TypeError, "ember attention_grad kernel: arguments");
+    return NULL;
   }
   const T scale = (T)PyFloat_AS_DOUBLE(args[5]);
   Py_BEGIN_ALLOW_THREADS
   attn_bwd(d[0], d[1], d[2], d[3], d[4], scale, d[6], d[7], d[8], heads);
   Py_END_ALLOW_THREADS
   Py_RETURN_NONE;
-bad:
-  PyErr_SetString(PyExc_TypeError, "ember attention_grad kernel: arguments");
-  return NULL;
 }

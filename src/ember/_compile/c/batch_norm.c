@@ -79,18 +79,27 @@ static void stats_loop(const T *x, T *mean, T *var, npy_intp n) {
   }
 }
 
-/* (x, mean, alpha, beta, out): out = (x - mean) * alpha + beta per channel. */
-static void normalize_loop(const T *x, const T *mean, const T *alpha, const T *beta, T *out,
-                           npy_intp n) {
+/* (x, mean, alpha, beta, out): out = (x - mean) * alpha + beta per channel, then with
+   `relu` (a constant where it is called: two loops) NumPy's maximum(v, 0) (a NaN stays). */
+static inline void normalize_channels(const T *x, const T *mean, const T *alpha,
+                                      const T *beta, T *out, npy_intp n, const int relu) {
   CHANNELS {
     const T mu = mean[c], al = alpha[c], be = beta[c];
     for (npy_intp i = 0; i < n; i++) {
       const T *xc = x + i * PLANE + c * L;
       T *oc = out + i * PLANE + c * L;
       _Pragma("omp simd")
-      for (npy_intp l = 0; l < L; l++) oc[l] = (xc[l] - mu) * al + be;
+      for (npy_intp l = 0; l < L; l++) {
+        const T v = (xc[l] - mu) * al + be;
+        oc[l] = relu && v < 0 ? (T)0 : v;
+      }
     }
   }
+}
+
+static void normalize_loop(const T *x, const T *mean, const T *alpha, const T *beta, T *out,
+                           npy_intp n) {
+  normalize_channels(x, mean, alpha, beta, out, n, 0);
 }
 
 /* (g, x, mean, sum_g, dot): each channel's sum of g and of g * (x - mean). */

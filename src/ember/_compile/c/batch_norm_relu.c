@@ -9,22 +9,10 @@
    to split the channels over the cores). */
 #include "batch_norm.c"
 
-/* (x, mean, alpha, beta, out): out = relu((x - mean) * alpha + beta) per channel, the ReLU
-   NumPy's maximum(v, 0) (a NaN stays). */
+/* (x, mean, alpha, beta, out): out = relu((x - mean) * alpha + beta) per channel. */
 static void normalize_relu_loop(const T *x, const T *mean, const T *alpha, const T *beta,
                                 T *out, npy_intp n) {
-  CHANNELS {
-    const T mu = mean[c], al = alpha[c], be = beta[c];
-    for (npy_intp i = 0; i < n; i++) {
-      const T *xc = x + i * PLANE + c * L;
-      T *oc = out + i * PLANE + c * L;
-      _Pragma("omp simd")
-      for (npy_intp l = 0; l < L; l++) {
-        const T v = (xc[l] - mu) * al + be;
-        oc[l] = v < 0 ? (T)0 : v;
-      }
-    }
-  }
+  normalize_channels(x, mean, alpha, beta, out, n, 1);
 }
 
 /* The gradient reaching the normalised values: the ReLU's rule g * (y > 0) (an infinite
